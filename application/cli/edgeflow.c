@@ -1,0 +1,112 @@
+/* edgeflow.c -- the command-line program: run a case, load-check a case, and
+ * the sub-commands the fluid application registers (devices, verify, ...). */
+#include "edgeflow/ef_analysis.h"
+#include "edgeflow/ef_error.h"
+#include "edgeflow/ef_registry.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void usage(FILE *out) {
+  fprintf(out,
+          "usage: edgeflow run ProjectParameters.json [options]   run the analysis\n"
+          "       edgeflow load ProjectParameters.json [options]  read parameters, mesh and processes; print a summary\n"
+          "       edgeflow COMMAND [args]                         a command of the fluid application\n"
+          "options:\n"
+          "  --solver-type NAME     override solver_settings.solver_type\n"
+          "  --refine K             override model_import_settings.refinement_levels\n"
+          "  --steps N              stop after N time steps\n"
+          "  --output DIR           output folder (run_summary.json, VTK files)\n"
+          "  --skip-unsupported     skip process modules edgeflow cannot honour (remeshing, GiD output)\n"
+          "  --quiet                no progress lines\n");
+  if (ef_registry_load_application("fluid") == EF_SUCCESS) {
+    char list[1024];
+    ef_registry_list("command", list, sizeof list);
+    fprintf(out, "application commands: %s\n", list[0] ? list : "none");
+    for (const char *p = list; *p;) {
+      char name[64];
+      size_t n = strcspn(p, ",");
+      snprintf(name, sizeof name, "%.*s", (int)n, p);
+      const ef_command_ops *c = ef_registry_lookup_command(name);
+      if (c) fprintf(out, "  %-22s %s\n", c->name, c->help);
+      p += n;
+      while (*p == ',' || *p == ' ') p++;
+    }
+  }
+}
+
+/* Parse options after the parameters file; returns 0 or 2 on bad usage. */
+static int parse_options(int argc, char **argv, ef_analysis_options *o) {
+  for (int i = 0; i < argc; i++) {
+    const char *a = argv[i];
+    int has_value = i + 1 < argc;
+    if (!strcmp(a, "--solver-type") && has_value) {
+      o->solver_type = argv[++i];
+    } else if (!strcmp(a, "--refine") && has_value) {
+      char *end;
+      long v = strtol(argv[++i], &end, 10);
+      if (*end || v < 0 || v > 8) {
+        fprintf(stderr, "edgeflow: --refine expects an integer 0..8, got '%s'\n", argv[i]);
+        return 2;
+      }
+      o->refinement_levels = (int)v;
+    } else if (!strcmp(a, "--steps") && has_value) {
+      char *end;
+      long v = strtol(argv[++i], &end, 10);
+      if (*end || v <= 0) {
+        fprintf(stderr, "edgeflow: --steps expects a positive integer, got '%s'\n", argv[i]);
+        return 2;
+      }
+      o->max_steps = v;
+    } else if (!strcmp(a, "--output") && has_value) {
+      o->output_folder = argv[++i];
+    } else if (!strcmp(a, "--skip-unsupported")) {
+      o->skip_unsupported_processes = 1;
+    } else if (!strcmp(a, "--quiet")) {
+      o->quiet = 1;
+    } else {
+      fprintf(stderr, "edgeflow: unknown or incomplete option '%s'\n", a);
+      return 2;
+    }
+  }
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+    usage(argc < 2 ? stderr : stdout);
+    return argc < 2 ? 2 : 0;
+  }
+  const char *command = argv[1];
+  if (!strcmp(command, "run") || !strcmp(command, "load")) {
+    if (argc < 3) {
+      usage(stderr);
+      return 2;
+    }
+    ef_analysis_options options;
+    ef_analysis_options_default(&options);
+    options.load_only = !strcmp(command, "load");
+    if (parse_options(argc - 3, argv + 3, &options)) return 2;
+    ef_analysis a = NULL;
+    int err = ef_analysis_create(argv[2], &options, &a);
+    if (!err) err = ef_analysis_run(a);
+    if (err) fprintf(stderr, "edgeflow: error (%s): %s\n", ef_error_name(err), ef_error_message());
+    ef_analysis_destroy(&a);
+    return err ? 1 : 0;
+  }
+  int err = ef_registry_load_application("fluid");
+  if (err) {
+    fprintf(stderr, "edgeflow: error (%s): %s\n", ef_error_name(err), ef_error_message());
+    return 1;
+  }
+  const ef_command_ops *c = ef_registry_lookup_command(command);
+  if (!c) {
+    fprintf(stderr, "edgeflow: unknown command '%s'\n", command);
+    usage(stderr);
+    return 2;
+  }
+  err = c->run(argc - 1, argv + 1);
+  if (err) fprintf(stderr, "edgeflow %s: error (%s): %s\n", command, ef_error_name(err), ef_error_message());
+  return err ? 1 : 0;
+}

@@ -1,0 +1,645 @@
+/* analysis.c -- the analysis loop (Kratos AnalysisStage) over processes and a strategy. */
+#include "edgeflow/ef_analysis.h"
+#include "edgeflow/ef_error.h"
+#include "edgeflow/ef_log.h"
+#include "edgeflow/ef_mesh_io.h"
+#include "edgeflow/ef_mesh_tools.h"
+#include "edgeflow/ef_registry.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Top-level keys of ProjectParameters.json. */
+static const char ef_project_defaults[] =
+    "{\"problem_data\": {}, \"solver_settings\": {}, \"processes\": {}, \"output_processes\": {},"
+    " \"analysis_stage\": \"\", \"modelers\": []}";
+
+static const char ef_problem_data_defaults[] =
+    "{\"problem_name\": \"edgeflow\", \"parallel_type\": \"OpenMP\", \"echo_level\": 0,"
+    " \"start_time\": 0.0, \"end_time\": 1.0, \"output_folder\": \"\","
+    " \"progress_interval\": 10, \"skip_unsupported_processes\": false}";
+
+/* solver_settings common to every strategy; sub-blocks are validated by their owners. */
+static const char ef_solver_defaults[] =
+    "{\"solver_type\": \"openmp_edge_based\", \"model_part_name\": \"FluidModelPart\", \"domain_size\": -1,"
+    " \"echo_level\": 0,"
+    " \"model_import_settings\": {\"input_type\": \"mdpa\", \"input_filename\": \"\","
+    "     \"refinement_levels\": 0, \"renumbering\": \"rcm\"},"
+    " \"material_import_settings\": {\"materials_filename\": \"\"},"
+    " \"density\": null, \"viscosity\": null, \"dynamic_viscosity\": null,"
+    " \"body_force\": [0.0, 0.0, 0.0],"
+    " \"time_stepping\": {\"automatic_time_step\": true, \"CFL_number\": 1.0, \"time_step\": 0.0,"
+    "     \"minimum_delta_time\": 1e-12, \"maximum_delta_time\": 1e30},"
+    " \"stabilization\": {\"tau_c1\": 1.0, \"tau_c2\": 4.0, \"tau_c3\": 2.0, \"use_oss\": true},"
+    " \"divergence_velocity_bound\": 1e6,"
+    " \"linear_solver_settings\": {}, \"device\": {}}";
+
+/* Keys only Kratos' own fluid solvers use: accepted with one warning. */
+static const char *const ef_kratos_solver_keys[] = {
+    "maximum_velocity_iterations", "maximum_pressure_iterations", "velocity_tolerance", "pressure_tolerance",
+    "compute_reactions", "reform_dofs_at_each_step", "time_order", "dynamic_tau", "volume_model_part_name",
+    "skin_parts", "no_skin_parts", "velocity_linear_solver_settings", "pressure_linear_solver_settings",
+    "formulation", "predictor_corrector", "time_scheme", "alpha", "move_mesh_flag", "maximum_iterations",
+    "relative_velocity_tolerance", "absolute_velocity_tolerance", "relative_pressure_tolerance",
+    "absolute_pressure_tolerance", "assign_neighbour_elements_to_conditions", "consider_periodic_conditions",
+    "oss_switch", "use_slip_conditions", "analysis_type", "reorder", "material_import_settings_legacy",
+    "fractional_step_switch", "compute_pressure_force", NULL};
+
+static const char ef_process_block_defaults[] =
+    "{\"python_module\": \"\", \"kratos_module\": \"\", \"process_name\": \"\", \"help\": null,"
+    " \"Parameters\": {}}";
+
+typedef struct {
+  const ef_process_ops *ops;
+  void *data;
+  int is_output;
+  char module[128];
+} ef_process_entry;
+
+struct ef_analysis_s {
+  char *parameters_path;
+  char case_folder[4096];
+  char output_folder[4096];
+  ef_analysis_options options;
+  ef_parameters project;
+  ef_parameters problem_data, solver_settings;
+  ef_parameters summary;
+  ef_model_part mp;
+
+  ef_process_entry *processes;
+  int n_processes;
+
+  const ef_strategy_ops *strategy_ops;
+  void *strategy;
+  ef_strategy_config config;
+
+  double start_time, end_time, time, dt;
+  long step;
+  int echo_level, progress_interval, initialized, finalized;
+  double wall_start, wall_loop_start;
+  long total_iterations;
+  int last_iterations, max_iterations;
+  double last_residual;
+  ef_step_info phase_totals;
+  int ev_initialize, ev_read, ev_refine, ev_strategy_init, ev_step, ev_processes, ev_output;
+};
+
+void ef_analysis_options_default(ef_analysis_options *o) {
+  memset(o, 0, sizeof *o);
+  o->refinement_levels = -1;
+  o->skip_unsupported_processes = -1;
+}
+
+static char *ef_strdup(const char *s) {
+  size_t n = strlen(s) + 1;
+  char *d = malloc(n);
+  if (d) memcpy(d, s, n);
+  return d;
+}
+
+/* mkdir -p */
+static int ef_make_folder(const char *path) {
+  char buf[4096];
+  snprintf(buf, sizeof buf, "%s", path);
+  for (char *p = buf + 1; *p; p++) {
+    if (*p != '/') continue;
+    *p = '\0';
+    if (mkdir(buf, 0777) && errno != EEXIST)
+      return EF_ERROR(EF_ERR_IO, "cannot create folder '%s': %s", buf, strerror(errno));
+    *p = '/';
+  }
+  if (mkdir(buf, 0777) && errno != EEXIST)
+    return EF_ERROR(EF_ERR_IO, "cannot create folder '%s': %s", buf, strerror(errno));
+  return EF_SUCCESS;
+}
+
+int ef_analysis_create(const char *parameters_path, const ef_analysis_options *options, ef_analysis *out) {
+  *out = NULL;
+  ef_analysis a = calloc(1, sizeof *a);
+  EF_CHECK(a, EF_ERR_MEMORY, "out of memory");
+  int err = EF_SUCCESS;
+  if (options)
+    a->options = *options;
+  else
+    ef_analysis_options_default(&a->options);
+  a->parameters_path = ef_strdup(parameters_path);
+  EF_CHECK_GOTO(a->parameters_path, EF_ERR_MEMORY, fail, "out of memory");
+  snprintf(a->case_folder, sizeof a->case_folder, "%s", parameters_path);
+  char *slash = strrchr(a->case_folder, '/');
+  if (slash)
+    *slash = '\0';
+  else
+    snprintf(a->case_folder, sizeof a->case_folder, ".");
+  a->wall_start = ef_wtime();
+  EF_CALL_GOTO(ef_parameters_load_file(parameters_path, &a->project), fail);
+  EF_CALL_GOTO(ef_parameters_parse("{}", "run_summary", &a->summary), fail);
+  *out = a;
+  return EF_SUCCESS;
+fail:
+  ef_analysis_destroy(&a);
+  return err;
+}
+
+void ef_analysis_destroy(ef_analysis *pa) {
+  if (!pa || !*pa) return;
+  ef_analysis a = *pa;
+  if (a->strategy_ops && a->strategy) a->strategy_ops->destroy(&a->strategy);
+  for (int i = 0; i < a->n_processes; i++)
+    if (a->processes[i].ops && a->processes[i].data) a->processes[i].ops->destroy(&a->processes[i].data);
+  free(a->processes);
+  ef_model_part_destroy(&a->mp);
+  ef_parameters_destroy(&a->summary);
+  ef_parameters_destroy(&a->project);
+  free(a->parameters_path);
+  free(a);
+  *pa = NULL;
+}
+
+/* Resolve a file named in the parameters: as given if it exists, else relative to the case folder. */
+static void ef_resolve_path(ef_analysis a, const char *name, char *out, size_t size) {
+  if (name[0] == '/' || access(name, R_OK) == 0) {
+    snprintf(out, size, "%s", name);
+    return;
+  }
+  snprintf(out, size, "%s/%s", a->case_folder, name);
+}
+
+/* Read the mesh named by model_import_settings, refine and renumber it. */
+static int ef_analysis_read_mesh(ef_analysis a) {
+  ef_parameters import;
+  const char *type, *name, *renumbering;
+  long levels;
+  EF_CALL(ef_parameters_get(a->solver_settings, "model_import_settings", &import));
+  EF_CALL(ef_parameters_get_string(import, "input_type", &type));
+  EF_CALL(ef_parameters_get_string(import, "input_filename", &name));
+  EF_CALL(ef_parameters_get_int(import, "refinement_levels", &levels));
+  EF_CALL(ef_parameters_get_string(import, "renumbering", &renumbering));
+  if (a->options.refinement_levels >= 0) levels = a->options.refinement_levels;
+  EF_CHECK(levels >= 0 && levels <= 8, EF_ERR_PARAMETER,
+           "%s: solver_settings.model_import_settings.refinement_levels is %ld, expected 0..8",
+           a->parameters_path, levels);
+  EF_CHECK(!strcmp(type, "mdpa") || !strcmp(type, "gmsh"), EF_ERR_PARAMETER,
+           "%s: solver_settings.model_import_settings.input_type is '%s', expected \"mdpa\" or \"gmsh\"",
+           a->parameters_path, type);
+  EF_CHECK(name[0], EF_ERR_PARAMETER, "%s: solver_settings.model_import_settings.input_filename is empty",
+           a->parameters_path);
+  char file[4096], resolved[4096];
+  /* Kratos gives mdpa names without the extension. */
+  const char *dot = strrchr(name, '.');
+  if (!strcmp(type, "mdpa") && (!dot || strcmp(dot, ".mdpa")))
+    snprintf(file, sizeof file, "%s.mdpa", name);
+  else
+    snprintf(file, sizeof file, "%s", name);
+  ef_resolve_path(a, file, resolved, sizeof resolved);
+
+  ef_log_event_begin(a->ev_read);
+  EF_CALL(ef_read_mesh(resolved, type, &a->mp));
+  ef_log_event_end(a->ev_read);
+  const char *mp_name;
+  EF_CALL(ef_parameters_get_string(a->solver_settings, "model_part_name", &mp_name));
+  char *copy = ef_strdup(mp_name);
+  EF_CHECK(copy, EF_ERR_MEMORY, "out of memory");
+  free(a->mp->name);
+  a->mp->name = copy;
+
+  long domain_size;
+  EF_CALL(ef_parameters_get_int(a->solver_settings, "domain_size", &domain_size));
+  EF_CHECK(domain_size == -1 || domain_size == a->mp->dim, EF_ERR_PARAMETER,
+           "%s: solver_settings.domain_size is %ld but the mesh '%s' is %dD", a->parameters_path, domain_size,
+           resolved, a->mp->dim);
+  if (levels > 0) {
+    ef_log_event_begin(a->ev_refine);
+    EF_CALL(ef_mesh_refine_uniform(a->mp, (int)levels));
+    ef_log_event_end(a->ev_refine);
+  }
+  EF_CHECK(!strcmp(renumbering, "rcm") || !strcmp(renumbering, "none"), EF_ERR_PARAMETER,
+           "%s: solver_settings.model_import_settings.renumbering is '%s', expected \"rcm\" or \"none\"",
+           a->parameters_path, renumbering);
+  if (!strcmp(renumbering, "rcm")) EF_CALL(ef_mesh_renumber(a->mp, "rcm"));
+  return EF_SUCCESS;
+}
+
+/* density and kinematic viscosity: solver_settings, else the materials file, else mdpa Properties. */
+static int ef_analysis_fluid_properties(ef_analysis a, const char **source) {
+  ef_parameters v;
+  double rho = -1.0, nu = -1.0, mu = -1.0;
+  EF_CALL(ef_parameters_get(a->solver_settings, "density", &v));
+  if (ef_parameters_type(v) != EF_JSON_NULL) EF_CALL(ef_parameters_as_double(v, &rho));
+  EF_CALL(ef_parameters_get(a->solver_settings, "viscosity", &v));
+  if (ef_parameters_type(v) != EF_JSON_NULL) EF_CALL(ef_parameters_as_double(v, &nu));
+  EF_CALL(ef_parameters_get(a->solver_settings, "dynamic_viscosity", &v));
+  if (ef_parameters_type(v) != EF_JSON_NULL) EF_CALL(ef_parameters_as_double(v, &mu));
+  EF_CHECK(!(nu >= 0 && mu >= 0), EF_ERR_PARAMETER,
+           "%s: solver_settings gives both viscosity (kinematic) and dynamic_viscosity; give one",
+           a->parameters_path);
+  if (rho > 0 && (nu > 0 || mu > 0)) {
+    *source = "solver_settings";
+    a->config.density = rho;
+    a->config.kinematic_viscosity = nu > 0 ? nu : mu / rho;
+    return EF_SUCCESS;
+  }
+
+  ef_parameters mat;
+  const char *materials;
+  EF_CALL(ef_parameters_get(a->solver_settings, "material_import_settings", &mat));
+  EF_CALL(ef_parameters_get_string(mat, "materials_filename", &materials));
+  if (materials[0]) {
+    char path[4096];
+    ef_resolve_path(a, materials, path, sizeof path);
+    ef_parameters file = NULL, props, item, material, vars;
+    int err = EF_SUCCESS;
+    EF_CALL_GOTO(ef_parameters_load_file(path, &file), mat_done);
+    EF_CALL_GOTO(ef_parameters_get(file, "properties", &props), mat_done);
+    EF_CHECK_GOTO(ef_parameters_size(props) > 0, EF_ERR_PARAMETER, mat_done, "%s: 'properties' is empty", path);
+    EF_CALL_GOTO(ef_parameters_at(props, 0, &item), mat_done);
+    EF_CALL_GOTO(ef_parameters_get(item, "Material", &material), mat_done);
+    EF_CALL_GOTO(ef_parameters_get(material, "Variables", &vars), mat_done);
+    if (rho <= 0) EF_CALL_GOTO(ef_parameters_get_double(vars, "DENSITY", &rho), mat_done);
+    if (nu <= 0 && mu <= 0) {
+      if (ef_parameters_has(vars, "DYNAMIC_VISCOSITY"))
+        EF_CALL_GOTO(ef_parameters_get_double(vars, "DYNAMIC_VISCOSITY", &mu), mat_done);
+      else
+        EF_CALL_GOTO(ef_parameters_get_double(vars, "VISCOSITY", &nu), mat_done);
+    }
+  mat_done:
+    ef_parameters_destroy(&file);
+    if (err) return err;
+    *source = "materials file";
+  } else {
+    /* The Properties of the first element in the mdpa. */
+    int64_t pid = a->mp->n_elements ? a->mp->element_properties[0] : 0;
+    double value;
+    if (rho <= 0 && ef_model_part_get_property(a->mp, pid, "DENSITY", &value)) rho = value;
+    if (nu <= 0 && mu <= 0) {
+      if (ef_model_part_get_property(a->mp, pid, "DYNAMIC_VISCOSITY", &value))
+        mu = value;
+      else if (ef_model_part_get_property(a->mp, pid, "VISCOSITY", &value))
+        nu = value;
+    }
+    *source = "mesh Properties";
+  }
+  EF_CHECK(rho > 0, EF_ERR_PARAMETER,
+           "%s: no density: give solver_settings.density, a materials file with DENSITY, or DENSITY in the "
+           "mesh Properties",
+           a->parameters_path);
+  EF_CHECK(nu > 0 || mu > 0, EF_ERR_PARAMETER,
+           "%s: no viscosity: give solver_settings.viscosity (kinematic) or dynamic_viscosity, a materials "
+           "file with DYNAMIC_VISCOSITY, or it in the mesh Properties",
+           a->parameters_path);
+  a->config.density = rho;
+  a->config.kinematic_viscosity = nu > 0 ? nu : mu / rho;
+  return EF_SUCCESS;
+}
+
+/* Create one process from a block of a process list. */
+static int ef_analysis_add_process(ef_analysis a, ef_parameters block, int is_output,
+                                   const ef_process_context *context, int skip_unsupported) {
+  EF_CALL(ef_parameters_validate_defaults(block, ef_process_block_defaults));
+  const char *module;
+  EF_CALL(ef_parameters_get_string(block, "python_module", &module));
+  const ef_process_ops *ops = ef_registry_lookup_process(module);
+  if (!ops) {
+    char list[2048];
+    ef_registry_list("process", list, sizeof list);
+    if (skip_unsupported) {
+      fprintf(stderr, "edgeflow: warning: %s: skipping '%s' at %s (not supported; "
+                      "problem_data.skip_unsupported_processes is true)\n",
+              a->parameters_path, module, ef_parameters_path(block));
+      return EF_SUCCESS;
+    }
+    return EF_ERROR(EF_ERR_NOT_FOUND,
+                    "%s: %s: process module '%s' is not supported by edgeflow (supported: %s); set "
+                    "problem_data.skip_unsupported_processes to true to run without it",
+                    a->parameters_path, ef_parameters_path(block), module, list);
+  }
+  ef_parameters parameters;
+  EF_CALL(ef_parameters_get(block, "Parameters", &parameters));
+  ef_process_entry *grown = realloc(a->processes, (size_t)(a->n_processes + 1) * sizeof *grown);
+  EF_CHECK(grown, EF_ERR_MEMORY, "out of memory");
+  a->processes = grown;
+  ef_process_entry *e = &a->processes[a->n_processes];
+  memset(e, 0, sizeof *e);
+  e->ops = ops;
+  e->is_output = is_output;
+  snprintf(e->module, sizeof e->module, "%s", module);
+  int err = ops->create(context, parameters, &e->data);
+  if (err)
+    return ef_error_push(err, __FILE__, __LINE__, "%s: creating '%s' at %s", a->parameters_path, module,
+                         ef_parameters_path(block));
+  a->n_processes++;
+  return EF_SUCCESS;
+}
+
+/* Every list inside "processes" and "output_processes", in file order. */
+static int ef_analysis_create_processes(ef_analysis a, int skip_unsupported) {
+  static ef_process_context context;
+  context.model_part = a->mp;
+  context.project = a->project;
+  context.output_folder = a->output_folder;
+  context.case_folder = a->case_folder;
+  context.density = a->config.density;
+  context.echo_level = a->echo_level;
+  const char *groups[2] = {"processes", "output_processes"};
+  for (int g = 0; g < 2; g++) {
+    ef_parameters group;
+    EF_CALL(ef_parameters_get(a->project, groups[g], &group));
+    EF_CHECK(ef_parameters_type(group) == EF_JSON_OBJECT, EF_ERR_PARAMETER, "%s: '%s' must be an object of lists",
+             a->parameters_path, groups[g]);
+    for (int l = 0; l < ef_parameters_size(group); l++) {
+      ef_parameters list;
+      EF_CALL(ef_parameters_at(group, l, &list));
+      EF_CHECK(ef_parameters_type(list) == EF_JSON_ARRAY, EF_ERR_PARAMETER, "%s: '%s' is %s, expected a list",
+               a->parameters_path, ef_parameters_path(list), ef_json_type_name(ef_parameters_type(list)));
+      for (int i = 0; i < ef_parameters_size(list); i++) {
+        ef_parameters block;
+        EF_CALL(ef_parameters_at(list, i, &block));
+        EF_CALL(ef_analysis_add_process(a, block, g == 1, &context, skip_unsupported));
+      }
+    }
+  }
+  return EF_SUCCESS;
+}
+
+/* ef_fixed_values_fn over all processes, in list order (later wins). */
+static int ef_analysis_fixed_values(void *context, double t, double *velocity, double *pressure) {
+  ef_analysis a = context;
+  for (int i = 0; i < a->n_processes; i++) {
+    ef_process_entry *e = &a->processes[i];
+    if (e->ops->evaluate_fixed_values) EF_CALL(e->ops->evaluate_fixed_values(e->data, t, velocity, pressure));
+  }
+  return EF_SUCCESS;
+}
+
+int ef_analysis_initialize(ef_analysis a) {
+  EF_CHECK(!a->initialized, EF_ERR_INTERNAL, "ef_analysis_initialize called twice");
+  a->ev_initialize = ef_log_event("setup", "initialize (total)");
+  a->ev_read = ef_log_event("setup", "read mesh");
+  a->ev_refine = ef_log_event("setup", "refine mesh");
+  a->ev_strategy_init = ef_log_event("setup", "strategy initialize");
+  a->ev_step = ef_log_event("loop", "solve step");
+  a->ev_processes = ef_log_event("loop", "processes");
+  a->ev_output = ef_log_event("loop", "output");
+  ef_log_event_begin(a->ev_initialize);
+
+  char tolerated[2048];
+  EF_CALL(ef_parameters_validate_defaults(a->project, ef_project_defaults));
+  EF_CALL(ef_parameters_get(a->project, "problem_data", &a->problem_data));
+  EF_CALL(ef_parameters_validate_defaults(a->problem_data, ef_problem_data_defaults));
+  EF_CALL(ef_parameters_get(a->project, "solver_settings", &a->solver_settings));
+  if (a->options.solver_type) EF_CALL(ef_parameters_set_string(a->solver_settings, "solver_type", a->options.solver_type));
+  EF_CALL(ef_parameters_validate_defaults_tolerant(a->solver_settings, ef_solver_defaults, ef_kratos_solver_keys,
+                                                   tolerated, sizeof tolerated));
+  long echo, interval;
+  int skip;
+  const char *folder;
+  EF_CALL(ef_parameters_get_int(a->problem_data, "echo_level", &echo));
+  EF_CALL(ef_parameters_get_int(a->problem_data, "progress_interval", &interval));
+  EF_CALL(ef_parameters_get_double(a->problem_data, "start_time", &a->start_time));
+  EF_CALL(ef_parameters_get_double(a->problem_data, "end_time", &a->end_time));
+  EF_CALL(ef_parameters_get_bool(a->problem_data, "skip_unsupported_processes", &skip));
+  EF_CALL(ef_parameters_get_string(a->problem_data, "output_folder", &folder));
+  EF_CHECK(a->end_time >= a->start_time, EF_ERR_PARAMETER, "%s: problem_data.end_time (%g) < start_time (%g)",
+           a->parameters_path, a->end_time, a->start_time);
+  a->echo_level = (int)echo;
+  a->progress_interval = interval > 0 ? (int)interval : 10;
+  if (a->options.skip_unsupported_processes >= 0) skip = a->options.skip_unsupported_processes;
+  if (a->options.output_folder) folder = a->options.output_folder;
+  snprintf(a->output_folder, sizeof a->output_folder, "%s", folder[0] ? folder : ".");
+  EF_CALL(ef_make_folder(a->output_folder));
+  if (tolerated[0] && !a->options.quiet)
+    fprintf(stderr, "edgeflow: warning: %s: solver_settings keys used only by Kratos' own solvers are ignored: %s\n",
+            a->parameters_path, tolerated);
+
+  EF_CALL(ef_analysis_read_mesh(a));
+  const char *variables[][2] = {{"VELOCITY", "3"}, {"PRESSURE", "1"}, {"BODY_FORCE", "3"}, {"REACTION", "3"},
+                                {"NORMAL", "3"},   {"IS_SLIP", "1"},  {"SLIP_TANGENT", "3"}};
+  for (size_t i = 0; i < sizeof variables / sizeof variables[0]; i++)
+    EF_CALL(ef_model_part_add_variable(a->mp, variables[i][0], atoi(variables[i][1])));
+
+  const char *source = "";
+  EF_CALL(ef_analysis_fluid_properties(a, &source));
+  double body_force[3];
+  EF_CALL(ef_parameters_get_vector(a->solver_settings, "body_force", 3, body_force));
+  ef_variable *bf = ef_model_part_find_variable(a->mp, "BODY_FORCE");
+  for (int64_t i = 0; i < a->mp->n_nodes; i++)
+    for (int c = 0; c < 3; c++) bf->values[3 * i + c] = body_force[c];
+
+  if (!a->options.quiet) {
+    ef_model_part_print_summary(a->mp, stdout);
+    printf("fluid: density %g, kinematic viscosity %g (from %s)\n", a->config.density,
+           a->config.kinematic_viscosity, source);
+  }
+  EF_CALL(ef_parameters_set_json(a->summary, "fluid", "{}"));
+  ef_parameters fluid;
+  EF_CALL(ef_parameters_get(a->summary, "fluid", &fluid));
+  EF_CALL(ef_parameters_set_double(fluid, "density", a->config.density));
+  EF_CALL(ef_parameters_set_double(fluid, "kinematic_viscosity", a->config.kinematic_viscosity));
+  EF_CALL(ef_parameters_set_string(fluid, "source", source));
+
+  EF_CALL(ef_register_core_processes());
+  EF_CALL(ef_analysis_create_processes(a, skip));
+  a->time = a->start_time;
+  a->initialized = 1;
+  EF_CALL(ef_registry_load_application("fluid"));
+  const char *solver_type;
+  EF_CALL(ef_parameters_get_string(a->solver_settings, "solver_type", &solver_type));
+  EF_CALL(ef_registry_find_strategy(solver_type, &a->strategy_ops));
+  if (a->options.load_only) {
+    if (!a->options.quiet) printf("strategy: %s; %d processes created\n", solver_type, a->n_processes);
+    ef_log_event_end(a->ev_initialize);
+    return EF_SUCCESS;
+  }
+
+  for (int i = 0; i < a->n_processes; i++)
+    if (a->processes[i].ops->execute_initialize) EF_CALL(a->processes[i].ops->execute_initialize(a->processes[i].data));
+  int time_dependent = 0;
+  for (int i = 0; i < a->n_processes; i++)
+    if (a->processes[i].ops->is_time_dependent && a->processes[i].ops->is_time_dependent(a->processes[i].data))
+      time_dependent = 1;
+
+  a->config.model_part = a->mp;
+  a->config.settings = a->solver_settings;
+  a->config.fixed_values = ef_analysis_fixed_values;
+  a->config.fixed_values_context = a;
+  a->config.time_dependent_bcs = time_dependent;
+  a->config.echo_level = a->echo_level;
+  EF_CALL(ef_parameters_set_json(a->summary, "strategy", "{}"));
+  EF_CALL(ef_parameters_get(a->summary, "strategy", &a->config.summary));
+  EF_CALL(ef_parameters_set_string(a->config.summary, "name", solver_type));
+  EF_CALL(a->strategy_ops->create(&a->config, &a->strategy));
+
+  for (int i = 0; i < a->n_processes; i++)
+    if (a->processes[i].ops->execute_before_solution_loop)
+      EF_CALL(a->processes[i].ops->execute_before_solution_loop(a->processes[i].data));
+  /* Boundary values of the initial state, so the strategy starts from them. */
+  for (int i = 0; i < a->n_processes; i++)
+    if (a->processes[i].ops->execute_initialize_solution_step)
+      EF_CALL(a->processes[i].ops->execute_initialize_solution_step(a->processes[i].data, a->time));
+  ef_log_event_begin(a->ev_strategy_init);
+  EF_CALL(a->strategy_ops->initialize(a->strategy));
+  ef_log_event_end(a->ev_strategy_init);
+  ef_log_event_end(a->ev_initialize);
+  return EF_SUCCESS;
+}
+
+int ef_analysis_keep_advancing(ef_analysis a) {
+  if (a->options.max_steps > 0 && a->step >= a->options.max_steps) return 0;
+  return a->time < a->end_time - 1e-12 * fmax(1.0, fabs(a->end_time));
+}
+
+int ef_analysis_initialize_solution_step(ef_analysis a) {
+  EF_CHECK(a->strategy, EF_ERR_INTERNAL, "the analysis has no strategy (not initialized, or load_only)");
+  EF_CALL(a->strategy_ops->compute_time_step(a->strategy, &a->dt));
+  /* The last step ends on end_time exactly. */
+  if (a->time + a->dt > a->end_time) a->dt = a->end_time - a->time;
+  EF_CHECK(a->dt > 0 && isfinite(a->dt), EF_ERR_SOLVER, "time step %g at t = %g is not positive", a->dt, a->time);
+  a->step++;
+  ef_log_event_begin(a->ev_processes);
+  for (int i = 0; i < a->n_processes; i++)
+    if (a->processes[i].ops->execute_initialize_solution_step)
+      EF_CALL(a->processes[i].ops->execute_initialize_solution_step(a->processes[i].data, a->time + a->dt));
+  ef_log_event_end(a->ev_processes);
+  return EF_SUCCESS;
+}
+
+int ef_analysis_solve_solution_step(ef_analysis a) {
+  ef_step_info info;
+  memset(&info, 0, sizeof info);
+  ef_log_event_begin(a->ev_step);
+  int err = a->strategy_ops->solve_step(a->strategy, a->time, a->dt, &info);
+  ef_log_event_end(a->ev_step);
+  if (err)
+    return ef_error_push(err, __FILE__, __LINE__, "step %ld (t = %.9g -> %.9g, dt = %.3g) failed; the last "
+                         "complete output on disk is the last one written before this step", a->step, a->time,
+                         a->time + a->dt, a->dt);
+  a->time += a->dt;
+  a->last_iterations = info.pressure_iterations;
+  a->last_residual = info.pressure_residual;
+  a->total_iterations += info.pressure_iterations;
+  if (info.pressure_iterations > a->max_iterations) a->max_iterations = info.pressure_iterations;
+  a->phase_totals.seconds_momentum += info.seconds_momentum;
+  a->phase_totals.seconds_pressure += info.seconds_pressure;
+  a->phase_totals.seconds_correction += info.seconds_correction;
+  a->phase_totals.seconds_transfer += info.seconds_transfer;
+  return EF_SUCCESS;
+}
+
+int ef_analysis_finalize_solution_step(ef_analysis a) {
+  ef_log_event_begin(a->ev_processes);
+  for (int i = 0; i < a->n_processes; i++)
+    if (a->processes[i].ops->execute_finalize_solution_step)
+      EF_CALL(a->processes[i].ops->execute_finalize_solution_step(a->processes[i].data, a->time, (int)a->step));
+  ef_log_event_end(a->ev_processes);
+  if (!a->options.quiet && (a->step % a->progress_interval == 0 || !ef_analysis_keep_advancing(a))) {
+    double wall = ef_wtime() - a->wall_loop_start;
+    double done = (a->time - a->start_time) / fmax(a->end_time - a->start_time, 1e-300);
+    double eta = done > 0 ? wall * (1.0 - done) / done : 0.0;
+    if (a->options.max_steps > 0) eta = wall * (double)(a->options.max_steps - a->step) / (double)a->step;
+    printf("step %7ld  t = %-12.6g  dt = %-10.4g  pressure iterations %4d (res %.2e)  wall %8.2f s  left %8.1f s\n",
+           a->step, a->time, a->dt, a->last_iterations, a->last_residual, wall, eta);
+    fflush(stdout);
+  }
+  return EF_SUCCESS;
+}
+
+int ef_analysis_output_solution_step(ef_analysis a) {
+  ef_log_event_begin(a->ev_output);
+  for (int i = 0; i < a->n_processes; i++) {
+    ef_process_entry *e = &a->processes[i];
+    if (!e->ops->print_output) continue;
+    if (e->ops->is_output_step && !e->ops->is_output_step(e->data, a->time, (int)a->step)) continue;
+    EF_CALL(e->ops->print_output(e->data, a->time, (int)a->step));
+  }
+  ef_log_event_end(a->ev_output);
+  return EF_SUCCESS;
+}
+
+int ef_analysis_run_solution_loop(ef_analysis a) {
+  a->wall_loop_start = ef_wtime();
+  while (ef_analysis_keep_advancing(a)) {
+    EF_CALL(ef_analysis_initialize_solution_step(a));
+    EF_CALL(ef_analysis_solve_solution_step(a));
+    EF_CALL(ef_analysis_finalize_solution_step(a));
+    EF_CALL(ef_analysis_output_solution_step(a));
+  }
+  return EF_SUCCESS;
+}
+
+int ef_analysis_finalize(ef_analysis a) {
+  if (a->finalized) return EF_SUCCESS;
+  a->finalized = 1;
+  for (int i = 0; i < a->n_processes; i++)
+    if (a->processes[i].ops->execute_finalize) EF_CALL(a->processes[i].ops->execute_finalize(a->processes[i].data));
+  if (a->strategy_ops && a->strategy && a->strategy_ops->finalize) EF_CALL(a->strategy_ops->finalize(a->strategy));
+
+  ef_parameters s = a->summary;
+  const char *name;
+  EF_CALL(ef_parameters_get_string(a->problem_data, "problem_name", &name));
+  EF_CALL(ef_parameters_set_string(s, "problem_name", name));
+  EF_CALL(ef_parameters_set_string(s, "parameters_file", a->parameters_path));
+  char json[1024];
+  snprintf(json, sizeof json,
+           "{\"dimension\": %d, \"nodes\": %lld, \"elements\": %lld, \"conditions\": %lld, \"source\": \"%s\"}",
+           a->mp ? a->mp->dim : 0, a->mp ? (long long)a->mp->n_nodes : 0LL,
+           a->mp ? (long long)a->mp->n_elements : 0LL, a->mp ? (long long)a->mp->n_conditions : 0LL,
+           a->mp && a->mp->source_file ? a->mp->source_file : "");
+  EF_CALL(ef_parameters_set_json(s, "mesh", json));
+  double loop_wall = a->wall_loop_start > 0 ? ef_wtime() - a->wall_loop_start : 0.0;
+  snprintf(json, sizeof json,
+           "{\"steps\": %ld, \"start_time\": %.17g, \"end_time\": %.17g, \"simulated_time\": %.17g,"
+           " \"wall_seconds_total\": %.6f, \"wall_seconds_loop\": %.6f, \"seconds_per_step\": %.9g}",
+           a->step, a->start_time, a->time, a->time - a->start_time, ef_wtime() - a->wall_start, loop_wall,
+           a->step ? loop_wall / (double)a->step : 0.0);
+  EF_CALL(ef_parameters_set_json(s, "run", json));
+  snprintf(json, sizeof json,
+           "{\"momentum\": %.6f, \"pressure\": %.6f, \"correction\": %.6f, \"transfer\": %.6f,"
+           " \"setup\": %.6f, \"output\": %.6f, \"processes\": %.6f}",
+           a->phase_totals.seconds_momentum, a->phase_totals.seconds_pressure, a->phase_totals.seconds_correction,
+           a->phase_totals.seconds_transfer, ef_log_event_seconds(a->ev_initialize),
+           ef_log_event_seconds(a->ev_output), ef_log_event_seconds(a->ev_processes));
+  EF_CALL(ef_parameters_set_json(s, "wall_seconds_by_phase", json));
+  snprintf(json, sizeof json, "{\"total\": %ld, \"mean_per_step\": %.6g, \"max_per_step\": %d, \"last\": %d}",
+           a->total_iterations, a->step ? (double)a->total_iterations / (double)a->step : 0.0, a->max_iterations,
+           a->last_iterations);
+  EF_CALL(ef_parameters_set_json(s, "pressure_solver_iterations", json));
+  EF_CALL(ef_log_to_parameters(s, "events"));
+  if (!a->options.quiet) ef_log_print_table(stdout);
+
+  char path[4200];
+  snprintf(path, sizeof path, "%s/run_summary.json", a->output_folder);
+  char *text = ef_parameters_to_string(s, 1);
+  EF_CHECK(text, EF_ERR_MEMORY, "out of memory writing the run summary");
+  int err = ef_write_text_file_atomic(path, text);
+  free(text);
+  return err;
+}
+
+int ef_analysis_run(ef_analysis a) {
+  EF_CALL(ef_analysis_initialize(a));
+  if (!a->options.load_only) {
+    EF_CALL(ef_analysis_output_solution_step(a));
+    int err = ef_analysis_run_solution_loop(a);
+    if (err) {
+      /* Keep what we know: the summary of the steps that completed. */
+      char saved[4096];
+      snprintf(saved, sizeof saved, "%s", ef_error_message());
+      ef_analysis_finalize(a);
+      ef_error_set(err, __FILE__, __LINE__, "%s", saved);
+      return err;
+    }
+  }
+  return ef_analysis_finalize(a);
+}
+
+ef_model_part ef_analysis_model_part(ef_analysis a) { return a->mp; }
+ef_parameters ef_analysis_parameters(ef_analysis a) { return a->project; }
+double ef_analysis_time(ef_analysis a) { return a->time; }
+double ef_analysis_delta_time(ef_analysis a) { return a->dt; }
+long ef_analysis_step(ef_analysis a) { return a->step; }
+int ef_analysis_last_iterations(ef_analysis a) { return a->last_iterations; }
+const char *ef_analysis_output_folder(ef_analysis a) { return a->output_folder; }

@@ -1,0 +1,65 @@
+/* ef_analysis.h -- the analysis loop in the shape of Kratos' AnalysisStage.
+ *
+ *   ef_analysis_create(ProjectParameters.json)
+ *   ef_analysis_initialize          read + refine the mesh, processes, strategy
+ *   ef_analysis_run_solution_loop   while keep_advancing:
+ *       initialize_solution_step    time step, boundary conditions
+ *       solve_solution_step         the strategy's fractional step
+ *       finalize_solution_step      processes (forces, probes, ...)
+ *       output_solution_step        output processes
+ *   ef_analysis_finalize            timing table, run_summary.json
+ *
+ * Every stage is callable on its own, so a Python subclass can override the
+ * per-step hooks (python_scripts/edgeflow_analysis.py).
+ */
+#ifndef EF_ANALYSIS_H
+#define EF_ANALYSIS_H
+
+#include "edgeflow/ef_model_part.h"
+#include "edgeflow/ef_parameters.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct ef_analysis_s *ef_analysis;
+
+/* Command-line style overrides applied on top of ProjectParameters.json. */
+typedef struct {
+  const char *solver_type;      /* NULL: as in the file */
+  const char *output_folder;    /* NULL: problem_data.output_folder */
+  int refinement_levels;        /* < 0: as in the file */
+  long max_steps;               /* <= 0: run to end_time */
+  int skip_unsupported_processes; /* < 0: as in the file, 0/1 override */
+  int quiet;                    /* no progress lines */
+  int load_only;                /* initialize reads the mesh and parameters, no strategy */
+} ef_analysis_options;
+
+void ef_analysis_options_default(ef_analysis_options *options);
+
+int ef_analysis_create(const char *parameters_path, const ef_analysis_options *options, ef_analysis *a);
+void ef_analysis_destroy(ef_analysis *a);
+
+int ef_analysis_initialize(ef_analysis a);
+int ef_analysis_run_solution_loop(ef_analysis a);
+int ef_analysis_keep_advancing(ef_analysis a); /* 1 while time < end_time and steps remain */
+int ef_analysis_initialize_solution_step(ef_analysis a);
+int ef_analysis_solve_solution_step(ef_analysis a);
+int ef_analysis_finalize_solution_step(ef_analysis a);
+int ef_analysis_output_solution_step(ef_analysis a);
+int ef_analysis_finalize(ef_analysis a);
+/* Initialize, run the loop and finalize. */
+int ef_analysis_run(ef_analysis a);
+
+ef_model_part ef_analysis_model_part(ef_analysis a);
+ef_parameters ef_analysis_parameters(ef_analysis a);
+double ef_analysis_time(ef_analysis a);
+double ef_analysis_delta_time(ef_analysis a);
+long ef_analysis_step(ef_analysis a);
+int ef_analysis_last_iterations(ef_analysis a);
+const char *ef_analysis_output_folder(ef_analysis a);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,185 @@
+/* ef_model_part.h -- the mesh and its data, in Kratos' vocabulary.
+ *
+ * A model part holds nodes (internally numbered 0..n_nodes-1, with the ids the
+ * file gave them kept in node_ids), elements (triangles in 2D, tetrahedra in
+ * 3D), conditions (boundary lines in 2D, boundary triangles in 3D), properties,
+ * a tree of named sub model parts and nodal solution variables with
+ * per-component fixity.
+ *
+ * The geometry is plain data (CSparse style): readers, refinement, writers and
+ * strategies use the arrays directly.  Node numbering is designed for a later
+ * split across devices: owned nodes first, halo nodes after (n_owned_nodes).
+ *
+ * Where the nodal data lives: a strategy may keep the solution on a device.
+ * Before anyone reads nodal values on the host, ef_model_part_sync_to_host()
+ * brings them back; after the host changes values or fixity, it calls
+ * ef_model_part_mark_modified() so the strategy uploads them before its next
+ * step.
+ */
+#ifndef EF_MODEL_PART_H
+#define EF_MODEL_PART_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef int32_t ef_index; /* a node, element or condition index inside one model part */
+
+typedef struct ef_sub_model_part_s ef_sub_model_part;
+struct ef_sub_model_part_s {
+  char *name;                  /* local name ("Inlet"), not the dotted path */
+  ef_sub_model_part *parent;   /* NULL for children of the root */
+  int64_t n_nodes;             /* sorted, unique internal node indices */
+  ef_index *nodes;
+  int64_t n_elements;          /* sorted, unique element indices */
+  ef_index *elements;
+  int64_t n_conditions;        /* sorted, unique condition indices */
+  ef_index *conditions;
+  int n_children;
+  ef_sub_model_part **children;
+};
+
+/* One property block: id and named scalar values (DENSITY, DYNAMIC_VISCOSITY, ...). */
+typedef struct {
+  int64_t id;
+  int n_values;
+  char **names;
+  double *values;
+} ef_properties;
+
+/* A nodal solution variable: n_components values per node, interleaved
+ * (values[node*n_components + c]), with a fixity flag per component. */
+typedef struct {
+  char *name;
+  int n_components;  /* 1 (scalar) or 3 (vector; z is 0 in 2D) */
+  double *values;
+  uint8_t *fixed;
+  int host_modified; /* set by ef_model_part_mark_modified, cleared by the strategy */
+} ef_variable;
+
+struct ef_model_part_s; /* defined below; named here so the hook's parameter type is the same */
+
+/* Called by the host side when it needs current values from the device. */
+typedef struct {
+  void *context;
+  int (*sync_to_host)(void *context, struct ef_model_part_s *mp);
+} ef_device_hooks;
+
+typedef struct ef_model_part_s {
+  char *name;         /* "FluidModelPart" */
+  char *source_file;  /* the mesh file it came from, for messages */
+  int dim;            /* 2 or 3 */
+
+  int64_t n_nodes;
+  int64_t n_owned_nodes; /* == n_nodes until meshes are split across devices */
+  double *coords;     /* 3 * n_nodes (z = 0 in 2D) */
+  int64_t *node_ids;  /* the id each node has in the file */
+
+  int64_t n_elements;
+  int nodes_per_element; /* 3 (triangle) or 4 (tetrahedron) */
+  ef_index *elements;    /* n_elements * nodes_per_element node indices */
+  int64_t *element_ids;
+  int64_t *element_properties; /* property id of each element */
+
+  int64_t n_conditions;
+  int nodes_per_condition; /* 2 (line) or 3 (triangle) */
+  ef_index *conditions;
+  int64_t *condition_ids;
+  int64_t *condition_properties;
+
+  int n_properties;
+  ef_properties *properties;
+
+  int n_children;                /* top-level sub model parts */
+  ef_sub_model_part **children;
+
+  int n_variables;
+  ef_variable *variables;
+
+  ef_device_hooks device;
+  int device_newer; /* the device holds values newer than the host copy */
+} *ef_model_part;
+
+/* Create an empty model part of dimension dim (2 or 3). */
+int ef_model_part_create(const char *name, int dim, ef_model_part *mp);
+/* Free everything; accepts NULL and sets *mp to NULL. */
+void ef_model_part_destroy(ef_model_part *mp);
+
+/* Allocate the geometry arrays (previous contents are freed). */
+int ef_model_part_alloc_nodes(ef_model_part mp, int64_t n_nodes);
+int ef_model_part_alloc_elements(ef_model_part mp, int64_t n_elements, int nodes_per_element);
+int ef_model_part_alloc_conditions(ef_model_part mp, int64_t n_conditions, int nodes_per_condition);
+
+/* Sub model parts.  Paths are dotted ("Parent.Child"); a leading root model
+ * part name ("FluidModelPart.Inlet") is accepted and stripped.  Adding a path
+ * that exists returns the existing sub model part; missing levels are created. */
+int ef_model_part_add_sub_model_part(ef_model_part mp, ef_sub_model_part *parent, const char *name,
+                                     ef_sub_model_part **smp);
+/* Find by path; on failure the error lists the available paths. */
+int ef_model_part_get_sub_model_part(ef_model_part mp, const char *path, ef_sub_model_part **smp);
+/* NULL when absent (no error recorded). */
+ef_sub_model_part *ef_model_part_find_sub_model_part(ef_model_part mp, const char *path);
+/* Append indices to a sub model part's lists (kept unsorted until finalize;
+ * each call reallocates, so append in batches). */
+int ef_sub_model_part_add_nodes(ef_sub_model_part *smp, const ef_index *nodes, int64_t n);
+int ef_sub_model_part_add_elements(ef_sub_model_part *smp, const ef_index *elements, int64_t n);
+int ef_sub_model_part_add_conditions(ef_sub_model_part *smp, const ef_index *conditions, int64_t n);
+/* Sort and deduplicate the node/element/condition lists of every sub model part. */
+int ef_model_part_finalize_sub_model_parts(ef_model_part mp);
+/* Visit every sub model part depth-first; path is the dotted path. */
+typedef int (*ef_sub_model_part_visitor)(ef_sub_model_part *smp, const char *path, void *user);
+int ef_model_part_visit_sub_model_parts(ef_model_part mp, ef_sub_model_part_visitor visit, void *user);
+
+/* Properties. */
+int ef_model_part_set_property(ef_model_part mp, int64_t id, const char *name, double value);
+/* Returns 1 and sets *value when property `id` has `name`, 0 otherwise. */
+int ef_model_part_get_property(ef_model_part mp, int64_t id, const char *name, double *value);
+
+/* Nodal variables.  Adding an existing name with the same component count is
+ * a no-op; values start at 0, fixity at 0. */
+int ef_model_part_add_variable(ef_model_part mp, const char *name, int n_components);
+/* NULL when absent. */
+ef_variable *ef_model_part_find_variable(ef_model_part mp, const char *name);
+/* Error naming the variable and listing the existing ones when absent. */
+int ef_model_part_get_variable(ef_model_part mp, const char *name, ef_variable **var);
+
+/* Device / host coherence (see the top of this file). */
+int ef_model_part_sync_to_host(ef_model_part mp);
+int ef_model_part_mark_modified(ef_model_part mp, const char *variable_name);
+/* For strategies: 1 if the variable was modified on the host since the last call (and clear it). */
+int ef_model_part_take_modified(ef_model_part mp, const char *variable_name);
+
+/* Renumber nodes: new index of old node i is perm[i].  Coordinates, ids,
+ * connectivity, sub model parts and nodal variables follow. */
+int ef_model_part_permute_nodes(ef_model_part mp, const ef_index *perm);
+
+/* Node index of a file id (binary search over a sorted copy); -1 if absent. */
+ef_index ef_model_part_node_index(ef_model_part mp, int64_t id);
+
+/* Signed measure of element e (area in 2D, volume in 3D). */
+double ef_model_part_element_measure(ef_model_part mp, int64_t e);
+
+/* Mesh checks: inverted elements are re-oriented (count returned in
+ * *n_reoriented), degenerate ones, nodes used by no element, duplicate ids
+ * and out-of-range references are errors naming the element or node id. */
+int ef_model_part_check_mesh(ef_model_part mp, int64_t *n_reoriented);
+
+/* Flat accessors for language bindings (ctypes): the arrays of a variable
+ * (values, fixity, component count) and the coordinates.  Call
+ * ef_model_part_sync_to_host first when reading, ef_model_part_mark_modified
+ * after writing. */
+int ef_model_part_variable_arrays(ef_model_part mp, const char *name, double **values, uint8_t **fixed,
+                                  int *n_components);
+int64_t ef_model_part_node_count(ef_model_part mp);
+double *ef_model_part_coordinates(ef_model_part mp);
+
+/* Print a one-screen summary (counts, sub model parts, variables, properties). */
+void ef_model_part_print_summary(ef_model_part mp, void *file /* FILE* */);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,88 @@
+/* ef_strategy.h -- a solution strategy and a linear solver, as tables of operations.
+ *
+ * A strategy advances the flow on one model part by one time step.  It may keep
+ * the solution on a device; it then installs device hooks on the model part
+ * (ef_model_part.h) so outputs and processes see current values, and it uploads
+ * variables the host marked modified before its next step.
+ */
+#ifndef EF_STRATEGY_H
+#define EF_STRATEGY_H
+
+#include <stdint.h>
+
+#include "edgeflow/ef_model_part.h"
+#include "edgeflow/ef_parameters.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Writes the prescribed values at time t into the FIXED entries of velocity
+ * (3 per node) and pressure (1 per node, physical pressure), leaving the rest. */
+typedef int (*ef_fixed_values_fn)(void *context, double t, double *velocity, double *pressure);
+
+typedef struct {
+  ef_model_part model_part;
+  /* solver_settings, already validated against the core's defaults; the
+   * strategy validates its own sub-blocks (linear_solver_settings, device). */
+  ef_parameters settings;
+  double density;             /* rho */
+  double kinematic_viscosity; /* nu = mu / rho */
+  ef_fixed_values_fn fixed_values;
+  void *fixed_values_context;
+  int time_dependent_bcs;     /* 0: fixed values are constant in time */
+  int echo_level;
+  ef_parameters summary;      /* object in run_summary.json the strategy may fill */
+} ef_strategy_config;
+
+/* What one step reports back to the analysis loop. */
+typedef struct {
+  int pressure_iterations;
+  double pressure_residual;
+  double seconds_momentum, seconds_pressure, seconds_correction, seconds_transfer;
+} ef_step_info;
+
+typedef struct {
+  const char *name;
+  const char *description;
+  int (*create)(const ef_strategy_config *config, void **data);
+  /* Once after the processes ran ExecuteBeforeSolutionLoop: build operators, upload. */
+  int (*initialize)(void *data);
+  /* The stable time step for the current state (CFL and viscous limits,
+   * bounds and a fixed step from settings). */
+  int (*compute_time_step)(void *data, double *dt);
+  /* Advance from t_old to t_old + dt. */
+  int (*solve_step)(void *data, double t_old, double dt, ef_step_info *info);
+  /* Fill the run summary / print the timing table at the end. */
+  int (*finalize)(void *data);
+  void (*destroy)(void **data);
+} ef_strategy_ops;
+
+/* A plain CSR view with the diagonal inside each row and sorted columns
+ * (used to exchange matrices: export, device upload). */
+typedef struct {
+  int64_t n;
+  int64_t nnz;
+  const int64_t *row_ptr;
+  const int32_t *col;
+  const double *values;
+} ef_csr_matrix;
+
+/* A linear solver registered by name (linear_solver_settings.solver_type).
+ * The core only stores and finds it: what `create` returns is defined by the
+ * application that registers it (for the fluid application, a pointer to an
+ * ef_linear_solver record of custom_utilities/host_cg.h followed by the
+ * solver's own state). */
+typedef struct {
+  const char *name;
+  const char *description;
+  /* settings: the linear_solver_settings block (the solver validates it);
+   * n_rows: size of the systems it will solve. */
+  int (*create)(ef_parameters settings, int64_t n_rows, void **solver);
+  void (*destroy)(void **solver);
+} ef_linear_solver_ops;
+
+#ifdef __cplusplus
+}
+#endif
+#endif

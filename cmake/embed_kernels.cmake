@@ -1,0 +1,17 @@
+# Turns the kernel sources into one C file: a table of {name, text} pairs.
+# Used as: cmake -DOUTPUT=file.c -DFILES="a.cl;b.h" -P embed_kernels.cmake
+set(out "/* Generated from custom_kernels/ by cmake/embed_kernels.cmake: do not edit. */\n")
+string(APPEND out "#include <stddef.h>\n")
+string(APPEND out "struct ef_embedded_source { const char *name; const char *text; };\n")
+set(table "")
+set(i 0)
+foreach(f ${FILES})
+  get_filename_component(name ${f} NAME)
+  file(READ ${f} hex HEX)
+  string(REGEX REPLACE "([0-9a-f][0-9a-f])" "0x\\1," bytes "${hex}")
+  string(APPEND out "static const char ef_src_${i}[] = {${bytes}0x00};\n")
+  string(APPEND table "  {\"${name}\", ef_src_${i}},\n")
+  math(EXPR i "${i}+1")
+endforeach()
+string(APPEND out "const struct ef_embedded_source ef_embedded_sources[] = {\n${table}  {NULL, NULL}\n};\n")
+file(WRITE ${OUTPUT} "${out}")

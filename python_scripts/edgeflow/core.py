@@ -1,0 +1,141 @@
+"""Thin ctypes binding of libedgeflow_core (ef_analysis.h, ef_model_part.h).
+
+The library is found through $EDGEFLOW_LIB_DIR, else the build folders of the
+source tree (build/lib, build-*/lib).  No hand-written CPython extension.
+"""
+import ctypes
+import glob
+import os
+
+import numpy as np
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+_ROOT = os.path.dirname(os.path.dirname(_HERE))
+
+
+class EdgeflowError(RuntimeError):
+    """An edgeflow call failed; the message names file, line and cause."""
+
+
+class _Options(ctypes.Structure):
+    _fields_ = [
+        ("solver_type", ctypes.c_char_p),
+        ("output_folder", ctypes.c_char_p),
+        ("refinement_levels", ctypes.c_int),
+        ("max_steps", ctypes.c_long),
+        ("skip_unsupported_processes", ctypes.c_int),
+        ("quiet", ctypes.c_int),
+        ("load_only", ctypes.c_int),
+    ]
+
+
+def _find_library():
+    candidates = []
+    env = os.environ.get("EDGEFLOW_LIB_DIR")
+    if env:
+        candidates.append(os.path.join(env, "libedgeflow_core.so"))
+    candidates.append(os.path.join(_ROOT, "build", "lib", "libedgeflow_core.so"))
+    candidates += sorted(glob.glob(os.path.join(_ROOT, "build*", "lib", "libedgeflow_core.so")))
+    for c in candidates:
+        if os.path.exists(c):
+            return c
+    raise EdgeflowError("libedgeflow_core.so not found: build edgeflow (cmake) or set EDGEFLOW_LIB_DIR; tried "
+                        + ", ".join(candidates))
+
+
+class Library:
+    """The loaded C library with typed signatures."""
+
+    _instance = None
+
+    @classmethod
+    def get(cls):
+        if cls._instance is None:
+            cls._instance = cls(_find_library())
+        return cls._instance
+
+    def __init__(self, path):
+        lib = ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+        # The plugin is found next to the core library.
+        os.environ.setdefault("EDGEFLOW_PLUGIN_DIR", os.path.dirname(path))
+        vp, i, d, l = ctypes.c_void_p, ctypes.c_int, ctypes.c_double, ctypes.c_long
+        sig = {
+            "ef_error_message": ([], ctypes.c_char_p),
+            "ef_analysis_options_default": ([ctypes.POINTER(_Options)], None),
+            "ef_analysis_create": ([ctypes.c_char_p, ctypes.POINTER(_Options), ctypes.POINTER(vp)], i),
+            "ef_analysis_destroy": ([ctypes.POINTER(vp)], None),
+            "ef_analysis_initialize": ([vp], i),
+            "ef_analysis_run_solution_loop": ([vp], i),
+            "ef_analysis_keep_advancing": ([vp], i),
+            "ef_analysis_initialize_solution_step": ([vp], i),
+            "ef_analysis_solve_solution_step": ([vp], i),
+            "ef_analysis_finalize_solution_step": ([vp], i),
+            "ef_analysis_output_solution_step": ([vp], i),
+            "ef_analysis_finalize": ([vp], i),
+            "ef_analysis_model_part": ([vp], vp),
+            "ef_analysis_time": ([vp], d),
+            "ef_analysis_delta_time": ([vp], d),
+            "ef_analysis_step": ([vp], l),
+            "ef_analysis_last_iterations": ([vp], i),
+            "ef_model_part_sync_to_host": ([vp], i),
+            "ef_model_part_mark_modified": ([vp, ctypes.c_char_p], i),
+            "ef_model_part_variable_arrays": ([vp, ctypes.c_char_p, ctypes.POINTER(ctypes.POINTER(d)),
+                                               ctypes.POINTER(ctypes.POINTER(ctypes.c_uint8)),
+                                               ctypes.POINTER(i)], i),
+            "ef_model_part_node_count": ([vp], ctypes.c_int64),
+            "ef_model_part_coordinates": ([vp], ctypes.POINTER(d)),
+        }
+        for name, (args, res) in sig.items():
+            f = getattr(lib, name)
+            f.argtypes = args
+            f.restype = res
+        self.lib = lib
+        self.Options = _Options
+
+    def check(self, err, what):
+        if err:
+            raise EdgeflowError(f"{what}: {self.lib.ef_error_message().decode(errors='replace')}")
+
+
+class ModelPart:
+    """Nodal data of the analysis' model part as NumPy views.
+
+    Reading syncs from the device first; after writing, call mark_modified(name)
+    so the strategy uploads the change before its next step.
+    """
+
+    def __init__(self, library, handle):
+        self._L = library
+        self._h = handle
+
+    @property
+    def number_of_nodes(self):
+        return int(self._L.lib.ef_model_part_node_count(self._h))
+
+    def coordinates(self):
+        n = self.number_of_nodes
+        ptr = self._L.lib.ef_model_part_coordinates(self._h)
+        return np.ctypeslib.as_array(ptr, shape=(n, 3))
+
+    def _arrays(self, name):
+        values = ctypes.POINTER(ctypes.c_double)()
+        fixed = ctypes.POINTER(ctypes.c_uint8)()
+        ncomp = ctypes.c_int()
+        self._L.check(self._L.lib.ef_model_part_variable_arrays(self._h, name.encode(), ctypes.byref(values),
+                                                                 ctypes.byref(fixed), ctypes.byref(ncomp)),
+                      f"variable {name}")
+        n = self.number_of_nodes
+        shape = (n, ncomp.value) if ncomp.value > 1 else (n,)
+        return np.ctypeslib.as_array(values, shape=shape), np.ctypeslib.as_array(fixed, shape=shape)
+
+    def values(self, name):
+        """Current values (n,) or (n, 3), a writable view of the C array."""
+        self._L.check(self._L.lib.ef_model_part_sync_to_host(self._h), "sync to host")
+        return self._arrays(name)[0]
+
+    def fixity(self, name):
+        self._L.check(self._L.lib.ef_model_part_sync_to_host(self._h), "sync to host")
+        return self._arrays(name)[1]
+
+    def mark_modified(self, name):
+        self._L.check(self._L.lib.ef_model_part_mark_modified(self._h, name.encode()), f"mark {name} modified")

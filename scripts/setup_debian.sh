@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Install what edgeflow needs on Debian 12, only what is missing.
+# Usage: scripts/setup_debian.sh [--tests]   (--tests adds what the test suite needs)
+set -euo pipefail
+packages=(build-essential cmake pkg-config ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo
+          libcjson-dev libmatheval-dev zlib1g-dev gmsh python3 python3-numpy python3-vtk9 python3-matplotlib)
+if [[ "${1:-}" == "--tests" ]]; then
+  packages+=(petsc-dev oclgrind)
+fi
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "edgeflow setup: installing ${missing[*]}"
+  sudo_cmd=""
+  [[ $(id -u) -ne 0 ]] && sudo_cmd="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo_cmd apt-get update
+  $sudo_cmd apt-get install -y --no-install-recommends "${missing[@]}"
+fi
