@@ -1,0 +1,151 @@
+/* test_bad_input_alloc.c -- out-of-memory handling of the readers and the model part:
+ * the k-th allocation fails, for every k, and each read must either fail with
+ * EF_ERR_MEMORY (or EF_ERR_IO when fopen's own buffer is the one refused) or
+ * succeed with the right model part; either way nothing may stay allocated.
+ *
+ * malloc, calloc, realloc and free are interposed here (the library resolves them to
+ * these definitions); they forward to glibc's __libc_* entry points.  Under
+ * AddressSanitizer, which owns the allocator, the test is skipped. */
+#include "edgeflow/ef_error.h"
+#include "edgeflow/ef_mesh_io.h"
+
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#if defined(__SANITIZE_ADDRESS__)
+#define EF_SKIP_INTERPOSE 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define EF_SKIP_INTERPOSE 1
+#endif
+#endif
+
+#if !defined(EF_SKIP_INTERPOSE) && defined(__GLIBC__)
+extern void *__libc_malloc(size_t);
+extern void *__libc_calloc(size_t, size_t);
+extern void *__libc_realloc(void *, size_t);
+extern void __libc_free(void *);
+
+static long fail_at = -1; /* index of the allocation to refuse; -1: none */
+static long n_calls = 0;  /* allocations seen since counting started */
+static long live = 0;     /* blocks handed out and not yet freed */
+static int counting = 0;
+
+static int refuse(void) {
+  if (!counting) return 0;
+  return n_calls++ == fail_at;
+}
+
+void *malloc(size_t n) {
+  if (refuse()) return NULL;
+  void *p = __libc_malloc(n);
+  if (p && counting) live++;
+  return p;
+}
+void *calloc(size_t a, size_t b) {
+  if (refuse()) return NULL;
+  void *p = __libc_calloc(a, b);
+  if (p && counting) live++;
+  return p;
+}
+void *realloc(void *old, size_t n) {
+  if (!old) return malloc(n);
+  if (refuse()) return NULL;
+  return __libc_realloc(old, n); /* a moved block is still one block */
+}
+void free(void *p) {
+  if (p && counting) live--;
+  __libc_free(p);
+}
+
+typedef struct {
+  long nodes, elements, conditions, children;
+} shape;
+
+/* Read path with allocation fail_at refused; 1 if the run hit the refusal. */
+static int run(const char *path, long k, const shape *want, int *bad) {
+  fail_at = k;
+  n_calls = 0;
+  live = 0;
+  counting = 1;
+  ef_model_part mp = NULL;
+  int rc = ef_read_mesh(path, NULL, &mp);
+  shape got = {0, 0, 0, 0};
+  if (mp) got = (shape){(long)mp->n_nodes, (long)mp->n_elements, (long)mp->n_conditions, mp->n_children};
+  ef_model_part_destroy(&mp);
+  counting = 0;
+  int hit = n_calls > k;
+  long leaked = live;
+  if (want) {
+    int ok = rc == 0 ? memcmp(&got, want, sizeof got) == 0
+                     : (rc == EF_ERR_MEMORY || rc == EF_ERR_IO) && hit && mp == NULL;
+    if (!ok || leaked != 0) {
+      fprintf(stderr, "%s, allocation %ld refused: rc=%s leaked=%ld (%s)\n", path, k, ef_error_name(rc), leaked,
+              rc ? ef_error_message() : "result differs");
+      ++*bad;
+    }
+  }
+  return hit;
+}
+
+/* Renumbering with each of its allocations refused: failure leaves the model part as it was. */
+static void check_permute(int *bad) {
+  ef_model_part mp = NULL;
+  if (ef_read_mesh(EF_TEST_DATA "/mesh_io/features.mdpa", NULL, &mp)) {
+    ++*bad;
+    return;
+  }
+  ef_index perm[6] = {5, 4, 3, 2, 1, 0};
+  int64_t ids[6];
+  memcpy(ids, mp->node_ids, sizeof ids);
+  for (long k = 0;; ++k) {
+    fail_at = k;
+    n_calls = 0;
+    counting = 1;
+    long before = live = 0;
+    int rc = ef_model_part_permute_nodes(mp, perm);
+    counting = 0;
+    if (n_calls <= k) { /* nothing refused: it must have worked */
+      if (rc != 0 || mp->node_ids[0] != ids[5]) ++*bad;
+      break;
+    }
+    if (rc != EF_ERR_MEMORY || live != before || memcmp(ids, mp->node_ids, sizeof ids) != 0) {
+      fprintf(stderr, "permute, allocation %ld refused: rc=%s live=%ld\n", k, ef_error_name(rc), live);
+      ++*bad;
+    }
+  }
+  ef_model_part_destroy(&mp);
+}
+
+int main(void) {
+  static const char *files[] = {EF_TEST_DATA "/mesh_io/features.mdpa", EF_TEST_DATA "/mesh_io/square_41.msh",
+                                EF_TEST_DATA "/mesh_io/square_41_bin.msh", EF_TEST_DATA "/mesh_io/square_22.msh",
+                                EF_TEST_DATA "/mesh_io/box_41.msh"};
+  int bad = 0;
+  for (size_t f = 0; f < sizeof files / sizeof files[0]; ++f) {
+    /* The reference: no refusal. */
+    ef_model_part mp = NULL;
+    if (ef_read_mesh(files[f], NULL, &mp)) {
+      fprintf(stderr, "%s: %s\n", files[f], ef_error_message());
+      return 1;
+    }
+    shape want = {(long)mp->n_nodes, (long)mp->n_elements, (long)mp->n_conditions, mp->n_children};
+    ef_model_part_destroy(&mp);
+    long k = 0;
+    /* Every allocation in turn, until a run makes fewer allocations than k (none refused). */
+    while (k < 100000 && run(files[f], k, &want, &bad)) ++k;
+    if (k < 10) {
+      fprintf(stderr, "%s: only %ld allocations seen; the interposition does not work\n", files[f], k);
+      ++bad;
+    }
+  }
+  check_permute(&bad);
+  return bad ? 1 : 0;
+}
+#else
+int main(void) {
+  fprintf(stderr, "skipping: allocation interposition needs glibc without AddressSanitizer\n");
+  return 77;
+}
+#endif
