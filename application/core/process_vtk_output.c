@@ -1,0 +1,277 @@
+/* process_vtk_output.c -- Kratos' vtk_output_process on top of ef_vtk_output.
+ *
+ * Kratos' VtkOutput writes legacy .vtk files; we write VTK XML (.vtu pieces
+ * plus a .pvd time series) with the same folder, naming and scheduling rules,
+ * so a ParaView user finds the files where Kratos would have put them.
+ * Settings we cannot honour are accepted where ignoring them is harmless
+ * (output_precision, write_deformed_configuration) and named in one warning
+ * where data would be missing (variables and flags we do not have).
+ */
+#include "process_internal.h"
+#include "edgeflow/ef_vtk_output.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Kratos' VtkOutput::GetDefaultParameters, key for key. */
+static const char ef_vtk_defaults[] =
+    "{\"model_part_name\": \"\", \"file_format\": \"binary\", \"output_precision\": 7,"
+    " \"output_control_type\": \"step\", \"output_interval\": 1.0, \"output_sub_model_parts\": false,"
+    " \"output_path\": \"VTK_Output\", \"custom_name_prefix\": \"\", \"custom_name_postfix\": \"\","
+    " \"save_output_files_in_folder\": true, \"entity_type\": \"automatic\", \"write_deformed_configuration\": false,"
+    " \"write_ids\": false, \"nodal_solution_step_data_variables\": [], \"nodal_data_value_variables\": [],"
+    " \"nodal_flags\": [], \"element_data_value_variables\": [], \"element_flags\": [],"
+    " \"condition_data_value_variables\": [], \"condition_flags\": [],"
+    " \"gauss_point_variables_extrapolated_to_nodes\": [], \"gauss_point_variables_in_elements\": []}";
+
+typedef struct {
+  ef_model_part mp;
+  ef_vtk_output out;
+  char label[EF_PROCESS_LABEL_MAX];
+  int control_time; /* 1: "time", 0: "step" */
+  double interval;
+  double next_output;
+  char *folder;
+  char *base_name;
+  int n_variables;
+  char **variables;
+  char *sub_model_part; /* the one part named by model_part_name, if not the root */
+} ef_vtk_process;
+
+static char *ef_strdup(const char *s) {
+  size_t n = strlen(s) + 1;
+  char *d = malloc(n);
+  if (d) memcpy(d, s, n);
+  return d;
+}
+
+/* Kratos rounds the time to 12 significant digits before comparing (1.99999999999999 -> 2). */
+static double ef_kratos_time(double t) {
+  char text[64];
+  snprintf(text, sizeof text, "%.12g", t);
+  return strtod(text, NULL);
+}
+
+/* Kratos' __ScheduleNextOutput: advance next_output past the current step or time. */
+static void ef_vtk_schedule(ef_vtk_process *v, double time, int step) {
+  if (v->interval <= 0.0) return; /* 0: every call is an output step */
+  double now = v->control_time ? ef_kratos_time(time) : (double)step;
+  while (v->next_output <= now) v->next_output += v->interval;
+}
+
+/* Kratos' renamed keys: output_frequency -> output_interval, folder_name ->
+ * output_path, write_properties_id -> write_ids (both present is an error). */
+static int ef_vtk_translate_legacy(ef_parameters p) {
+  static const char *pairs[3][2] = {
+      {"output_frequency", "output_interval"}, {"folder_name", "output_path"}, {"write_properties_id", "write_ids"}};
+  for (int i = 0; i < 3; i++) {
+    if (!ef_parameters_has(p, pairs[i][0])) continue;
+    EF_CHECK(!ef_parameters_has(p, pairs[i][1]), EF_ERR_PARAMETER,
+             "%s: '%s' has both '%s' and its newer name '%s'; remove '%s'", ef_parameters_origin(p),
+             ef_parameters_path(p), pairs[i][0], pairs[i][1], pairs[i][0]);
+    ef_parameters old;
+    EF_CALL(ef_parameters_get(p, pairs[i][0], &old));
+    char *text = ef_parameters_to_string(old, 0);
+    EF_CHECK(text, EF_ERR_MEMORY, "out of memory");
+    int err = ef_parameters_set_json(p, pairs[i][1], text);
+    free(text);
+    EF_CALL(err);
+    EF_CALL(ef_parameters_remove(p, pairs[i][0]));
+  }
+  return EF_SUCCESS;
+}
+
+/* Append s to a ", "-separated list in buf. */
+static void ef_list_append(char *buf, size_t size, const char *s) {
+  size_t used = strlen(buf);
+  if (used + 1 >= size) return;
+  snprintf(buf + used, size - used, "%s%s", used ? ", " : "", s);
+}
+
+/* Collect the nodal variables we have into v->variables, the others into missing. */
+static int ef_vtk_collect(ef_vtk_process *v, ef_parameters p, const char *key, int nodal, char *missing,
+                          size_t missing_size) {
+  ef_parameters list;
+  EF_CALL(ef_parameters_get(p, key, &list));
+  for (int i = 0; i < ef_parameters_size(list); i++) {
+    ef_parameters item;
+    const char *name;
+    EF_CALL(ef_parameters_at(list, i, &item));
+    EF_CALL(ef_parameters_as_string(item, &name));
+    if (!nodal || !ef_model_part_find_variable(v->mp, name)) {
+      char entry[256];
+      snprintf(entry, sizeof entry, "%s (%s)", name, key);
+      ef_list_append(missing, missing_size, entry);
+      continue;
+    }
+    int seen = 0;
+    for (int k = 0; k < v->n_variables; k++) seen |= !strcmp(v->variables[k], name);
+    if (seen) continue;
+    char **grown = realloc(v->variables, (size_t)(v->n_variables + 1) * sizeof *grown);
+    EF_CHECK(grown, EF_ERR_MEMORY, "out of memory");
+    v->variables = grown;
+    EF_CHECK(v->variables[v->n_variables] = ef_strdup(name), EF_ERR_MEMORY, "out of memory");
+    v->n_variables++;
+  }
+  return EF_SUCCESS;
+}
+
+/* "a/b" joined, b alone when absolute or a is empty/".". */
+static char *ef_join(const char *a, const char *b) {
+  if (b[0] == '/' || !a || !a[0] || !strcmp(a, ".")) return ef_strdup(b[0] ? b : ".");
+  size_t n = strlen(a) + strlen(b) + 2;
+  char *s = malloc(n);
+  if (s) snprintf(s, n, "%s%s%s", a, b[0] ? "/" : "", b);
+  return s;
+}
+
+static void ef_vtk_free(ef_vtk_process *v) {
+  if (!v) return;
+  ef_vtk_output_destroy(&v->out);
+  free(v->folder);
+  free(v->base_name);
+  for (int i = 0; i < v->n_variables; i++) free(v->variables[i]);
+  free(v->variables);
+  free(v->sub_model_part);
+  free(v);
+}
+
+static int ef_vtk_create(const ef_process_context *ctx, ef_parameters p, void **data) {
+  *data = NULL;
+  EF_CHECK(ctx && ctx->model_part, EF_ERR_PARAMETER, "vtk_output_process: no model part in the process context");
+  EF_CHECK(ef_parameters_type(p) == EF_JSON_OBJECT, EF_ERR_PARAMETER, "%s: '%s' is %s, expected an object",
+           ef_parameters_origin(p), ef_parameters_path(p), ef_json_type_name(ef_parameters_type(p)));
+  EF_CALL(ef_vtk_translate_legacy(p));
+  EF_CALL(ef_process_validate(p, ef_vtk_defaults, NULL, 0));
+  ef_vtk_process *v = calloc(1, sizeof *v);
+  EF_CHECK(v, EF_ERR_MEMORY, "out of memory");
+  v->mp = ctx->model_part;
+  ef_process_label(v->label, sizeof v->label, "vtk_output_process", p);
+  int err;
+  ef_sub_model_part *smp;
+  const char *part_name, *control, *format_name, *path, *prefix, *postfix, *entity;
+  int save_in_folder, sub_parts, write_ids;
+  EF_CALL_GOTO(ef_process_resolve_part(v->mp, p, "model_part_name", &smp, &part_name), fail);
+  EF_CALL_GOTO(ef_parameters_get_string(p, "output_control_type", &control), fail);
+  EF_CHECK_GOTO(!strcmp(control, "step") || !strcmp(control, "time"), EF_ERR_PARAMETER, fail,
+                "%s: output_control_type is '%s'; expected \"step\" or \"time\"", v->label, control);
+  v->control_time = !strcmp(control, "time");
+  EF_CALL_GOTO(ef_parameters_get_double(p, "output_interval", &v->interval), fail);
+  EF_CHECK_GOTO(isfinite(v->interval) && v->interval >= 0.0, EF_ERR_PARAMETER, fail,
+                "%s: output_interval = %g must be >= 0 (0: every step)", v->label, v->interval);
+  ef_vtk_format format;
+  EF_CALL_GOTO(ef_parameters_get_string(p, "file_format", &format_name), fail);
+  err = ef_vtk_format_from_string(format_name, &format);
+  if (err) {
+    err = ef_error_push(err, __FILE__, __LINE__, "%s: file_format", v->label);
+    goto fail;
+  }
+  long precision;
+  EF_CALL_GOTO(ef_parameters_get_int(p, "output_precision", &precision), fail);
+  EF_CALL_GOTO(ef_parameters_get_bool(p, "save_output_files_in_folder", &save_in_folder), fail);
+  EF_CALL_GOTO(ef_parameters_get_string(p, "output_path", &path), fail);
+  EF_CALL_GOTO(ef_parameters_get_string(p, "custom_name_prefix", &prefix), fail);
+  EF_CALL_GOTO(ef_parameters_get_string(p, "custom_name_postfix", &postfix), fail);
+  EF_CALL_GOTO(ef_parameters_get_bool(p, "output_sub_model_parts", &sub_parts), fail);
+  EF_CALL_GOTO(ef_parameters_get_bool(p, "write_ids", &write_ids), fail);
+  EF_CALL_GOTO(ef_parameters_get_string(p, "entity_type", &entity), fail);
+  EF_CHECK_GOTO(!strcmp(entity, "automatic") || !strcmp(entity, "element") || !strcmp(entity, "condition"),
+                EF_ERR_PARAMETER, fail, "%s: entity_type is '%s'; expected \"automatic\", \"element\" or \"condition\"",
+                v->label, entity);
+  int deformed;
+  EF_CALL_GOTO(ef_parameters_get_bool(p, "write_deformed_configuration", &deformed), fail);
+
+  char missing[2048] = "";
+  EF_CALL_GOTO(ef_vtk_collect(v, p, "nodal_solution_step_data_variables", 1, missing, sizeof missing), fail);
+  EF_CALL_GOTO(ef_vtk_collect(v, p, "nodal_data_value_variables", 1, missing, sizeof missing), fail);
+  static const char *not_ours[] = {"nodal_flags", "element_data_value_variables", "element_flags",
+                                   "condition_data_value_variables", "condition_flags",
+                                   "gauss_point_variables_extrapolated_to_nodes", "gauss_point_variables_in_elements"};
+  for (size_t i = 0; i < sizeof not_ours / sizeof not_ours[0]; i++)
+    EF_CALL_GOTO(ef_vtk_collect(v, p, not_ours[i], 0, missing, sizeof missing), fail);
+  if (missing[0])
+    fprintf(stderr, "edgeflow: warning: %s: not written (edgeflow has no such data): %s\n", v->label, missing);
+
+  /* Kratos writes into output_path (relative to the run folder here) or, without a folder, beside the run. */
+  v->folder = save_in_folder ? ef_join(ctx->output_folder, path)
+                             : ef_strdup(ctx->output_folder && ctx->output_folder[0] ? ctx->output_folder : ".");
+  const char *name = smp ? smp->name : v->mp->name;
+  size_t nb = strlen(prefix) + strlen(name) + strlen(postfix) + 1;
+  v->base_name = malloc(nb);
+  EF_CHECK_GOTO(v->folder && v->base_name, EF_ERR_MEMORY, fail, "out of memory");
+  snprintf(v->base_name, nb, "%s%s%s", prefix, name, postfix);
+  EF_CHECK_GOTO(!strchr(v->base_name, '/'), EF_ERR_PARAMETER, fail,
+                "%s: the file name '%s' (custom_name_prefix + model part + custom_name_postfix) contains '/'", v->label,
+                v->base_name);
+
+  ef_vtk_output_options opt;
+  memset(&opt, 0, sizeof opt);
+  opt.output_folder = v->folder;
+  opt.base_name = v->base_name;
+  opt.n_variables = v->n_variables;
+  opt.variables = (const char *const *)v->variables;
+  opt.format = format;
+  opt.compress = 0; /* Kratos' binary files are raw too */
+  opt.write_ids = write_ids;
+  opt.write_conditions = !strcmp(entity, "condition");
+  opt.output_sub_model_parts = sub_parts;
+  const char *one_part[1];
+  if (smp) {
+    /* A sub model part by name: the whole model part, plus that part's own file. */
+    const char *rest = part_name;
+    size_t n = strlen(v->mp->name);
+    if (!strncmp(rest, v->mp->name, n) && rest[n] == '.') rest += n + 1;
+    EF_CHECK_GOTO(v->sub_model_part = ef_strdup(rest), EF_ERR_MEMORY, fail, "out of memory");
+    one_part[0] = v->sub_model_part;
+    opt.output_sub_model_parts = 1;
+    opt.n_sub_model_parts = 1;
+    opt.sub_model_parts = one_part;
+  }
+  EF_CALL_GOTO(ef_vtk_output_create(&opt, &v->out), fail);
+
+  /* Kratos schedules once at construction (restarts start later than 0). */
+  double start_time = 0.0;
+  ef_parameters problem;
+  if (ctx->project && ef_parameters_has(ctx->project, "problem_data") &&
+      !ef_parameters_get(ctx->project, "problem_data", &problem) && ef_parameters_has(problem, "start_time") &&
+      ef_parameters_get_double(problem, "start_time", &start_time))
+    ef_error_clear();
+  v->next_output = 0.0;
+  ef_vtk_schedule(v, start_time, 0);
+  *data = v;
+  return EF_SUCCESS;
+fail:
+  ef_vtk_free(v);
+  return err;
+}
+
+/* Kratos' IsOutputStep: step >= next_output (or rounded time >= next_output). */
+static int ef_vtk_is_output_step(void *data, double time, int step) {
+  ef_vtk_process *v = data;
+  double now = v->control_time ? ef_kratos_time(time) : (double)step;
+  return now >= v->next_output;
+}
+
+static int ef_vtk_print_output(void *data, double time, int step) {
+  ef_vtk_process *v = data;
+  int err = ef_vtk_output_write(v->out, v->mp, step, time);
+  if (err) return ef_error_push(err, __FILE__, __LINE__, "%s at step %d (t = %g)", v->label, step, time);
+  ef_vtk_schedule(v, time, step);
+  return EF_SUCCESS;
+}
+
+static void ef_vtk_destroy(void **data) {
+  if (!data || !*data) return;
+  ef_vtk_free(*data);
+  *data = NULL;
+}
+
+const ef_process_ops ef_vtk_output_process_ops = {
+    .name = "vtk_output_process",
+    .create = ef_vtk_create,
+    .is_output_step = ef_vtk_is_output_step,
+    .print_output = ef_vtk_print_output,
+    .destroy = ef_vtk_destroy,
+};

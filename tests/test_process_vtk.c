@@ -1,0 +1,194 @@
+/* test_process_vtk.c -- vtk_output_process: Kratos' output scheduling, file
+ * placement and the .pvd time list (the VTK format itself is tested by the
+ * writer's own tests). */
+#include "test_process_mesh.c"
+
+#include <unistd.h>
+
+static int file_exists(const char *folder, const char *name) {
+  char path[2200];
+  snprintf(path, sizeof path, "%s/%s", folder, name);
+  return access(path, R_OK) == 0;
+}
+
+/* The timestep values listed in a .pvd, in file order. */
+static int pvd_times(const char *path, double *times, int max) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return -1;
+  static char text[1 << 16];
+  size_t n = fread(text, 1, sizeof text - 1, f);
+  fclose(f);
+  text[n] = '\0';
+  int count = 0;
+  for (const char *p = strstr(text, "timestep=\""); p && count < max; p = strstr(p + 1, "timestep=\""))
+    times[count++] = strtod(p + strlen("timestep=\""), NULL);
+  return count;
+}
+
+/* Create with a context whose output folder is `run`. */
+static int make_vtk(ef_model_part mp, const char *run, const char *json, void **data) {
+  const ef_process_ops *ops;
+  EF_CALL(ef_register_core_processes());
+  ops = ef_registry_lookup_process("vtk_output_process");
+  EF_CHECK(ops, EF_ERR_NOT_FOUND, "vtk_output_process is not registered");
+  ef_parameters root = NULL, p = NULL, project = NULL;
+  EF_CALL(ef_parameters_parse(json, "vtk.json", &root));
+  EF_CALL(ef_parameters_parse("{\"problem_data\": {\"start_time\": 0.0}}", "project.json", &project));
+  int err = ef_parameters_get(root, "Parameters", &p);
+  ef_process_context ctx;
+  memset(&ctx, 0, sizeof ctx);
+  ctx.model_part = mp;
+  ctx.project = project;
+  ctx.output_folder = run;
+  if (!err) err = ops->create(&ctx, p, data);
+  ef_parameters_destroy(&root);
+  ef_parameters_destroy(&project);
+  return err;
+}
+
+static void test_step_control(const char *run) {
+  ef_model_part mp = tp_box(2, 2, 0);
+  if (!mp) {
+    failures++;
+    return;
+  }
+  const ef_process_ops *ops = ef_registry_lookup_process("vtk_output_process");
+  void *v = NULL;
+  /* The warning about NODAL_H goes to stderr: capture it to check it is one line naming it. */
+  char warn_path[1100];
+  snprintf(warn_path, sizeof warn_path, "%s/stderr.txt", run);
+  fflush(stderr);
+  int saved = dup(2);
+  FILE *warn = fopen(warn_path, "w+");
+  if (warn) dup2(fileno(warn), 2);
+  /* Interval 2 in steps: steps 2 and 4 of 1..5 are written; NODAL_H is only warned about. */
+  EXPECT_OK(make_vtk(mp, run,
+                     "{\"Parameters\": {\"model_part_name\": \"FluidModelPart\", \"output_control_type\": \"step\","
+                     " \"output_interval\": 2, \"file_format\": \"ascii\", \"output_precision\": 7,"
+                     " \"output_sub_model_parts\": false, \"output_path\": \"vtk_output\","
+                     " \"save_output_files_in_folder\": true,"
+                     " \"nodal_solution_step_data_variables\": [\"VELOCITY\", \"PRESSURE\"],"
+                     " \"nodal_data_value_variables\": [\"NODAL_H\"], \"element_data_value_variables\": [],"
+                     " \"condition_data_value_variables\": []}}",
+                     &v));
+  fflush(stderr);
+  if (saved >= 0) {
+    dup2(saved, 2);
+    close(saved);
+  }
+  if (warn) {
+    static char text[4096];
+    rewind(warn);
+    size_t got = fread(text, 1, sizeof text - 1, warn);
+    text[got] = '\0';
+    fclose(warn);
+    const char *first = strstr(text, "NODAL_H");
+    EXPECT(first && !strstr(first + 1, "NODAL_H") && strchr(text, '\n') == text + got - 1);
+    EXPECT(!strstr(text, "VELOCITY"));
+  }
+  if (!v || !ops) {
+    failures++;
+    ef_model_part_destroy(&mp);
+    return;
+  }
+  int written[6] = {0};
+  for (int step = 1; step <= 5; step++) {
+    double t = 0.1 * step;
+    if (ops->is_output_step(v, t, step)) {
+      written[step] = 1;
+      EXPECT_OK(ops->print_output(v, t, step));
+    }
+  }
+  EXPECT(!written[1] && written[2] && !written[3] && written[4] && !written[5]);
+  char folder[1024];
+  snprintf(folder, sizeof folder, "%s/vtk_output", run);
+  EXPECT(file_exists(folder, "FluidModelPart_2.vtu") && file_exists(folder, "FluidModelPart_4.vtu"));
+  EXPECT(!file_exists(folder, "FluidModelPart_1.vtu") && !file_exists(folder, "FluidModelPart_3.vtu"));
+  char pvd[1200];
+  snprintf(pvd, sizeof pvd, "%s/FluidModelPart.pvd", folder);
+  double times[8];
+  int n = pvd_times(pvd, times, 8);
+  /* The .pvd holds the times exactly as given (%.17g). */
+  EXPECT(n == 2 && times[0] == 0.1 * 2 && times[1] == 0.1 * 4);
+  ops->destroy(&v);
+  EXPECT(v == NULL);
+  ef_model_part_destroy(&mp);
+}
+
+static void test_time_control(const char *run) {
+  ef_model_part mp = tp_box(2, 2, 0);
+  if (!mp) {
+    failures++;
+    return;
+  }
+  const ef_process_ops *ops = ef_registry_lookup_process("vtk_output_process");
+  void *v = NULL;
+  /* Legacy names (output_frequency, folder_name), a prefix, a sub model part, binary. */
+  EXPECT_OK(make_vtk(mp, run,
+                     "{\"Parameters\": {\"model_part_name\": \"FluidModelPart.XMin\", \"output_control_type\": \"time\","
+                     " \"output_frequency\": 0.25, \"folder_name\": \"out_t\", \"custom_name_prefix\": \"run1_\","
+                     " \"nodal_solution_step_data_variables\": [\"PRESSURE\"]}}",
+                     &v));
+  if (!v || !ops) {
+    failures++;
+    ef_model_part_destroy(&mp);
+    return;
+  }
+  /* dt = 0.1: outputs when t first reaches 0.25, 0.5, 0.75 (t = 0.3, 0.5, 0.8);
+   * 0.1 * 5 is 0.5000000000000001, which Kratos' 12-digit rounding makes 0.5. */
+  double t = 0.0;
+  int written[9] = {0};
+  for (int step = 1; step <= 8; step++) {
+    t += 0.1;
+    if (ops->is_output_step(v, t, step)) {
+      written[step] = 1;
+      EXPECT_OK(ops->print_output(v, t, step));
+    }
+  }
+  EXPECT(!written[1] && !written[2] && written[3] && !written[4] && written[5] && !written[6] && !written[7] &&
+         written[8]);
+  char folder[1024];
+  snprintf(folder, sizeof folder, "%s/out_t", run);
+  EXPECT(file_exists(folder, "run1_XMin_3.vtu") && file_exists(folder, "run1_XMin_XMin_3.vtu"));
+  char pvd[1200];
+  snprintf(pvd, sizeof pvd, "%s/run1_XMin.pvd", folder);
+  double times[8];
+  EXPECT(pvd_times(pvd, times, 8) == 3);
+  ops->destroy(&v);
+
+  /* Both a legacy name and its replacement: an error naming both. */
+  EXPECT_FAIL(make_vtk(mp, run,
+                       "{\"Parameters\": {\"model_part_name\": \"FluidModelPart\", \"output_frequency\": 1,"
+                       " \"output_interval\": 1}}",
+                       &v),
+              EF_ERR_PARAMETER, "output_frequency");
+  EXPECT_FAIL(make_vtk(mp, run, "{\"Parameters\": {\"model_part_name\": \"FluidModelPart\", \"output_interval\": 1,"
+                                " \"output_type\": 1}}",
+                       &v),
+              EF_ERR_PARAMETER, "valid keys");
+  EXPECT_FAIL(make_vtk(mp, run, "{\"Parameters\": {\"model_part_name\": \"FluidModelPart\", \"file_format\": \"hdf5\"}}",
+                       &v),
+              EF_ERR_PARAMETER, "hdf5");
+  EXPECT(v == NULL);
+  ef_model_part_destroy(&mp);
+}
+
+int main(void) {
+  char run[] = "/tmp/ef_test_process_vtk_XXXXXX";
+  if (!mkdtemp(run)) {
+    perror("mkdtemp");
+    return 1;
+  }
+  EXPECT_OK(ef_register_core_processes());
+  test_step_control(run);
+  test_time_control(run);
+  if (failures) {
+    fprintf(stderr, "%d failure(s); files left in %s\n", failures, run);
+    return 1;
+  }
+  /* Remove what we wrote (only our own files: the folder is ours). */
+  char cmd[1200];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", run);
+  if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", run);
+  return 0;
+}
