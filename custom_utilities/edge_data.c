@@ -1,0 +1,377 @@
+/* edge_data.c -- exact P1 edge integrals of a simplex mesh in a row-wise CSR. */
+#include "edge_data.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "edge_physics.h"
+#include "edgeflow/ef_error.h"
+
+#ifdef _OPENMP
+#include <omp.h>
+#define EF_OMP(x) _Pragma(#x)
+#else
+#define EF_OMP(x)
+#endif
+
+/* Gradients of the barycentric coordinates of a simplex and its measure:
+ * grad lambda_k (k = 1..d) are the rows of J^-1, J = [x_1 - x_0, ..., x_d - x_0],
+ * grad lambda_0 = -sum_k grad lambda_k; returns the signed determinant of J. */
+static double simplex_gradients(int dim, const double *coords, const int32_t *nodes, double g[4][3],
+                                double *measure) {
+  const double *x0 = coords + 3 * (int64_t)nodes[0];
+  double a[3][3] = {{0}};
+  for (int k = 0; k < dim; ++k) {
+    const double *xk = coords + 3 * (int64_t)nodes[k + 1];
+    for (int c = 0; c < 3; ++c) a[k][c] = xk[c] - x0[c];
+  }
+  double det;
+  if (dim == 3) {
+    /* Rows of J^-1 are the cross products of the other two edge vectors over det. */
+    double bc[3] = {a[1][1] * a[2][2] - a[1][2] * a[2][1], a[1][2] * a[2][0] - a[1][0] * a[2][2],
+                    a[1][0] * a[2][1] - a[1][1] * a[2][0]};
+    double ca[3] = {a[2][1] * a[0][2] - a[2][2] * a[0][1], a[2][2] * a[0][0] - a[2][0] * a[0][2],
+                    a[2][0] * a[0][1] - a[2][1] * a[0][0]};
+    double ab[3] = {a[0][1] * a[1][2] - a[0][2] * a[1][1], a[0][2] * a[1][0] - a[0][0] * a[1][2],
+                    a[0][0] * a[1][1] - a[0][1] * a[1][0]};
+    det = a[0][0] * bc[0] + a[0][1] * bc[1] + a[0][2] * bc[2];
+    for (int c = 0; c < 3; ++c) {
+      g[1][c] = bc[c] / det;
+      g[2][c] = ca[c] / det;
+      g[3][c] = ab[c] / det;
+    }
+    *measure = fabs(det) / 6.0;
+  } else {
+    det = a[0][0] * a[1][1] - a[0][1] * a[1][0];
+    g[1][0] = a[1][1] / det;
+    g[1][1] = -a[1][0] / det;
+    g[2][0] = -a[0][1] / det;
+    g[2][1] = a[0][0] / det;
+    g[1][2] = g[2][2] = 0.0;
+    *measure = fabs(det) / 2.0;
+  }
+  for (int c = 0; c < 3; ++c) {
+    g[0][c] = 0.0;
+    for (int k = 1; k <= dim; ++k) g[0][c] -= g[k][c];
+  }
+  return det;
+}
+
+/* Sort a short list of node indices in place (rows hold ~6-30 entries). */
+static void sort_short(int32_t *v, int n) {
+  for (int i = 1; i < n; ++i) {
+    int32_t x = v[i];
+    int j = i - 1;
+    while (j >= 0 && v[j] > x) {
+      v[j + 1] = v[j];
+      --j;
+    }
+    v[j + 1] = x;
+  }
+}
+
+/* Neighbours of node i (all nodes sharing an element with it, i excluded), unsorted;
+ * marker[j] == i flags j as already taken.  Returns the count written to out. */
+static int gather_neighbours(int64_t i, const int64_t *adj_ptr, const int64_t *adj, int npe,
+                             const int32_t *elements, int32_t *marker, int32_t *out) {
+  int cnt = 0;
+  marker[i] = (int32_t)i;
+  for (int64_t q = adj_ptr[i]; q < adj_ptr[i + 1]; ++q) {
+    const int32_t *en = elements + adj[q] * npe;
+    for (int l = 0; l < npe; ++l) {
+      int32_t j = en[l];
+      if (marker[j] != (int32_t)i) {
+        marker[j] = (int32_t)i;
+        out[cnt++] = j;
+      }
+    }
+  }
+  return cnt;
+}
+
+/* Index of j inside the sorted row cols[0..n), or -1. */
+static int row_search(const int32_t *cols, int n, int32_t j) {
+  int lo = 0, hi = n - 1;
+  while (lo <= hi) {
+    int mid = (lo + hi) / 2;
+    if (cols[mid] < j)
+      lo = mid + 1;
+    else if (cols[mid] > j)
+      hi = mid - 1;
+    else
+      return mid;
+  }
+  return -1;
+}
+
+/* Release the arrays of the edge data and zero the struct. */
+void ef_edge_data_free(ef_edge_data *ed) {
+  if (!ed) return;
+  free(ed->row_ptr);
+  free(ed->col);
+  free(ed->values);
+  free(ed->mass);
+  free(ed->inv_mass);
+  free(ed->nabla_diag);
+  free(ed->h);
+  free(ed->hmin);
+  memset(ed, 0, sizeof *ed);
+}
+
+/* Bytes of the CSR, the edge records and the node arrays. */
+size_t ef_edge_data_bytes(const ef_edge_data *ed) {
+  if (!ed || !ed->row_ptr) return 0;
+  size_t n = (size_t)ed->n_nodes, e = (size_t)ed->n_edges;
+  return (n + 1) * sizeof(int64_t) + e * sizeof(int32_t) + e * (size_t)ed->stride * sizeof(double) +
+         n * 8 * sizeof(double);
+}
+
+/* Validate the mesh: index range and non-degenerate elements (measure relative to the
+ * longest edge^dim above 1e-14, far below any usable sliver). */
+static int check_elements(int dim, int64_t n_nodes, const double *coords, int64_t n_elements, int npe,
+                          const int32_t *elements) {
+  int64_t bad_index = INT64_MAX, bad_degenerate = INT64_MAX;
+  EF_OMP(omp parallel for schedule(static) reduction(min : bad_index, bad_degenerate))
+  for (int64_t e = 0; e < n_elements; ++e) {
+    const int32_t *en = elements + e * npe;
+    int ok = 1;
+    for (int l = 0; l < npe; ++l)
+      if (en[l] < 0 || en[l] >= n_nodes) ok = 0;
+    if (!ok) {
+      if (e < bad_index) bad_index = e;
+      continue;
+    }
+    double g[4][3], vol;
+    simplex_gradients(dim, coords, en, g, &vol);
+    double lmax = 0.0;
+    for (int a = 0; a < npe; ++a)
+      for (int b = a + 1; b < npe; ++b) {
+        double d2 = 0.0;
+        for (int c = 0; c < dim; ++c) {
+          double d = coords[3 * (int64_t)en[a] + c] - coords[3 * (int64_t)en[b] + c];
+          d2 += d * d;
+        }
+        if (d2 > lmax) lmax = d2;
+      }
+    lmax = sqrt(lmax);
+    if (!(vol > 1e-14 * pow(lmax, dim)) || !isfinite(vol))
+      if (e < bad_degenerate) bad_degenerate = e;
+  }
+  if (bad_index != INT64_MAX) {
+    const int32_t *en = elements + bad_index * npe;
+    int l = 0;
+    while (l < npe && en[l] >= 0 && en[l] < n_nodes) ++l;
+    return EF_ERROR(EF_ERR_MESH, "element %lld references node %lld, outside 0..%lld",
+                    (long long)bad_index, (long long)en[l], (long long)n_nodes - 1);
+  }
+  if (bad_degenerate != INT64_MAX)
+    return EF_ERROR(EF_ERR_MESH, "element %lld is degenerate (zero or non-finite %s)",
+                    (long long)bad_degenerate, dim == 3 ? "volume" : "area");
+  return EF_SUCCESS;
+}
+
+/* Exact P1 edge integrals (M^c, L^d, nabla, G per directed edge; lumped mass, nabla_II, h, hmin per node). */
+int ef_edge_data_build(int dim, int64_t n_nodes, const double *coords, int64_t n_elements,
+                       int nodes_per_element, const int32_t *elements, ef_edge_data *out) {
+  EF_CHECK(out, EF_ERR_PARAMETER, "ef_edge_data_build: output is NULL");
+  memset(out, 0, sizeof *out);
+  EF_CHECK(dim == 2 || dim == 3, EF_ERR_PARAMETER, "edge data: dimension must be 2 or 3, got %d", dim);
+  EF_CHECK(nodes_per_element == dim + 1, EF_ERR_PARAMETER,
+           "edge data: %dD needs %d nodes per element (P1 simplices), got %d", dim, dim + 1,
+           nodes_per_element);
+  EF_CHECK(n_nodes > 0 && n_nodes < INT32_MAX, EF_ERR_PARAMETER,
+           "edge data: node count %lld outside 1..2^31-2 (columns are int32)", (long long)n_nodes);
+  EF_CHECK(n_elements > 0, EF_ERR_MESH, "edge data: the mesh has no elements");
+  EF_CHECK(coords && elements, EF_ERR_PARAMETER, "edge data: coordinates or connectivity is NULL");
+  EF_CALL(check_elements(dim, n_nodes, coords, n_elements, nodes_per_element, elements));
+
+  const int npe = nodes_per_element, S = EF_EDGE_STRIDE(dim);
+  int err = EF_SUCCESS;
+  int64_t *adj_ptr = NULL, *adj = NULL;
+  int32_t *markers = NULL, *scratch = NULL;
+  ef_edge_data ed;
+  memset(&ed, 0, sizeof ed);
+  ed.dim = dim;
+  ed.stride = S;
+  ed.n_nodes = n_nodes;
+
+  /* Node -> element adjacency, elements ascending within each node (this fixes the order
+   * of every sum below, so the result is independent of the thread count). */
+  adj_ptr = calloc((size_t)n_nodes + 1, sizeof *adj_ptr);
+  adj = malloc((size_t)n_elements * (size_t)npe * sizeof *adj);
+  EF_CHECK_GOTO(adj_ptr && adj, EF_ERR_MEMORY, fail, "edge data: out of memory for the adjacency");
+  for (int64_t q = 0; q < n_elements * npe; ++q) adj_ptr[elements[q] + 1]++;
+  int64_t max_adj = 0;
+  for (int64_t i = 0; i < n_nodes; ++i) {
+    if (adj_ptr[i + 1] == 0) {
+      err = EF_ERROR(EF_ERR_MESH, "edge data: node %lld is used by no element", (long long)i);
+      goto fail;
+    }
+    if (adj_ptr[i + 1] > max_adj) max_adj = adj_ptr[i + 1];
+    adj_ptr[i + 1] += adj_ptr[i];
+  }
+  {
+    int64_t *fill = malloc((size_t)n_nodes * sizeof *fill);
+    EF_CHECK_GOTO(fill, EF_ERR_MEMORY, fail, "edge data: out of memory");
+    memcpy(fill, adj_ptr, (size_t)n_nodes * sizeof *fill);
+    for (int64_t e = 0; e < n_elements; ++e)
+      for (int l = 0; l < npe; ++l) adj[fill[elements[e * npe + l]]++] = e;
+    free(fill);
+  }
+
+  /* One marker array of n ints per thread: O(1) de-duplication of neighbours. */
+  int nthreads = 1;
+#ifdef _OPENMP
+  nthreads = omp_get_max_threads();
+#endif
+  const int64_t max_nb = max_adj * npe;
+  markers = malloc((size_t)nthreads * (size_t)n_nodes * sizeof *markers);
+  scratch = malloc((size_t)nthreads * (size_t)max_nb * sizeof *scratch);
+  EF_CHECK_GOTO(markers && scratch, EF_ERR_MEMORY, fail,
+                "edge data: out of memory for %d thread work arrays", nthreads);
+
+  /* Pass 1: row lengths. */
+  ed.row_ptr = calloc((size_t)n_nodes + 1, sizeof *ed.row_ptr);
+  EF_CHECK_GOTO(ed.row_ptr, EF_ERR_MEMORY, fail, "edge data: out of memory");
+  EF_OMP(omp parallel)
+  {
+    int tid = 0;
+#ifdef _OPENMP
+    tid = omp_get_thread_num();
+#endif
+    int32_t *marker = markers + (size_t)tid * (size_t)n_nodes;
+    int32_t *buf = scratch + (size_t)tid * (size_t)max_nb;
+    for (int64_t i = 0; i < n_nodes; ++i) marker[i] = -1; /* every thread its own copy */
+    EF_OMP(omp for schedule(static))
+    for (int64_t i = 0; i < n_nodes; ++i)
+      ed.row_ptr[i + 1] = gather_neighbours(i, adj_ptr, adj, npe, elements, marker, buf);
+  }
+  int64_t max_row = 0;
+  for (int64_t i = 0; i < n_nodes; ++i) {
+    if (ed.row_ptr[i + 1] > max_row) max_row = ed.row_ptr[i + 1];
+    ed.row_ptr[i + 1] += ed.row_ptr[i];
+  }
+  ed.n_edges = ed.row_ptr[n_nodes];
+  ed.max_row = (int)max_row;
+
+  ed.col = malloc((size_t)ed.n_edges * sizeof *ed.col);
+  ed.values = malloc((size_t)ed.n_edges * (size_t)S * sizeof *ed.values);
+  ed.mass = malloc((size_t)n_nodes * sizeof *ed.mass);
+  ed.inv_mass = malloc((size_t)n_nodes * sizeof *ed.inv_mass);
+  ed.nabla_diag = malloc(3 * (size_t)n_nodes * sizeof *ed.nabla_diag);
+  ed.h = malloc((size_t)n_nodes * sizeof *ed.h);
+  ed.hmin = malloc((size_t)n_nodes * sizeof *ed.hmin);
+  EF_CHECK_GOTO(ed.col && ed.values && ed.mass && ed.inv_mass && ed.nabla_diag && ed.h && ed.hmin,
+                EF_ERR_MEMORY, fail, "edge data: out of memory for %lld edges x %d doubles",
+                (long long)ed.n_edges, S);
+
+  /* Pass 2: columns (sorted) and values, each row written only by the thread owning it. */
+  const double mc_off = dim == 3 ? 1.0 / 20.0 : 1.0 / 12.0; /* int N_I N_J / |e|, I != J */
+  const double w_node = 1.0 / (dim + 1);                    /* int N_I / |e| */
+  EF_OMP(omp parallel)
+  {
+    int tid = 0;
+#ifdef _OPENMP
+    tid = omp_get_thread_num();
+#endif
+    int32_t *marker = markers + (size_t)tid * (size_t)n_nodes;
+    for (int64_t i = 0; i < n_nodes; ++i) marker[i] = -1;
+    EF_OMP(omp for schedule(static))
+    for (int64_t i = 0; i < n_nodes; ++i) {
+      const int64_t r0 = ed.row_ptr[i];
+      const int n = (int)(ed.row_ptr[i + 1] - r0);
+      int32_t *cols = ed.col + r0;
+      gather_neighbours(i, adj_ptr, adj, npe, elements, marker, cols);
+      sort_short(cols, n);
+      double *rec = ed.values + r0 * S;
+      memset(rec, 0, (size_t)n * (size_t)S * sizeof *rec);
+      double mass = 0.0, nd[3] = {0.0, 0.0, 0.0}, hmin = DBL_MAX;
+      for (int64_t q = adj_ptr[i]; q < adj_ptr[i + 1]; ++q) {
+        const int32_t *en = elements + adj[q] * npe;
+        double g[4][3], vol;
+        simplex_gradients(dim, coords, en, g, &vol);
+        int li = 0;
+        while (en[li] != (int32_t)i) ++li;
+        double gmax = 0.0;
+        for (int l = 0; l < npe; ++l) {
+          double s = 0.0;
+          for (int c = 0; c < dim; ++c) s += g[l][c] * g[l][c];
+          if (s > gmax) gmax = s;
+        }
+        const double height = 1.0 / sqrt(gmax); /* smallest vertex-to-opposite-face distance */
+        if (height < hmin) hmin = height;
+        const double vn = vol * w_node;
+        mass += vn;
+        for (int c = 0; c < dim; ++c) nd[c] += vn * g[li][c];
+        for (int lj = 0; lj < npe; ++lj) {
+          if (lj == li) continue;
+          double *r = rec + (int64_t)row_search(cols, n, en[lj]) * S;
+          r[EF_EDGE_OFF_MC(dim)] += vol * mc_off;
+          /* vol * (gi gj): the product commutes bitwise, so L^d_JI == (L^d_IJ)^T exactly. */
+          for (int a = 0; a < dim; ++a)
+            for (int b = 0; b < dim; ++b) r[EF_EDGE_OFF_LD(dim, a, b)] += vol * (g[li][a] * g[lj][b]);
+          for (int c = 0; c < dim; ++c) {
+            r[EF_EDGE_OFF_NABLA(dim, c)] += vn * g[lj][c];
+            r[EF_EDGE_OFF_G(dim, c)] += vn * g[li][c];
+          }
+        }
+      }
+      ed.mass[i] = mass;
+      ed.inv_mass[i] = 1.0 / mass;
+      for (int c = 0; c < 3; ++c) ed.nabla_diag[3 * i + c] = c < dim ? nd[c] : 0.0;
+      ed.h[i] = dim == 3 ? cbrt(mass) : sqrt(mass);
+      ed.hmin[i] = hmin;
+    }
+  }
+  double measure = 0.0;
+  for (int64_t i = 0; i < n_nodes; ++i) measure += ed.mass[i];
+  ed.measure = measure;
+
+  free(adj_ptr);
+  free(adj);
+  free(markers);
+  free(scratch);
+  *out = ed;
+  return EF_SUCCESS;
+
+fail:
+  free(adj_ptr);
+  free(adj);
+  free(markers);
+  free(scratch);
+  ef_edge_data_free(&ed);
+  return err;
+}
+
+/* Contiguous row blocks whose edge records fit in max_doubles each. */
+int ef_edge_data_row_blocks(const ef_edge_data *ed, int64_t max_doubles, int64_t *n_blocks,
+                            int64_t *row_begin) {
+  EF_CHECK(ed && ed->row_ptr && n_blocks, EF_ERR_PARAMETER, "row blocks: missing edge data or output");
+  EF_CHECK(max_doubles > 0, EF_ERR_PARAMETER, "row blocks: block size must be positive");
+  const int64_t max_edges = max_doubles / ed->stride;
+  int64_t nb = 0, start = 0;
+  if (row_begin) row_begin[0] = 0;
+  while (start < ed->n_nodes) {
+    int64_t end = start;
+    while (end < ed->n_nodes && ed->row_ptr[end + 1] - ed->row_ptr[start] <= max_edges) ++end;
+    EF_CHECK(end > start, EF_ERR_PARAMETER,
+             "row blocks: row %lld has %lld edges, more than a block of %lld doubles holds",
+             (long long)start, (long long)(ed->row_ptr[start + 1] - ed->row_ptr[start]),
+             (long long)max_doubles);
+    ++nb;
+    if (row_begin) row_begin[nb] = end;
+    start = end;
+  }
+  *n_blocks = nb;
+  return EF_SUCCESS;
+}
+
+/* Position of the directed edge IJ in the records (binary search in row I). */
+int64_t ef_edge_data_find(const ef_edge_data *ed, int64_t i, int64_t j) {
+  if (!ed || i < 0 || i >= ed->n_nodes) return -1;
+  const int64_t r0 = ed->row_ptr[i];
+  int k = row_search(ed->col + r0, (int)(ed->row_ptr[i + 1] - r0), (int32_t)j);
+  return k < 0 ? -1 : r0 + k;
+}

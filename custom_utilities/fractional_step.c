@@ -1,0 +1,592 @@
+/* fractional_step.c -- OpenMP executor of one edge-based fractional step (see the header). */
+#include "fractional_step.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "edge_physics.h"
+#include "edgeflow/ef_error.h"
+
+#ifdef _OPENMP
+#include <omp.h>
+#define EF_OMP(x) _Pragma(#x)
+#else
+#define EF_OMP(x)
+#endif
+
+/* Rows per reduction block: depends on n only, so sums do not depend on the thread count;
+ * about 1024 blocks keep every thread busy in the loops over blocks. */
+static int64_t fs_block_rows(int64_t n) {
+  int64_t b = (n + 1023) / 1024;
+  return b < 64 ? 64 : b;
+}
+
+struct ef_fs_s {
+  const ef_edge_data *ed;
+  ef_fs_settings s;
+  int64_t n, n_blocks, block;
+  double *tau, *xi, *xp;        /* step 1 */
+  double *ua, *ub, *acc;        /* RK stage states and the residual accumulator */
+  double *uh, *unew, *pnew;     /* ef_fs_step's intermediate states */
+  double *pscratch;             /* pressure target of the stage-time BC evaluations */
+  double *part_f, *part_abs;    /* per-block partial sums of f and |f| */
+  /* Pressure system: CSR of the edge graph with the diagonal inserted. */
+  int64_t *h_row_ptr, *h_diag;
+  int32_t *h_row_ptr32, *h_col;
+  double *h_val, *f;
+  ef_csr H;
+  ef_host_cg *cg;
+};
+
+/* Wall seconds from a monotonic clock. */
+static double fs_wtime(void) {
+#ifdef _OPENMP
+  return omp_get_wtime();
+#else
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+#endif
+}
+
+/* Default settings (see the header for the reasons of each value). */
+void ef_fs_settings_default(ef_fs_settings *s) {
+  memset(s, 0, sizeof *s);
+  s->nu = 0.0;
+  s->stabilization = 1;
+  s->tau_c1 = 1.0;
+  s->tau_c2 = 4.0;
+  s->tau_c3 = 2.0;
+  s->pressure_rtol = 1e-8;
+  s->pressure_max_iterations = 5000;
+  s->flux_imbalance_tolerance = 1e-6;
+  s->velocity_bound = 1e6;
+  s->fixed_pressure_scale = 1.0;
+}
+
+/* Reject settings the step cannot run with. */
+static int check_settings(const ef_fs_settings *s) {
+  EF_CHECK(s, EF_ERR_PARAMETER, "fractional step: settings are NULL");
+  EF_CHECK(s->nu >= 0.0 && isfinite(s->nu), EF_ERR_PARAMETER,
+           "fractional step: kinematic viscosity must be finite and >= 0, got %g", s->nu);
+  EF_CHECK(!s->stabilization || (s->tau_c1 >= 0.0 && s->tau_c2 >= 0.0 && s->tau_c3 >= 0.0 &&
+                                 s->tau_c1 + s->tau_c2 + s->tau_c3 > 0.0),
+           EF_ERR_PARAMETER, "fractional step: tau constants must be >= 0 and not all 0 (got %g, %g, %g)",
+           s->tau_c1, s->tau_c2, s->tau_c3);
+  EF_CHECK(s->pressure_rtol > 0.0 && s->pressure_rtol < 1.0, EF_ERR_PARAMETER,
+           "fractional step: pressure tolerance must be in (0, 1), got %g", s->pressure_rtol);
+  EF_CHECK(s->pressure_max_iterations > 0, EF_ERR_PARAMETER,
+           "fractional step: pressure max iterations must be positive, got %d", s->pressure_max_iterations);
+  EF_CHECK(s->flux_imbalance_tolerance >= 0.0, EF_ERR_PARAMETER,
+           "fractional step: flux imbalance tolerance must be >= 0, got %g", s->flux_imbalance_tolerance);
+  EF_CHECK(s->velocity_bound > 0.0, EF_ERR_PARAMETER,
+           "fractional step: velocity bound must be positive, got %g", s->velocity_bound);
+  EF_CHECK(!s->slip_type || s->slip_normal, EF_ERR_PARAMETER,
+           "fractional step: slip types given without slip normals");
+  EF_CHECK(s->fixed_pressure_scale > 0.0, EF_ERR_PARAMETER,
+           "fractional step: fixed pressure scale must be positive (1/density), got %g",
+           s->fixed_pressure_scale);
+  return EF_SUCCESS;
+}
+
+/* Validate and install new settings. */
+int ef_fs_set_settings(ef_fs *fs, const ef_fs_settings *settings) {
+  EF_CHECK(fs, EF_ERR_PARAMETER, "fractional step: executor is NULL");
+  EF_CALL(check_settings(settings));
+  fs->s = *settings;
+  return EF_SUCCESS;
+}
+
+const ef_fs_settings *ef_fs_get_settings(const ef_fs *fs) { return fs ? &fs->s : NULL; }
+
+/* Free every work array; accepts NULL. */
+void ef_fs_destroy(ef_fs **fsp) {
+  if (!fsp || !*fsp) return;
+  ef_fs *fs = *fsp;
+  free(fs->tau);
+  free(fs->xi);
+  free(fs->xp);
+  free(fs->ua);
+  free(fs->ub);
+  free(fs->acc);
+  free(fs->uh);
+  free(fs->unew);
+  free(fs->pnew);
+  free(fs->pscratch);
+  free(fs->part_f);
+  free(fs->part_abs);
+  free(fs->h_row_ptr);
+  free(fs->h_diag);
+  free(fs->h_row_ptr32);
+  free(fs->h_col);
+  free(fs->h_val);
+  free(fs->f);
+  ef_host_cg_destroy(&fs->cg);
+  free(fs);
+  *fsp = NULL;
+}
+
+/* Allocate all work arrays once and build the CSR of H (edge graph + diagonal). */
+int ef_fs_create(const ef_edge_data *edges, const ef_fs_settings *settings, ef_fs **out) {
+  EF_CHECK(out, EF_ERR_PARAMETER, "fractional step: output handle is NULL");
+  *out = NULL;
+  EF_CHECK(edges && edges->row_ptr && edges->n_nodes > 0, EF_ERR_PARAMETER,
+           "fractional step: edge data is missing or empty");
+  EF_CALL(check_settings(settings));
+  ef_fs *fs = calloc(1, sizeof *fs);
+  EF_CHECK(fs, EF_ERR_MEMORY, "fractional step: out of memory");
+  int err = EF_SUCCESS;
+  const int64_t n = edges->n_nodes, ne = edges->n_edges, nnz = ne + n;
+  fs->ed = edges;
+  fs->s = *settings;
+  fs->n = n;
+  fs->block = fs_block_rows(n);
+  fs->n_blocks = (n + fs->block - 1) / fs->block;
+  const size_t v = 3 * (size_t)n;
+  fs->tau = calloc((size_t)n, sizeof(double));
+  fs->xi = calloc(v, sizeof(double));
+  fs->xp = calloc(v, sizeof(double));
+  fs->ua = calloc(v, sizeof(double));
+  fs->ub = calloc(v, sizeof(double));
+  fs->acc = calloc(v, sizeof(double));
+  fs->uh = calloc(v, sizeof(double));
+  fs->unew = calloc(v, sizeof(double));
+  fs->pnew = calloc((size_t)n, sizeof(double));
+  fs->pscratch = calloc((size_t)n, sizeof(double));
+  fs->part_f = calloc((size_t)fs->n_blocks, sizeof(double));
+  fs->part_abs = calloc((size_t)fs->n_blocks, sizeof(double));
+  fs->h_row_ptr = malloc(((size_t)n + 1) * sizeof(int64_t));
+  fs->h_diag = malloc((size_t)n * sizeof(int64_t));
+  fs->h_col = malloc((size_t)nnz * sizeof(int32_t));
+  fs->h_val = calloc((size_t)nnz, sizeof(double));
+  fs->f = calloc((size_t)n, sizeof(double));
+  if (nnz < INT32_MAX) fs->h_row_ptr32 = malloc(((size_t)n + 1) * sizeof(int32_t));
+  EF_CHECK_GOTO(fs->tau && fs->xi && fs->xp && fs->ua && fs->ub && fs->acc && fs->uh && fs->unew &&
+                    fs->pnew && fs->pscratch && fs->part_f && fs->part_abs && fs->h_row_ptr &&
+                    fs->h_diag && fs->h_col && fs->h_val && fs->f && (nnz >= INT32_MAX || fs->h_row_ptr32),
+                EF_ERR_MEMORY, fail, "fractional step: out of memory for %lld nodes", (long long)n);
+  EF_CALL_GOTO(ef_host_cg_create(n, &fs->cg), fail);
+
+  /* H has the edge graph's sparsity plus the diagonal, inserted in sorted position. */
+  const int64_t *rp = edges->row_ptr;
+  const int32_t *col = edges->col;
+  fs->h_row_ptr[0] = 0;
+  for (int64_t i = 0; i < n; ++i) fs->h_row_ptr[i + 1] = rp[i + 1] + i + 1;
+  EF_OMP(omp parallel for schedule(static))
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t o = fs->h_row_ptr[i];
+    int placed = 0;
+    for (int64_t k = rp[i]; k < rp[i + 1]; ++k) {
+      if (!placed && col[k] > i) {
+        fs->h_diag[i] = o;
+        fs->h_col[o++] = (int32_t)i;
+        placed = 1;
+      }
+      fs->h_col[o++] = col[k];
+    }
+    if (!placed) {
+      fs->h_diag[i] = o;
+      fs->h_col[o++] = (int32_t)i;
+    }
+  }
+  if (fs->h_row_ptr32)
+    for (int64_t i = 0; i <= n; ++i) fs->h_row_ptr32[i] = (int32_t)fs->h_row_ptr[i];
+  fs->H.n = n;
+  fs->H.nnz = nnz;
+  fs->H.row_ptr = fs->h_row_ptr;
+  fs->H.row_ptr32 = fs->h_row_ptr32;
+  fs->H.col = fs->h_col;
+  fs->H.val = fs->h_val;
+  fs->H.diag = fs->h_diag;
+  fs->H.constant_null_space = 0;
+  *out = fs;
+  return EF_SUCCESS;
+fail:
+  ef_fs_destroy(&fs);
+  return err;
+}
+
+const double *ef_fs_tau(const ef_fs *fs) { return fs ? fs->tau : NULL; }
+const double *ef_fs_convective_projection(const ef_fs *fs) { return fs ? fs->xi : NULL; }
+const double *ef_fs_pressure_projection(const ef_fs *fs) { return fs ? fs->xp : NULL; }
+const ef_csr *ef_fs_pressure_matrix(const ef_fs *fs) { return fs ? &fs->H : NULL; }
+const double *ef_fs_pressure_rhs(const ef_fs *fs) { return fs ? fs->f : NULL; }
+
+/* Bytes streamed by the four RK stages: records, columns and node vectors once each. */
+double ef_fs_momentum_bytes(const ef_fs *fs) {
+  if (!fs) return 0.0;
+  const double E = (double)fs->ed->n_edges, n = (double)fs->n;
+  /* Per stage: records + columns; per node: row offset, mass, 1/mass, tau, p (8 each),
+   * stage u, xi, u_n, new u (24 each), the accumulator read and written (48). */
+  const double per_stage = E * (8.0 * fs->ed->stride + 4.0) + n * (5 * 8.0 + 4 * 24.0 + 48.0);
+  return 4.0 * per_stage;
+}
+
+/* ---------------------------------------------------------------------------
+ * Time step. */
+
+/* Time step min_I cfl / (|u_I|/hmin_I + 4 nu_I/hmin_I^2), bounded, or a fixed step cut to the cfl = 1 limit. */
+int ef_fs_compute_dt(const ef_fs *fs, const double *velocity, const ef_fs_dt_settings *s, double *dt,
+                     double *dt_stable, int *reduced) {
+  EF_CHECK(fs && velocity && s && dt, EF_ERR_PARAMETER, "time step: NULL argument");
+  const ef_edge_data *ed = fs->ed;
+  const int dim = ed->dim;
+  const double *hmin = ed->hmin, *nun = fs->s.nu_nodal, nu = fs->s.nu;
+  if (s->fixed)
+    EF_CHECK(s->dt_fixed > 0.0, EF_ERR_PARAMETER, "time step: fixed step must be positive, got %g", s->dt_fixed);
+  else
+    EF_CHECK(s->cfl > 0.0 && s->dt_min > 0.0 && s->dt_max >= s->dt_min, EF_ERR_PARAMETER,
+             "time step: need cfl > 0 and 0 < dt_min <= dt_max (got cfl %g, [%g, %g])", s->cfl, s->dt_min,
+             s->dt_max);
+  /* min is exact, so the reduction is independent of the thread count. */
+  double stable = 1.0e300;
+  int64_t bad = INT64_MAX;
+  const int64_t n = fs->n;
+  EF_OMP(omp parallel for schedule(static) reduction(min : stable, bad))
+  for (int64_t i = 0; i < n; ++i) {
+    const double d = ef_node_dt(hmin[i], ef_node_norm(dim, i, velocity), nun ? nun[i] : nu, 1.0);
+    if (!(d > 0.0)) {
+      if (i < bad) bad = i;
+    } else if (d < stable) {
+      stable = d;
+    }
+  }
+  EF_CHECK(bad == INT64_MAX, EF_ERR_DIVERGED, "time step: velocity (%g, %g, %g) at node %lld is not finite",
+           velocity[3 * (bad == INT64_MAX ? 0 : bad)], velocity[3 * (bad == INT64_MAX ? 0 : bad) + 1],
+           velocity[3 * (bad == INT64_MAX ? 0 : bad) + 2], (long long)bad);
+  if (dt_stable) *dt_stable = stable;
+  if (reduced) *reduced = 0;
+  if (s->fixed) {
+    *dt = s->dt_fixed;
+    if (s->dt_fixed > stable) {
+      *dt = stable;
+      if (reduced) *reduced = 1;
+    }
+  } else {
+    /* ef_node_dt is linear in cfl. */
+    double d = stable == 1.0e300 ? s->dt_max : s->cfl * stable;
+    if (d > s->dt_max) d = s->dt_max;
+    if (d < s->dt_min) d = s->dt_min;
+    *dt = d;
+  }
+  return EF_SUCCESS;
+}
+
+/* ---------------------------------------------------------------------------
+ * Step 1. */
+
+/* Step 1: tau_I, xi_I = M^-1 A_I(u_n), xp_I = M^-1 sum nabla_IJ (p_J - p_I) (eq. 48). */
+int ef_fs_prepare(ef_fs *fs, double dt, const double *u_n, const double *p_n) {
+  EF_CHECK(fs && u_n && p_n, EF_ERR_PARAMETER, "fractional step: NULL argument to prepare");
+  EF_CHECK(dt > 0.0, EF_ERR_PARAMETER, "fractional step: time step must be positive, got %g", dt);
+  const ef_edge_data *ed = fs->ed;
+  const int dim = ed->dim, S = ed->stride;
+  const int64_t n = fs->n, *rp = ed->row_ptr;
+  const int32_t *col = ed->col;
+  const double *ev = ed->values, *invm = ed->inv_mass, *h = ed->h;
+  const double *nun = fs->s.nu_nodal, nu = fs->s.nu;
+  const int stab = fs->s.stabilization;
+  const double c1 = fs->s.tau_c1, c2 = fs->s.tau_c2, c3 = fs->s.tau_c3;
+  double *tau = fs->tau, *xi = fs->xi, *xp = fs->xp;
+  EF_OMP(omp parallel for schedule(static))
+  for (int64_t i = 0; i < n; ++i) {
+    const int ne = (int)(rp[i + 1] - rp[i]);
+    const int32_t *ci = col + rp[i];
+    const double *ei = ev + rp[i] * S;
+    double a[3] = {0.0, 0.0, 0.0}, g[3] = {0.0, 0.0, 0.0};
+    if (dim == 3)
+      ef_row_projections(3, i, ne, ci, ei, u_n, p_n, invm[i], a, g);
+    else
+      ef_row_projections(2, i, ne, ci, ei, u_n, p_n, invm[i], a, g);
+    for (int c = 0; c < 3; ++c) {
+      xi[3 * i + c] = a[c];
+      xp[3 * i + c] = g[c];
+    }
+    tau[i] = stab ? ef_node_tau(h[i], ef_node_norm(dim, i, u_n), nun ? nun[i] : nu, dt, c1, c2, c3) : 0.0;
+  }
+  return EF_SUCCESS;
+}
+
+/* ---------------------------------------------------------------------------
+ * Step 2. */
+
+/* One RK4 stage over all rows: R = R(us) (p_n, xi, tau frozen); the accumulator gathers
+ * R_1 + 2R_2 + 2R_3 + R_4; uout = u_n + a M^-1 R (stages 0-2, a = dt/2, dt/2, dt) or
+ * u_n + dt/6 M^-1 acc (stage 3), then fixed components take u_n's values and slip nodes
+ * are projected. */
+static void rk_stage(ef_fs *fs, int stage, double dt, const double *u_n, const double *p_n, const double *us,
+                     double *uout) {
+  const ef_edge_data *ed = fs->ed;
+  const int dim = ed->dim, S = ed->stride;
+  const int64_t n = fs->n, *rp = ed->row_ptr;
+  const int32_t *col = ed->col;
+  const double *ev = ed->values, *mass = ed->mass, *invm = ed->inv_mass;
+  const double *tau = fs->tau, *xi = fs->xi, *bf = fs->s.body_force, *nun = fs->s.nu_nodal;
+  const double nu = fs->s.nu;
+  const uint8_t *vfix = fs->s.velocity_fixed, *slip = fs->s.slip_type, *pfix = fs->s.pressure_fixed;
+  const double *sn = fs->s.slip_normal, *st = fs->s.slip_tangent;
+  double *acc = fs->acc;
+  const double a = stage == 0 || stage == 1 ? 0.5 * dt : stage == 2 ? dt : dt / 6.0;
+  const double wacc = stage == 0 || stage == 3 ? 1.0 : 2.0;
+  EF_OMP(omp parallel for schedule(static))
+  for (int64_t i = 0; i < n; ++i) {
+    const int ne = (int)(rp[i + 1] - rp[i]);
+    const int32_t *ci = col + rp[i];
+    const double *ei = ev + rp[i] * S;
+    double b[3] = {0.0, 0.0, 0.0}, R[3] = {0.0, 0.0, 0.0};
+    if (bf)
+      for (int c = 0; c < dim; ++c) b[c] = bf[3 * i + c];
+    const double nui = nun ? nun[i] : nu;
+    if (dim == 3)
+      ef_row_momentum_residual(3, i, ne, ci, ei, us, p_n, xi, mass[i], b, tau[i], nui, R);
+    else
+      ef_row_momentum_residual(2, i, ne, ci, ei, us, p_n, xi, mass[i], b, tau[i], nui, R);
+    /* Prescribed pressure with free velocity (pressure inlet/outlet): the traction -p n of that
+     * boundary, the integral the weak gradient leaves out, turns P_I into the Galerkin
+     * -int N_I grad p_h = -sum nabla_IJ (p_J - p_I); without it the open boundary is traction free
+     * whatever pressure is fixed there (zero change where the fixed pressure is 0). */
+    if (pfix && pfix[i] && !(vfix && (vfix[3 * i] || vfix[3 * i + 1] || vfix[3 * i + 2]))) {
+      double w[3] = {0.0, 0.0, 0.0}, g[3] = {0.0, 0.0, 0.0};
+      ef_row_weak_gradient(dim, i, ne, ci, ei, p_n, w);
+      ef_row_strong_gradient(dim, i, ne, ci, ei, p_n, g);
+      for (int c = 0; c < dim; ++c) R[c] -= w[c] + g[c];
+    }
+    double u[3] = {0.0, 0.0, 0.0}, uref[3] = {0.0, 0.0, 0.0};
+    for (int c = 0; c < dim; ++c) {
+      const double ac = stage == 0 ? R[c] : acc[3 * i + c] + wacc * R[c];
+      acc[3 * i + c] = ac;
+      uref[c] = u_n[3 * i + c];
+      u[c] = uref[c] + a * invm[i] * (stage == 3 ? ac : R[c]);
+    }
+    const uint8_t none[3] = {0, 0, 0};
+    const double zero[3] = {0.0, 0.0, 0.0};
+    ef_node_apply_bc(dim, vfix ? vfix + 3 * i : none, slip ? slip[i] : EF_SLIP_NONE, sn ? sn + 3 * i : zero,
+                     st ? st + 3 * i : zero, uref, u);
+    for (int c = 0; c < 3; ++c) uout[3 * i + c] = u[c];
+  }
+}
+
+/* Call the caller's boundary-value function, with context on failure. */
+static int eval_fixed(ef_fs *fs, double t, double *u, double *p) {
+  if (!fs->s.eval_fixed) return EF_SUCCESS;
+  int err = fs->s.eval_fixed(fs->s.eval_fixed_ctx, t, u, p);
+  if (err) return ef_error_push(err, __FILE__, __LINE__, "while evaluating boundary values at t = %.9g", t);
+  return EF_SUCCESS;
+}
+
+/* Step 2: classical RK4 for M du/dt = R(u) with the BCs at the stage times; reactions. */
+int ef_fs_momentum(ef_fs *fs, double t, double dt, const double *u_n, const double *p_n, double *uh,
+                   double *p_new, double *reaction) {
+  EF_CHECK(fs && u_n && p_n && uh && p_new, EF_ERR_PARAMETER, "fractional step: NULL argument to momentum");
+  EF_CHECK(dt > 0.0, EF_ERR_PARAMETER, "fractional step: time step must be positive, got %g", dt);
+  const int64_t n = fs->n;
+  double *ua = fs->ua, *ub = fs->ub;
+  rk_stage(fs, 0, dt, u_n, p_n, u_n, ua);
+  EF_CALL(eval_fixed(fs, t + 0.5 * dt, ua, fs->pscratch));
+  rk_stage(fs, 1, dt, u_n, p_n, ua, ub);
+  EF_CALL(eval_fixed(fs, t + 0.5 * dt, ub, fs->pscratch));
+  rk_stage(fs, 2, dt, u_n, p_n, ub, ua);
+  EF_CALL(eval_fixed(fs, t + dt, ua, fs->pscratch));
+  rk_stage(fs, 3, dt, u_n, p_n, ua, uh);
+  memcpy(p_new, p_n, (size_t)n * sizeof *p_new);
+  EF_CALL(eval_fixed(fs, t + dt, uh, p_new));
+  const uint8_t *pfix = fs->s.pressure_fixed;
+  if (fs->s.eval_fixed && pfix && fs->s.fixed_pressure_scale != 1.0) {
+    const double scale = fs->s.fixed_pressure_scale;
+    EF_OMP(omp parallel for schedule(static))
+    for (int64_t i = 0; i < n; ++i)
+      if (pfix[i]) p_new[i] *= scale;
+  }
+  if (reaction) {
+    const uint8_t *vfix = fs->s.velocity_fixed;
+    const double *mass = fs->ed->mass, *acc = fs->acc;
+    const double inv_dt = 1.0 / dt;
+    EF_OMP(omp parallel for schedule(static))
+    for (int64_t i = 0; i < n; ++i)
+      for (int c = 0; c < 3; ++c) {
+        const int64_t q = 3 * i + c;
+        reaction[q] = vfix && vfix[q] ? acc[q] / 6.0 - mass[i] * (uh[q] - u_n[q]) * inv_dt : 0.0;
+      }
+  }
+  return EF_SUCCESS;
+}
+
+/* ---------------------------------------------------------------------------
+ * Step 3. */
+
+/* Step 3 assembly: H and f with symmetric elimination, null-space check and projection. */
+int ef_fs_assemble_pressure(ef_fs *fs, double dt, const double *uh, const double *p_n, const double *p_new,
+                            ef_fs_stats *stats) {
+  EF_CHECK(fs && uh && p_n && p_new, EF_ERR_PARAMETER, "fractional step: NULL argument to pressure assembly");
+  EF_CHECK(dt > 0.0, EF_ERR_PARAMETER, "fractional step: time step must be positive, got %g", dt);
+  const ef_edge_data *ed = fs->ed;
+  const int dim = ed->dim, S = ed->stride;
+  const int64_t n = fs->n, nb = fs->n_blocks, B = fs->block, *rp = ed->row_ptr, *hrp = fs->h_row_ptr;
+  const int32_t *col = ed->col;
+  const double *ev = ed->values, *tau = fs->tau, *xp = fs->xp;
+  const uint8_t *pfix = fs->s.pressure_fixed;
+  const int has_fixed = pfix != NULL;
+  const double cc = 0.5 * dt;
+  double *hval = fs->h_val, *f = fs->f, *pf = fs->part_f, *pabs = fs->part_abs;
+  int64_t n_fixed = 0, bad = INT64_MAX;
+  EF_OMP(omp parallel for schedule(static) reduction(+ : n_fixed) reduction(min : bad))
+  for (int64_t blk = 0; blk < nb; ++blk) {
+    const int64_t i1 = (blk + 1) * B < n ? (blk + 1) * B : n;
+    double sf = 0.0, sa = 0.0;
+    for (int64_t i = blk * B; i < i1; ++i) {
+      const int ne = (int)(rp[i + 1] - rp[i]);
+      const int32_t *ci = col + rp[i];
+      const double *ei = ev + rp[i] * S;
+      double fi;
+      if (dim == 3)
+        fi = ef_row_pressure_system(3, i, ne, ci, ei, tau, cc, uh, p_n, p_new, xp, pfix, has_fixed, hval + hrp[i]);
+      else
+        fi = ef_row_pressure_system(2, i, ne, ci, ei, tau, cc, uh, p_n, p_new, xp, pfix, has_fixed, hval + hrp[i]);
+      f[i] = fi;
+      if (!isfinite(fi) && i < bad) bad = i;
+      if (has_fixed && pfix[i]) {
+        ++n_fixed;
+      } else {
+        sf += fi;
+        sa += fabs(fi);
+      }
+    }
+    pf[blk] = sf;
+    pabs[blk] = sa;
+  }
+  if (bad != INT64_MAX)
+    return EF_ERROR(EF_ERR_DIVERGED,
+                    "pressure right-hand side is not finite at node %lld (intermediate velocity "
+                    "(%g, %g, %g))",
+                    (long long)bad, uh[3 * bad], uh[3 * bad + 1], uh[3 * bad + 2]);
+  double imbalance = 0.0;
+  fs->H.constant_null_space = n_fixed == 0;
+  if (n_fixed == 0) {
+    double sf = 0.0, sa = 0.0;
+    for (int64_t b = 0; b < nb; ++b) {
+      sf += pf[b];
+      sa += pabs[b];
+    }
+    imbalance = sa > 0.0 ? fabs(sf) / sa : 0.0;
+    EF_CHECK(imbalance <= fs->s.flux_imbalance_tolerance, EF_ERR_PARAMETER,
+             "pressure equation: no node has a fixed pressure and the prescribed velocities do not "
+             "conserve mass (net flux imbalance |sum f|/sum|f| = %.3e > tolerance %.3e); fix the "
+             "pressure on an outlet, or balance inflow and outflow",
+             imbalance, fs->s.flux_imbalance_tolerance);
+    /* Remove the null-space component of f so the singular system is consistent. */
+    const double mean = sf / (double)n;
+    EF_OMP(omp parallel for schedule(static))
+    for (int64_t i = 0; i < n; ++i) f[i] -= mean;
+  }
+  if (stats) {
+    stats->flux_imbalance = imbalance;
+    stats->n_fixed_pressure = (int)(n_fixed > INT32_MAX ? INT32_MAX : n_fixed);
+  }
+  return EF_SUCCESS;
+}
+
+/* Step 3: assemble and solve H p_{n+1} = f (warm start in p_new). */
+int ef_fs_pressure(ef_fs *fs, double dt, const double *uh, const double *p_n, double *p_new, ef_fs_stats *stats) {
+  double t0 = fs_wtime();
+  EF_CALL(ef_fs_assemble_pressure(fs, dt, uh, p_n, p_new, stats));
+  double t1 = fs_wtime();
+  int its = 0;
+  double res = 0.0;
+  ef_linear_solver ls = fs->s.solver;
+  if (!ls.solve) ls = ef_host_cg_solver(fs->cg);
+  int err = ls.solve(ls.ctx, &fs->H, fs->f, p_new, fs->s.pressure_rtol, fs->s.pressure_max_iterations, &its, &res);
+  if (stats) {
+    stats->cg_iterations = its;
+    stats->cg_residual = res;
+    stats->seconds_assembly = t1 - t0;
+    stats->seconds_solve = fs_wtime() - t1;
+  }
+  if (err) return ef_error_push(err, __FILE__, __LINE__, "pressure equation not solved");
+  return EF_SUCCESS;
+}
+
+/* ---------------------------------------------------------------------------
+ * Step 4. */
+
+/* Step 4: u = uh - c M^-1 grad(p_{n+1} - p_n), BCs, divergence check. */
+int ef_fs_correct(ef_fs *fs, double dt, const double *uh, const double *p_n, const double *p_new,
+                  double *u_new) {
+  EF_CHECK(fs && uh && p_n && p_new && u_new, EF_ERR_PARAMETER, "fractional step: NULL argument to correct");
+  const ef_edge_data *ed = fs->ed;
+  const int dim = ed->dim, S = ed->stride;
+  const int64_t n = fs->n, *rp = ed->row_ptr;
+  const int32_t *col = ed->col;
+  const double *ev = ed->values, *invm = ed->inv_mass;
+  const uint8_t *vfix = fs->s.velocity_fixed, *slip = fs->s.slip_type;
+  const double *sn = fs->s.slip_normal, *st = fs->s.slip_tangent;
+  const double cc = 0.5 * dt, bound2 = fs->s.velocity_bound * fs->s.velocity_bound;
+  int64_t bad = INT64_MAX;
+  EF_OMP(omp parallel for schedule(static) reduction(min : bad))
+  for (int64_t i = 0; i < n; ++i) {
+    const int ne = (int)(rp[i + 1] - rp[i]);
+    const int32_t *ci = col + rp[i];
+    const double *ei = ev + rp[i] * S;
+    double u[3] = {0.0, 0.0, 0.0}, uref[3] = {0.0, 0.0, 0.0};
+    if (dim == 3)
+      ef_row_correction(3, i, ne, ci, ei, p_new, p_n, invm[i], cc, uh, u);
+    else
+      ef_row_correction(2, i, ne, ci, ei, p_new, p_n, invm[i], cc, uh, u);
+    for (int c = 0; c < dim; ++c) uref[c] = uh[3 * i + c];
+    const uint8_t none[3] = {0, 0, 0};
+    const double zero[3] = {0.0, 0.0, 0.0};
+    ef_node_apply_bc(dim, vfix ? vfix + 3 * i : none, slip ? slip[i] : EF_SLIP_NONE, sn ? sn + 3 * i : zero,
+                     st ? st + 3 * i : zero, uref, u);
+    double u2 = 0.0;
+    for (int c = 0; c < 3; ++c) {
+      u_new[3 * i + c] = u[c];
+      u2 += u[c] * u[c];
+    }
+    /* !(u2 <= bound2) also catches NaN. */
+    if ((!(u2 <= bound2) || !isfinite(p_new[i])) && i < bad) bad = i;
+  }
+  if (bad != INT64_MAX) {
+    const double *u = u_new + 3 * bad;
+    if (!isfinite(p_new[bad]))
+      return EF_ERROR(EF_ERR_DIVERGED, "the solution diverged: pressure %g at node %lld", p_new[bad],
+                      (long long)bad);
+    return EF_ERROR(EF_ERR_DIVERGED,
+                    "the solution diverged: velocity (%g, %g, %g) at node %lld (bound %g)", u[0], u[1], u[2],
+                    (long long)bad, fs->s.velocity_bound);
+  }
+  return EF_SUCCESS;
+}
+
+/* ---------------------------------------------------------------------------
+ * The whole step. */
+
+/* One fractional step t -> t + dt on the caller arrays (written only on success). */
+int ef_fs_step(ef_fs *fs, double t, double dt, double *velocity, double *pressure, double *reaction,
+               ef_fs_stats *stats) {
+  EF_CHECK(fs && velocity && pressure, EF_ERR_PARAMETER, "fractional step: NULL argument to step");
+  ef_fs_stats st;
+  memset(&st, 0, sizeof st);
+  const double t0 = fs_wtime();
+  EF_CALL(ef_fs_prepare(fs, dt, velocity, pressure));
+  const double t1 = fs_wtime();
+  EF_CALL(ef_fs_momentum(fs, t, dt, velocity, pressure, fs->uh, fs->pnew, reaction));
+  const double t2 = fs_wtime();
+  EF_CALL(ef_fs_pressure(fs, dt, fs->uh, pressure, fs->pnew, &st));
+  const double t3 = fs_wtime();
+  EF_CALL(ef_fs_correct(fs, dt, fs->uh, pressure, fs->pnew, fs->unew));
+  const int64_t n = fs->n;
+  const double *un = fs->unew, *pn = fs->pnew;
+  EF_OMP(omp parallel for schedule(static))
+  for (int64_t i = 0; i < n; ++i) {
+    for (int c = 0; c < 3; ++c) velocity[3 * i + c] = un[3 * i + c];
+    pressure[i] = pn[i];
+  }
+  const double t4 = fs_wtime();
+  st.seconds_prepare = t1 - t0;
+  st.seconds_momentum = t2 - t1;
+  st.seconds_correction = t4 - t3;
+  st.seconds_total = t4 - t0;
+  if (stats) *stats = st;
+  return EF_SUCCESS;
+}

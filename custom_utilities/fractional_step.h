@@ -1,0 +1,187 @@
+/* fractional_step.h -- the OpenMP executor of one edge-based fractional step
+ * (Rossi, Mossaiby & Idelsohn, Comput. Fluids 81, 2013, eqs. 40-48 in the
+ * corrected form below), on raw host arrays.
+ *
+ * ---------------------------------------------------------------------------
+ * The step from t to t + dt, with c = dt/2 in all three places it appears and
+ * the kinematic pressure p (= physical pressure / density) throughout:
+ *
+ * 1. From u_n: tau_I = 1/(c1/dt + c2 nu/h_I^2 + c3 |u_I|/h_I) (0 when stabilisation is off),
+ *    xi_I = M_II^-1 sum_{J!=I} (u_I.nabla_IJ)(u_J - u_I)       (convective projection),
+ *    xp_I = M_II^-1 sum_{J!=I} nabla_IJ (p_n,J - p_n,I)        (pressure projection, eq. 48).
+ * 2. Momentum, classical RK4 with lumped mass, p_n, xi and tau frozen, the stage velocity as
+ *    convecting velocity:  M_II du_I/dt = R_I(u),
+ *      R_I = M_II b_I - A_I - nu_I sum L_IJ (u_J - u_I) + P_I(p_n) - tau_I (S_low,I - S_high,I)
+ *    (see edge_physics.h).  Stage k_s = M^-1 R(u_s):
+ *      u_1 = u_n;  u_2 = u_n + dt/2 k_1 (BC at t + dt/2);  u_3 = u_n + dt/2 k_2 (BC at t + dt/2);
+ *      u_4 = u_n + dt k_3 (BC at t + dt);  uh = u_n + dt/6 (k_1 + 2k_2 + 2k_3 + k_4) (BC at t + dt).
+ * 3. Pressure: H p_{n+1} = f (edge_physics.h, ef_row_pressure_system), fixed pressures at t + dt
+ *    eliminated symmetrically, solved by the linear solver (default: host CG on D^-1/2 H D^-1/2,
+ *    warm start p_n).  Without any fixed pressure the constant null space is removed: the net
+ *    flux imbalance |sum f| / sum |f| is checked against flux_imbalance_tolerance (refused
+ *    with a message naming the imbalance when above), f is made zero-sum, and the solution
+ *    keeps the additive constant of p_n (CG never changes the null-space component).
+ *    The tau-terms of H and f cancel exactly on a linear pressure only where tau is uniform
+ *    (test (b)); h_I = M_II^(1/dim) is smaller at boundary nodes, so tau varies there and a
+ *    hydrostatic state keeps a small spurious current (~6e-4 |b| in test_fs_solver's box).
+ * 4. Correction: u_{n+1,I} = uh_I - c M_II^-1 sum_{J!=I} nabla_IJ (dp_J - dp_I), dp = p_{n+1} - p_n;
+ *    velocity boundary conditions.
+ *
+ * Boundary conditions (arrays borrowed from the caller, read at every step, so fixity may
+ * change between steps):
+ *  - velocity_fixed[3 I + c]: the component is prescribed.  Its value is taken from the
+ *    input velocity and, when eval_fixed is given, overwritten by eval_fixed at the stage
+ *    times t + dt/2 (stages 2 and 3) and t + dt (stage 4 and the end of RK; the correction
+ *    keeps the end-of-RK values, which are the values at t + dt).
+ *  - pressure_fixed[I]: prescribed pressure; values from the input pressure or eval_fixed at
+ *    t + dt.  eval_fixed writes PHYSICAL pressure (ef_fixed_values_fn of ef_strategy.h);
+ *    the executor multiplies the fixed entries it writes by fixed_pressure_scale (set 1/rho).
+ *  - slip_type[I] (EF_SLIP_FACE / EDGE / CORNER of edge_physics.h) with unit slip_normal and
+ *    slip_tangent (3 per node): projection after every stage and after the correction, on
+ *    nodes with no fixed component.  A node with a fixed component is not projected:
+ *    prescribed velocity wins over slip whatever the process order (the processes decide
+ *    which of two prescribed values wins by their list order, before the executor sees them).
+ *  - body_force: per unit mass, 3 per node, constant during the step.
+ *
+ * Reaction (for wall forces): for every fixed velocity component
+ *    reaction_I = Rbar_I - M_II (u_{n+1,I} - u_{n,I}) / dt,   Rbar = (R_1 + 2R_2 + 2R_3 + R_4)/6,
+ * the RK-weighted momentum residual (with p_n) minus the inertia of the prescribed motion,
+ * taken before the boundary values overwrite the node.  Units: kinematic force (force /
+ * density).  Sign: R_I is the force the rest of the fluid exerts on node I's share of fluid,
+ * so the wall must supply -reaction_I and
+ *    force the fluid exerts on the wall at node I = + density * reaction_I
+ * (a fluid at rest under pressure p gives reaction_I = p int N_I n, n the outward normal of
+ * the fluid domain).  Components that are not fixed are 0.
+ *
+ * Divergence: after the correction, NaN/Inf in u or p or |u_I| > velocity_bound stops the
+ * step with EF_ERR_DIVERGED naming the node (the caller adds step, time and file).  The
+ * caller's velocity and pressure arrays are written only when the step succeeds, so they
+ * still hold the last good state.
+ *
+ * Speed: OpenMP over rows (nodes), no atomics, no allocation after ef_fs_create, one pass
+ * over the edge data per operator (projections, each RK stage, pressure assembly,
+ * correction), reductions in fixed row blocks: results are bitwise independent of the
+ * number of threads.
+ */
+#ifndef EF_FRACTIONAL_STEP_H
+#define EF_FRACTIONAL_STEP_H
+
+#include <stdint.h>
+
+#include "edge_data.h"
+#include "host_cg.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct {
+  /* Physics. */
+  double nu;               /* kinematic viscosity */
+  const double *nu_nodal;  /* optional per-node viscosity (n); NULL: nu everywhere */
+  int stabilization;       /* 1: OSS stabilisation with tau; 0: tau = 0 */
+  double tau_c1, tau_c2, tau_c3; /* defaults 1, 4, 2 (see ef_fs_settings_default) */
+  /* Pressure solve. */
+  double pressure_rtol;          /* relative tolerance (default 1e-8) */
+  int pressure_max_iterations;   /* default 5000 */
+  double flux_imbalance_tolerance; /* only without fixed pressure (default 1e-6) */
+  ef_linear_solver solver;       /* solve == NULL: the built-in host CG */
+  /* Divergence. */
+  double velocity_bound;         /* |u| above this is divergence (default 1e6) */
+  /* Boundary conditions (borrowed; any may be NULL = none). */
+  const uint8_t *velocity_fixed; /* 3 per node */
+  const uint8_t *pressure_fixed; /* 1 per node */
+  const uint8_t *slip_type;      /* 1 per node, EF_SLIP_* */
+  const double *slip_normal;     /* 3 per node, unit */
+  const double *slip_tangent;    /* 3 per node, unit (EF_SLIP_EDGE) */
+  const double *body_force;      /* 3 per node, per unit mass */
+  /* Values of the fixed entries at time t (velocity, physical pressure); NULL: constant. */
+  int (*eval_fixed)(void *ctx, double t, double *velocity, double *pressure);
+  void *eval_fixed_ctx;
+  double fixed_pressure_scale;   /* multiplies pressures written by eval_fixed (1/rho) */
+} ef_fs_settings;
+
+/* Defaults: nu = 0, stabilisation on with (c1, c2, c3) = (1, 4, 2), the constants of Kratos'
+ * edge-based solver and of Codina's OSS for linear elements (c2 = 4, c3 = 2 make tau the
+ * nodally exact 1D value in the diffusive and convective limits; the paper's 1, 1, 1 gives
+ * a 2-4 times larger tau, i.e. more numerical diffusion), rtol 1e-8, 5000 iterations,
+ * flux tolerance 1e-6, velocity bound 1e6, no boundary conditions, pressure scale 1. */
+void ef_fs_settings_default(ef_fs_settings *s);
+
+/* Time-step control. */
+typedef struct {
+  int fixed;        /* 1: dt_fixed reduced to the stability limit; 0: from the CFL number */
+  double dt_fixed;
+  double cfl;       /* CFL mode: dt = min_I cfl / (|u_I|/hmin_I + 4 nu_I/hmin_I^2) */
+  double dt_min, dt_max; /* CFL mode bounds */
+} ef_fs_dt_settings;
+
+/* Per-step figures. */
+typedef struct {
+  int cg_iterations;
+  double cg_residual;
+  double flux_imbalance;     /* |sum f| / sum |f| when no pressure is fixed, else 0 */
+  int n_fixed_pressure;
+  double seconds_prepare, seconds_momentum, seconds_assembly, seconds_solve, seconds_correction,
+      seconds_total;
+} ef_fs_stats;
+
+typedef struct ef_fs_s ef_fs;
+
+/* Allocate every work array for the mesh of `edges` (borrowed; must outlive the executor). */
+int ef_fs_create(const ef_edge_data *edges, const ef_fs_settings *settings, ef_fs **fs);
+/* Free; accepts NULL and sets *fs to NULL. */
+void ef_fs_destroy(ef_fs **fs);
+/* Replace the settings (boundary arrays, viscosity, solver...). */
+int ef_fs_set_settings(ef_fs *fs, const ef_fs_settings *settings);
+const ef_fs_settings *ef_fs_get_settings(const ef_fs *fs);
+
+/* Time step for the state `velocity` (3 per node).  dt_stable is the limit with cfl = 1
+ * (may be NULL); *reduced (may be NULL) is set to 1 when a fixed step was cut to it (the
+ * caller warns once). */
+int ef_fs_compute_dt(const ef_fs *fs, const double *velocity, const ef_fs_dt_settings *s, double *dt,
+                     double *dt_stable, int *reduced);
+
+/* Advance velocity (3 per node) and kinematic pressure (1 per node) from t to t + dt in
+ * place.  reaction (3 per node) and stats may be NULL.  On failure velocity and pressure
+ * are unchanged. */
+int ef_fs_step(ef_fs *fs, double t, double dt, double *velocity, double *pressure, double *reaction,
+               ef_fs_stats *stats);
+
+/* ---------------------------------------------------------------------------
+ * The phases of ef_fs_step, for tests and for strategies that interleave their own work.
+ * They share the executor's internal tau, xi, xp and pressure system. */
+
+/* Step 1: tau, xi, xp from (u_n, p_n). */
+int ef_fs_prepare(ef_fs *fs, double dt, const double *u_n, const double *p_n);
+/* Step 2: RK4 from u_n to uh (3 per node) with the BCs; p_new (1 per node) receives p_n with
+ * the fixed pressures of t + dt (the warm start of step 3); reaction may be NULL. */
+int ef_fs_momentum(ef_fs *fs, double t, double dt, const double *u_n, const double *p_n, double *uh,
+                   double *p_new, double *reaction);
+/* Step 3: assemble H and f from (uh, p_n, xp, tau) and the fixed values in p_new, and solve
+ * into p_new.  stats may be NULL. */
+int ef_fs_pressure(ef_fs *fs, double dt, const double *uh, const double *p_n, double *p_new,
+                   ef_fs_stats *stats);
+/* Step 3 without the solve: only H and f (ef_fs_pressure_system gives them). */
+int ef_fs_assemble_pressure(ef_fs *fs, double dt, const double *uh, const double *p_n, const double *p_new,
+                            ef_fs_stats *stats);
+/* Step 4: u_new = corrected uh with the BCs (fixed components keep uh's values); checks
+ * divergence of u_new and p_new. */
+int ef_fs_correct(ef_fs *fs, double dt, const double *uh, const double *p_n, const double *p_new,
+                  double *u_new);
+
+/* Internal arrays (valid until the next call that changes them). */
+const double *ef_fs_tau(const ef_fs *fs);            /* n */
+const double *ef_fs_convective_projection(const ef_fs *fs); /* 3 n */
+const double *ef_fs_pressure_projection(const ef_fs *fs);   /* 3 n */
+const ef_csr *ef_fs_pressure_matrix(const ef_fs *fs);       /* H after the last assembly */
+const double *ef_fs_pressure_rhs(const ef_fs *fs);          /* f after the last assembly */
+
+/* Bytes the momentum phase streams per step (for bandwidth figures): 4 stages x (edge
+ * records + columns + row offsets + the node vectors each stage reads and writes once). */
+double ef_fs_momentum_bytes(const ef_fs *fs);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

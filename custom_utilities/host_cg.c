@@ -1,0 +1,286 @@
+/* host_cg.c -- deterministic OpenMP CG on the Jacobi-scaled system. */
+#include "host_cg.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "edgeflow/ef_error.h"
+
+#ifdef _OPENMP
+#include <omp.h>
+#define EF_OMP(x) _Pragma(#x)
+#else
+#define EF_OMP(x)
+#endif
+
+/* Rows per reduction block: partial sums per block, added in block order, make every dot
+ * product independent of the thread count.  The block size depends on n only (never on the
+ * thread count): about 1024 blocks, so that the loops over blocks keep every thread busy,
+ * at least 64 rows so that a block is worth scheduling. */
+static int64_t cg_block_rows(int64_t n) {
+  int64_t b = (n + 1023) / 1024;
+  return b < 64 ? 64 : b;
+}
+
+struct ef_host_cg_s {
+  int64_t n, n_blocks, block;
+  double *r, *p, *q, *inv_diag;
+  double *part_a, *part_b; /* per-block partial sums of the two alternating reductions */
+  int last_iterations;
+  double last_seconds;
+};
+
+/* Wall seconds from a monotonic clock. */
+static double cg_wtime(void) {
+#ifdef _OPENMP
+  return omp_get_wtime();
+#else
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+#endif
+}
+
+/* Sum of the block partials in block order (every thread gets the same bits). */
+static double sum_blocks(const double *part, int64_t nb) {
+  double s = 0.0;
+  for (int64_t b = 0; b < nb; ++b) s += part[b];
+  return s;
+}
+
+/* Allocate the CG work vectors and block partials for n unknowns. */
+int ef_host_cg_create(int64_t n, ef_host_cg **cg) {
+  EF_CHECK(cg, EF_ERR_PARAMETER, "host CG: output handle is NULL");
+  *cg = NULL;
+  EF_CHECK(n > 0, EF_ERR_PARAMETER, "host CG: system size must be positive, got %lld", (long long)n);
+  ef_host_cg *s = calloc(1, sizeof *s);
+  EF_CHECK(s, EF_ERR_MEMORY, "host CG: out of memory");
+  s->n = n;
+  s->block = cg_block_rows(n);
+  s->n_blocks = (n + s->block - 1) / s->block;
+  s->r = malloc((size_t)n * sizeof *s->r);
+  s->p = malloc((size_t)n * sizeof *s->p);
+  s->q = malloc((size_t)n * sizeof *s->q);
+  s->inv_diag = malloc((size_t)n * sizeof *s->inv_diag);
+  s->part_a = malloc((size_t)s->n_blocks * sizeof *s->part_a);
+  s->part_b = malloc((size_t)s->n_blocks * sizeof *s->part_b);
+  if (!s->r || !s->p || !s->q || !s->inv_diag || !s->part_a || !s->part_b) {
+    ef_host_cg_destroy(&s);
+    return EF_ERROR(EF_ERR_MEMORY, "host CG: out of memory for %lld unknowns", (long long)n);
+  }
+  *cg = s;
+  return EF_SUCCESS;
+}
+
+/* Free the CG work arrays; accepts NULL. */
+void ef_host_cg_destroy(ef_host_cg **cg) {
+  if (!cg || !*cg) return;
+  ef_host_cg *s = *cg;
+  free(s->r);
+  free(s->p);
+  free(s->q);
+  free(s->inv_diag);
+  free(s->part_a);
+  free(s->part_b);
+  free(s);
+  *cg = NULL;
+}
+
+/* The {ctx, solve} record of this CG. */
+ef_linear_solver ef_host_cg_solver(ef_host_cg *cg) {
+  ef_linear_solver ls = {cg, ef_host_cg_solve};
+  return ls;
+}
+
+/* Iterations and seconds of the last solve. */
+void ef_host_cg_last(const ef_host_cg *cg, int *iterations, double *seconds) {
+  if (iterations) *iterations = cg ? cg->last_iterations : 0;
+  if (seconds) *seconds = cg ? cg->last_seconds : 0.0;
+}
+
+/* y = A x, one row per loop iteration, each row summed in column order. */
+void ef_csr_multiply(const ef_csr *A, const double *x, double *y) {
+  const int64_t n = A->n;
+  const int64_t *rp = A->row_ptr;
+  const int32_t *col = A->col;
+  const double *val = A->val;
+  EF_OMP(omp parallel for schedule(static))
+  for (int64_t i = 0; i < n; ++i) {
+    double s = 0.0;
+    for (int64_t k = rp[i]; k < rp[i + 1]; ++k) s += val[k] * x[col[k]];
+    y[i] = s;
+  }
+}
+
+/* Diagonal entry of row i (the stored position or a binary search). */
+static double csr_diagonal(const ef_csr *A, int64_t i) {
+  if (A->diag) return A->val[A->diag[i]];
+  int64_t lo = A->row_ptr[i], hi = A->row_ptr[i + 1] - 1;
+  while (lo <= hi) {
+    int64_t mid = lo + (hi - lo) / 2;
+    if (A->col[mid] < i)
+      lo = mid + 1;
+    else if (A->col[mid] > i)
+      hi = mid - 1;
+    else
+      return A->val[mid];
+  }
+  return 0.0;
+}
+
+/* Jacobi-preconditioned CG = CG on D^-1/2 A D^-1/2 (see host_cg.h). */
+int ef_host_cg_solve(void *ctx, const ef_csr *A, const double *b, double *x, double rtol, int max_it,
+                     int *iterations, double *final_residual) {
+  ef_host_cg *s = ctx;
+  EF_CHECK(s && A && b && x, EF_ERR_PARAMETER, "host CG: NULL argument");
+  EF_CHECK(A->n == s->n, EF_ERR_PARAMETER, "host CG: matrix has %lld rows, solver was created for %lld",
+           (long long)A->n, (long long)s->n);
+  EF_CHECK(rtol > 0.0 && max_it > 0, EF_ERR_PARAMETER, "host CG: need rtol > 0 and max_it > 0 (got %g, %d)",
+           rtol, max_it);
+  const double t0 = cg_wtime();
+  const int64_t n = s->n, nb = s->n_blocks, B = s->block;
+  const int64_t *rp = A->row_ptr;
+  const int32_t *col = A->col;
+  const double *val = A->val;
+  double *r = s->r, *p = s->p, *q = s->q, *dinv = s->inv_diag, *pa = s->part_a, *pb = s->part_b;
+  int64_t bad_diag = INT64_MAX;
+
+  /* Shared results, written identically by every thread (no race on differing values
+   * matters: all threads compute the same bits from the same partial arrays). */
+  int status = 0; /* 0 converged, 1 breakdown (p^T A p <= 0), 2 max_it, 3 non-finite */
+  int its = 0;
+  double res = 0.0, breakdown_pap = 0.0;
+  double bmean = 0.0;
+
+  if (A->constant_null_space) {
+    /* Work in 1-perp: remove the mean of b (sum in fixed blocks). */
+    EF_OMP(omp parallel for schedule(static))
+    for (int64_t blk = 0; blk < nb; ++blk) {
+      const int64_t i1 = (blk + 1) * B < n ? (blk + 1) * B : n;
+      double sb = 0.0;
+      for (int64_t i = blk * B; i < i1; ++i) sb += b[i];
+      pa[blk] = sb;
+    }
+    bmean = sum_blocks(pa, nb) / (double)n;
+  }
+
+  EF_OMP(omp parallel reduction(min : bad_diag))
+  {
+    /* r = b - A x, z = D^-1 r, p = z; partials of r.z and b.D^-1 b. */
+    EF_OMP(omp for schedule(static))
+    for (int64_t blk = 0; blk < nb; ++blk) {
+      const int64_t i1 = (blk + 1) * B < n ? (blk + 1) * B : n;
+      double srz = 0.0, sbb = 0.0;
+      for (int64_t i = blk * B; i < i1; ++i) {
+        double ax = 0.0, d = 0.0;
+        for (int64_t k = rp[i]; k < rp[i + 1]; ++k) {
+          ax += val[k] * x[col[k]];
+          if (col[k] == i) d = val[k];
+        }
+        if (!(d > 0.0)) {
+          if (i < bad_diag) bad_diag = i;
+          d = 1.0;
+        }
+        const double di = 1.0 / d, bi = b[i] - bmean, ri = bi - ax;
+        dinv[i] = di;
+        r[i] = ri;
+        p[i] = di * ri;
+        srz += ri * di * ri;
+        sbb += bi * di * bi;
+      }
+      pa[blk] = srz;
+      pb[blk] = sbb;
+    }
+    double rz = sum_blocks(pa, nb);
+    const double bnorm = sqrt(sum_blocks(pb, nb));
+    /* The next loop overwrites pa: every thread must have read it first. */
+    EF_OMP(omp barrier)
+    int it = 0;
+    int st = 0;
+    double rnorm = bnorm > 0.0 ? sqrt(rz) / bnorm : 0.0;
+    double pap = 0.0;
+    if (bnorm > 0.0 && rnorm >= rtol) {
+      for (;;) {
+        /* q = A p and partials of p.q. */
+        EF_OMP(omp for schedule(static))
+        for (int64_t blk = 0; blk < nb; ++blk) {
+          const int64_t i1 = (blk + 1) * B < n ? (blk + 1) * B : n;
+          double sp = 0.0;
+          for (int64_t i = blk * B; i < i1; ++i) {
+            double aq = 0.0;
+            for (int64_t k = rp[i]; k < rp[i + 1]; ++k) aq += val[k] * p[col[k]];
+            q[i] = aq;
+            sp += p[i] * aq;
+          }
+          pa[blk] = sp;
+        }
+        pap = sum_blocks(pa, nb);
+        if (!(pap > 0.0)) {
+          st = isfinite(pap) ? 1 : 3;
+          break;
+        }
+        const double alpha = rz / pap;
+        /* x += alpha p, r -= alpha q, partials of r.D^-1 r. */
+        EF_OMP(omp for schedule(static))
+        for (int64_t blk = 0; blk < nb; ++blk) {
+          const int64_t i1 = (blk + 1) * B < n ? (blk + 1) * B : n;
+          double srz = 0.0;
+          for (int64_t i = blk * B; i < i1; ++i) {
+            x[i] += alpha * p[i];
+            const double ri = r[i] - alpha * q[i];
+            r[i] = ri;
+            srz += ri * dinv[i] * ri;
+          }
+          pb[blk] = srz;
+        }
+        const double rz_new = sum_blocks(pb, nb);
+        ++it;
+        if (!isfinite(rz_new)) {
+          st = 3;
+          break;
+        }
+        rnorm = sqrt(rz_new) / bnorm;
+        if (rnorm < rtol) break;
+        if (it >= max_it) {
+          st = 2;
+          break;
+        }
+        const double beta = rz_new / rz;
+        rz = rz_new;
+        EF_OMP(omp for schedule(static))
+        for (int64_t i = 0; i < n; ++i) p[i] = dinv[i] * r[i] + beta * p[i];
+      }
+    } else if (bnorm == 0.0) {
+      /* b = 0: the solution is 0 (in 1-perp for a singular matrix). */
+      EF_OMP(omp for schedule(static))
+      for (int64_t i = 0; i < n; ++i) x[i] = 0.0;
+    }
+    EF_OMP(omp master)
+    {
+      status = st;
+      its = it;
+      res = rnorm;
+      breakdown_pap = pap;
+    }
+  }
+  s->last_iterations = its;
+  s->last_seconds = cg_wtime() - t0;
+  if (iterations) *iterations = its;
+  if (final_residual) *final_residual = res;
+  if (bad_diag != INT64_MAX)
+    return EF_ERROR(EF_ERR_SOLVER, "host CG: diagonal entry of row %lld is not positive (%g)",
+                    (long long)bad_diag, csr_diagonal(A, bad_diag));
+  if (status == 1)
+    return EF_ERROR(EF_ERR_SOLVER,
+                    "host CG: p^T A p = %g <= 0 at iteration %d: the matrix is not positive definite "
+                    "(the pressure matrix can lose definiteness on meshes with obtuse elements)",
+                    breakdown_pap, its + 1);
+  if (status == 3)
+    return EF_ERROR(EF_ERR_SOLVER, "host CG: non-finite value at iteration %d (NaN or Inf in the system)",
+                    its + 1);
+  if (status == 2)
+    return EF_ERROR(EF_ERR_SOLVER, "host CG: no convergence in %d iterations (relative residual %.3e > %.3e)",
+                    max_it, res, rtol);
+  return EF_SUCCESS;
+}
