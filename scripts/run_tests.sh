@@ -6,6 +6,8 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/setup_debian.sh" --tests
 jobs=$(nproc)
+# Tests run side by side on few cores: threads must not spin while waiting.
+export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}
 exclude=()
 [[ "${EDGEFLOW_SLOW_TESTS:-0}" == "1" ]] || exclude=(-LE slow)
 

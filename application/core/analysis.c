@@ -643,3 +643,25 @@ double ef_analysis_delta_time(ef_analysis a) { return a->dt; }
 long ef_analysis_step(ef_analysis a) { return a->step; }
 int ef_analysis_last_iterations(ef_analysis a) { return a->last_iterations; }
 const char *ef_analysis_output_folder(ef_analysis a) { return a->output_folder; }
+
+int ef_analysis_copy_pressure_system(ef_analysis a, ef_pressure_system *out) {
+  memset(out, 0, sizeof *out);
+  EF_CHECK(a->strategy, EF_ERR_INTERNAL, "the analysis has no strategy yet");
+  EF_CHECK(a->strategy_ops->copy_pressure_system, EF_ERR_UNSUPPORTED,
+           "strategy '%s' cannot copy its pressure system", a->strategy_ops->name);
+  EF_CHECK(a->step > 0, EF_ERR_INTERNAL, "no step has been solved yet");
+  return a->strategy_ops->copy_pressure_system(a->strategy, out);
+}
+
+void ef_pressure_system_free(ef_pressure_system *s) {
+  if (!s) return;
+  free(s->row_ptr);
+  free(s->col);
+  free(s->values);
+  free(s->values_full);
+  free(s->rhs);
+  free(s->solution);
+  free(s->initial_guess);
+  free(s->fixed);
+  memset(s, 0, sizeof *s);
+}

@@ -84,6 +84,8 @@ class Library:
                                                ctypes.POINTER(i)], i),
             "ef_model_part_node_count": ([vp], ctypes.c_int64),
             "ef_model_part_coordinates": ([vp], ctypes.POINTER(d)),
+            "ef_model_part_element_arrays": ([vp, ctypes.POINTER(ctypes.c_int64), ctypes.POINTER(i)],
+                                             ctypes.POINTER(ctypes.c_int32)),
         }
         for name, (args, res) in sig.items():
             f = getattr(lib, name)
@@ -116,6 +118,13 @@ class ModelPart:
         n = self.number_of_nodes
         ptr = self._L.lib.ef_model_part_coordinates(self._h)
         return np.ctypeslib.as_array(ptr, shape=(n, 3))
+
+    def elements(self):
+        """Element connectivity (n_elements, nodes_per_element) of internal node indices (a view)."""
+        ne = ctypes.c_int64()
+        npe = ctypes.c_int()
+        ptr = self._L.lib.ef_model_part_element_arrays(self._h, ctypes.byref(ne), ctypes.byref(npe))
+        return np.ctypeslib.as_array(ptr, shape=(ne.value, npe.value))
 
     def _arrays(self, name):
         values = ctypes.POINTER(ctypes.c_double)()

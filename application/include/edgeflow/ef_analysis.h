@@ -17,6 +17,7 @@
 
 #include "edgeflow/ef_model_part.h"
 #include "edgeflow/ef_parameters.h"
+#include "edgeflow/ef_strategy.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -52,6 +53,8 @@ int ef_analysis_finalize(ef_analysis a);
 int ef_analysis_run(ef_analysis a);
 
 ef_model_part ef_analysis_model_part(ef_analysis a);
+/* The last pressure system the strategy solved, copied to the host. */
+int ef_analysis_copy_pressure_system(ef_analysis a, ef_pressure_system *out);
 ef_parameters ef_analysis_parameters(ef_analysis a);
 double ef_analysis_time(ef_analysis a);
 double ef_analysis_delta_time(ef_analysis a);

@@ -175,6 +175,8 @@ int ef_model_part_variable_arrays(ef_model_part mp, const char *name, double **v
                                   int *n_components);
 int64_t ef_model_part_node_count(ef_model_part mp);
 double *ef_model_part_coordinates(ef_model_part mp);
+/* Element connectivity: n_elements x nodes_per_element internal node indices. */
+ef_index *ef_model_part_element_arrays(ef_model_part mp, int64_t *n_elements, int *nodes_per_element);
 
 /* Print a one-screen summary (counts, sub model parts, variables, properties). */
 void ef_model_part_print_summary(ef_model_part mp, void *file /* FILE* */);

@@ -42,6 +42,24 @@ typedef struct {
   double seconds_momentum, seconds_pressure, seconds_correction, seconds_transfer;
 } ef_step_info;
 
+/* A host copy of the last pressure system a strategy solved (for verification
+ * and export).  All arrays are malloc'ed; free with ef_pressure_system_free. */
+typedef struct {
+  int64_t n, nnz;
+  int64_t *row_ptr;            /* n + 1 */
+  int32_t *col;                /* nnz, sorted, diagonal included */
+  double *values;              /* as solved: fixed-pressure rows/columns eliminated (identity rows) */
+  double *values_full;         /* before the elimination (may be NULL) */
+  double *rhs;                 /* right-hand side as solved */
+  double *solution;            /* the solver's solution */
+  double *initial_guess;       /* the warm start (p_n with fixed values) */
+  uint8_t *fixed;              /* n: 1 for fixed-pressure rows */
+  double tolerance;            /* the requested relative tolerance */
+  int iterations;              /* iterations the solver used */
+  double relative_residual;    /* the residual the solver reported */
+} ef_pressure_system;
+void ef_pressure_system_free(ef_pressure_system *s);
+
 typedef struct {
   const char *name;
   const char *description;
@@ -53,6 +71,8 @@ typedef struct {
   int (*compute_time_step)(void *data, double *dt);
   /* Advance from t_old to t_old + dt. */
   int (*solve_step)(void *data, double t_old, double dt, ef_step_info *info);
+  /* Optional: copy the last pressure system to the host (NULL if unsupported). */
+  int (*copy_pressure_system)(void *data, ef_pressure_system *out);
   /* Fill the run summary / print the timing table at the end. */
   int (*finalize)(void *data);
   void (*destroy)(void **data);

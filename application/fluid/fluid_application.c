@@ -1,0 +1,17 @@
+/* fluid_application.c -- the fluid application: registers its strategies,
+ * linear solvers and commands into the core's registry when loaded. */
+#include "edgeflow/ef_error.h"
+#include "edgeflow/ef_registry.h"
+
+#include "fluid_application.h"
+
+int ef_application_register(void) {
+  EF_CALL(ef_register_openmp_strategy());
+  EF_CALL(ef_register_host_linear_solvers());
+#ifdef EF_HAVE_OPENCL
+  EF_CALL(ef_register_opencl_strategy());
+  EF_CALL(ef_register_opencl_commands());
+#endif
+  EF_CALL(ef_register_petsc()); /* without PETSc: stubs that say the build has none */
+  return EF_SUCCESS;
+}

@@ -1,0 +1,278 @@
+/* openmp_strategy.c -- strategy "openmp_edge_based": the edge-based fractional
+ * step on the host, OpenMP over nodes (custom_utilities/fractional_step.h). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#ifdef EF_HAVE_OPENMP
+#include <omp.h>
+#endif
+
+#include "edge_data.h"
+#include "edge_physics.h"
+#include "edgeflow/ef_error.h"
+#include "edgeflow/ef_log.h"
+#include "edgeflow/ef_registry.h"
+#include "fluid_application.h"
+#include "fractional_step.h"
+#include "matrix_io.h"
+#include "strategy_common.h"
+
+typedef struct {
+  ef_strategy_config config;
+  ef_model_part mp;
+  ef_edge_data edges;
+  ef_fs *fs;
+  ef_fs_settings settings;
+  ef_fs_dt_settings dt_settings;
+  ef_bc_arrays bc;
+  const ef_linear_solver_ops *solver_ops;
+  void *solver;
+  ef_cg_settings cg;
+  double *pressure;  /* kinematic pressure p / rho */
+  double *reaction;  /* executor reaction (kinematic force), 3n */
+  double *pressure_prev; /* p_n as the last step started (for copy_pressure_system's warm start) */
+  double last_dt, last_residual;
+  int last_iterations;
+  ef_variable *velocity_var, *pressure_var, *reaction_var;
+  int warned_dt;
+  long steps, iterations;
+  int ev_build, ev_prepare, ev_momentum, ev_assembly, ev_solve, ev_correction;
+} ef_openmp_strategy;
+
+static void ef_openmp_destroy(void **p) {
+  if (!p || !*p) return;
+  ef_openmp_strategy *s = *p;
+  ef_fs_destroy(&s->fs);
+  ef_edge_data_free(&s->edges);
+  ef_bc_arrays_free(&s->bc);
+  if (s->solver_ops && s->solver) s->solver_ops->destroy(&s->solver);
+  free(s->pressure);
+  free(s->reaction);
+  free(s->pressure_prev);
+  free(s);
+  *p = NULL;
+}
+
+static int ef_openmp_create(const ef_strategy_config *config, void **out) {
+  *out = NULL;
+  ef_openmp_strategy *s = calloc(1, sizeof *s);
+  EF_CHECK(s, EF_ERR_MEMORY, "out of memory");
+  int err = EF_SUCCESS;
+  s->config = *config;
+  s->mp = config->model_part;
+  EF_CALL_GOTO(ef_strategy_read_settings(config, &s->settings, &s->dt_settings), fail);
+  ef_parameters ls;
+  const char *solver_type;
+  EF_CALL_GOTO(ef_parameters_get(config->settings, "linear_solver_settings", &ls), fail);
+  if (!ef_parameters_has(ls, "solver_type")) EF_CALL_GOTO(ef_parameters_set_string(ls, "solver_type", "cg"), fail);
+  EF_CALL_GOTO(ef_parameters_get_string(ls, "solver_type", &solver_type), fail);
+  EF_CALL_GOTO(ef_registry_find_linear_solver(solver_type, &s->solver_ops), fail);
+  EF_CALL_GOTO(s->solver_ops->create(ls, s->mp->n_nodes, &s->solver), fail);
+  s->settings.solver = *(ef_linear_solver *)s->solver;
+  EF_CALL_GOTO(ef_parameters_get_double(ls, "tolerance", &s->settings.pressure_rtol), fail);
+  long max_it;
+  EF_CALL_GOTO(ef_parameters_get_int(ls, "max_iteration", &max_it), fail);
+  s->settings.pressure_max_iterations = (int)max_it;
+  if (ef_parameters_has(ls, "export_pressure_system"))
+    EF_CALL_GOTO(ef_parameters_get_string(ls, "export_pressure_system", &s->cg.export_pressure_system), fail);
+  EF_CALL_GOTO(ef_model_part_get_variable(s->mp, "VELOCITY", &s->velocity_var), fail);
+  EF_CALL_GOTO(ef_model_part_get_variable(s->mp, "PRESSURE", &s->pressure_var), fail);
+  EF_CALL_GOTO(ef_model_part_get_variable(s->mp, "REACTION", &s->reaction_var), fail);
+  s->ev_build = ef_log_event("setup", "edge data build");
+  s->ev_prepare = ef_log_event("step", "1 tau and projections");
+  s->ev_momentum = ef_log_event("step", "1 momentum RK4");
+  s->ev_assembly = ef_log_event("step", "2 pressure assembly");
+  s->ev_solve = ef_log_event("step", "2 pressure CG");
+  s->ev_correction = ef_log_event("step", "3 correction");
+  *out = s;
+  return EF_SUCCESS;
+fail:
+  ef_openmp_destroy((void **)&s);
+  return err;
+}
+
+/* Pressure from the model part (physical) into the kinematic array. */
+static void ef_openmp_load_pressure(ef_openmp_strategy *s, int fixed_only) {
+  double inv_rho = 1.0 / s->config.density;
+  for (int64_t i = 0; i < s->mp->n_nodes; i++)
+    if (!fixed_only || s->pressure_var->fixed[i]) s->pressure[i] = s->pressure_var->values[i] * inv_rho;
+}
+
+static int ef_openmp_initialize(void *data) {
+  ef_openmp_strategy *s = data;
+  ef_model_part mp = s->mp;
+  ef_log_event_begin(s->ev_build);
+  EF_CALL(ef_edge_data_build(mp->dim, mp->n_nodes, mp->coords, mp->n_elements, mp->nodes_per_element,
+                             mp->elements, &s->edges));
+  ef_log_event_end(s->ev_build);
+  EF_CALL(ef_bc_arrays_create(mp->n_nodes, &s->bc));
+  EF_MALLOC(s->pressure, mp->n_nodes);
+  EF_CALLOC(s->reaction, 3 * mp->n_nodes);
+  EF_MALLOC(s->pressure_prev, mp->n_nodes);
+  ef_openmp_load_pressure(s, 0);
+  EF_CALL(ef_bc_arrays_gather(&s->bc, mp));
+  s->settings.velocity_fixed = s->bc.velocity_fixed;
+  s->settings.pressure_fixed = s->bc.pressure_fixed;
+  s->settings.slip_type = s->bc.slip_type;
+  s->settings.slip_normal = s->bc.slip_normal;
+  s->settings.slip_tangent = s->bc.slip_tangent;
+  s->settings.body_force = s->bc.body_force;
+  if (s->config.time_dependent_bcs) {
+    s->settings.eval_fixed = s->config.fixed_values;
+    s->settings.eval_fixed_ctx = s->config.fixed_values_context;
+  }
+  EF_CALL(ef_fs_create(&s->edges, &s->settings, &s->fs));
+
+  int threads = 1;
+#ifdef EF_HAVE_OPENMP
+  threads = omp_get_max_threads();
+#endif
+  char json[512];
+  snprintf(json, sizeof json,
+           "{\"threads\": %d, \"directed_edges\": %lld, \"edge_data_bytes\": %zu, \"dimension\": %d}", threads,
+           (long long)s->edges.n_edges, ef_edge_data_bytes(&s->edges), mp->dim);
+  EF_CALL(ef_parameters_set_json(s->config.summary, "host", json));
+  if (s->config.echo_level > 0)
+    printf("openmp_edge_based: %d threads, %lld directed edges, %.1f MB of edge data\n", threads,
+           (long long)s->edges.n_edges, ef_edge_data_bytes(&s->edges) / 1e6);
+  return EF_SUCCESS;
+}
+
+static int ef_openmp_compute_time_step(void *data, double *dt) {
+  ef_openmp_strategy *s = data;
+  double stable;
+  int reduced = 0;
+  EF_CALL(ef_fs_compute_dt(s->fs, s->velocity_var->values, &s->dt_settings, dt, &stable, &reduced));
+  if (reduced && !s->warned_dt) {
+    fprintf(stderr, "edgeflow: warning: the fixed time step %g exceeds the stability limit %g; using %g\n",
+            s->dt_settings.dt_fixed, stable, *dt);
+    s->warned_dt = 1;
+  }
+  return EF_SUCCESS;
+}
+
+static int ef_openmp_solve_step(void *data, double t, double dt, ef_step_info *info) {
+  ef_openmp_strategy *s = data;
+  ef_model_part mp = s->mp;
+  /* Processes and Python change values and fixity on the host: refresh. */
+  EF_CALL(ef_bc_arrays_gather(&s->bc, mp));
+  ef_model_part_take_modified(mp, "VELOCITY"); /* the executor works on VELOCITY's array itself */
+  ef_openmp_load_pressure(s, !ef_model_part_take_modified(mp, "PRESSURE"));
+
+  ef_fs_stats stats;
+  memset(&stats, 0, sizeof stats);
+  memcpy(s->pressure_prev, s->pressure, (size_t)mp->n_nodes * sizeof *s->pressure);
+  int err = ef_fs_step(s->fs, t, dt, s->velocity_var->values, s->pressure, s->reaction, &stats);
+  if (err) return ef_strategy_explain_node_error(err, mp);
+  s->last_dt = dt;
+  s->last_iterations = stats.cg_iterations;
+  s->last_residual = stats.cg_residual;
+
+  /* Physical pressure; reactions as Kratos' REACTION: the force the wall exerts on the fluid. */
+  double rho = s->config.density;
+  for (int64_t i = 0; i < mp->n_nodes; i++) s->pressure_var->values[i] = rho * s->pressure[i];
+  for (int64_t i = 0; i < 3 * mp->n_nodes; i++) s->reaction_var->values[i] = -rho * s->reaction[i];
+
+  ef_log_event_add(s->ev_prepare, stats.seconds_prepare);
+  ef_log_event_add(s->ev_momentum, stats.seconds_momentum);
+  ef_log_event_add_bytes(s->ev_momentum, ef_fs_momentum_bytes(s->fs));
+  ef_log_event_add(s->ev_assembly, stats.seconds_assembly);
+  ef_log_event_add(s->ev_solve, stats.seconds_solve);
+  ef_log_event_add(s->ev_correction, stats.seconds_correction);
+  info->pressure_iterations = stats.cg_iterations;
+  info->pressure_residual = stats.cg_residual;
+  info->seconds_momentum = stats.seconds_prepare + stats.seconds_momentum;
+  info->seconds_pressure = stats.seconds_assembly + stats.seconds_solve;
+  info->seconds_correction = stats.seconds_correction;
+  s->steps++;
+  s->iterations += stats.cg_iterations;
+  return EF_SUCCESS;
+}
+
+/* The last pressure system H p = f (kinematic pressure) as solved, plus H before the
+ * fixed pressures were eliminated: each row recomputed with the executor's own row
+ * function (edge_physics.h) with the fixity ignored, from the step's tau and dt/2. */
+static int ef_openmp_copy_pressure_system(void *data, ef_pressure_system *out) {
+  ef_openmp_strategy *s = data;
+  memset(out, 0, sizeof *out);
+  EF_CHECK(s->fs && s->steps > 0, EF_ERR_INTERNAL, "openmp_edge_based: no pressure system solved yet");
+  const ef_csr *H = ef_fs_pressure_matrix(s->fs);
+  const ef_edge_data *ed = &s->edges;
+  const int64_t n = H->n, nnz = H->nnz;
+  int err = EF_SUCCESS;
+  double *zero = NULL;
+  out->n = n;
+  out->nnz = nnz;
+  out->row_ptr = malloc((size_t)(n + 1) * sizeof *out->row_ptr);
+  out->col = malloc((size_t)nnz * sizeof *out->col);
+  out->values = malloc((size_t)nnz * sizeof *out->values);
+  out->values_full = malloc((size_t)nnz * sizeof *out->values_full);
+  out->rhs = malloc((size_t)n * sizeof *out->rhs);
+  out->solution = malloc((size_t)n * sizeof *out->solution);
+  out->initial_guess = malloc((size_t)n * sizeof *out->initial_guess);
+  out->fixed = malloc((size_t)n);
+  zero = calloc((size_t)(3 * n), sizeof *zero); /* uh, p_n, xp: only f reads them, and f is dropped */
+  EF_CHECK_GOTO(out->row_ptr && out->col && out->values && out->values_full && out->rhs && out->solution &&
+                    out->initial_guess && out->fixed && zero,
+                EF_ERR_MEMORY, fail, "out of memory copying the pressure system (%lld rows)", (long long)n);
+  memcpy(out->row_ptr, H->row_ptr, (size_t)(n + 1) * sizeof *out->row_ptr);
+  memcpy(out->col, H->col, (size_t)nnz * sizeof *out->col);
+  memcpy(out->values, H->val, (size_t)nnz * sizeof *out->values);
+  memcpy(out->rhs, ef_fs_pressure_rhs(s->fs), (size_t)n * sizeof *out->rhs);
+  memcpy(out->solution, s->pressure, (size_t)n * sizeof *out->solution);
+  memcpy(out->fixed, s->bc.pressure_fixed, (size_t)n);
+  /* The warm start was p_n with the fixed values of t + dt, which are the rhs of the identity rows. */
+  for (int64_t i = 0; i < n; ++i) out->initial_guess[i] = out->fixed[i] ? out->rhs[i] : s->pressure_prev[i];
+  const double *tau = ef_fs_tau(s->fs), cc = 0.5 * s->last_dt;
+  for (int64_t i = 0; i < n; ++i) {
+    const int ne = (int)(ed->row_ptr[i + 1] - ed->row_ptr[i]);
+    const int32_t *ci = ed->col + ed->row_ptr[i];
+    const double *ei = ed->values + ed->row_ptr[i] * ed->stride;
+    if (ed->dim == 3)
+      (void)ef_row_pressure_system(3, i, ne, ci, ei, tau, cc, zero, zero, zero, zero, NULL, 0,
+                                   out->values_full + H->row_ptr[i]);
+    else
+      (void)ef_row_pressure_system(2, i, ne, ci, ei, tau, cc, zero, zero, zero, zero, NULL, 0,
+                                   out->values_full + H->row_ptr[i]);
+  }
+  out->tolerance = s->settings.pressure_rtol;
+  out->iterations = s->last_iterations;
+  out->relative_residual = s->last_residual;
+  free(zero);
+  return EF_SUCCESS;
+fail:
+  free(zero);
+  ef_pressure_system_free(out);
+  return err;
+}
+
+static int ef_openmp_finalize(void *data) {
+  ef_openmp_strategy *s = data;
+  if (s->cg.export_pressure_system && s->cg.export_pressure_system[0] && s->fs && s->steps > 0) {
+    const ef_csr *H = ef_fs_pressure_matrix(s->fs);
+    ef_csr_matrix A = {H->n, H->nnz, H->row_ptr, H->col, H->val};
+    EF_CALL(ef_linear_system_write(s->cg.export_pressure_system, &A, ef_fs_pressure_rhs(s->fs), s->pressure));
+  }
+  double total_cg = ef_log_event_seconds(s->ev_solve);
+  char json[512];
+  snprintf(json, sizeof json,
+           "{\"steps\": %ld, \"cg_iterations\": %ld, \"cg_seconds\": %.6f, \"cg_us_per_iteration\": %.6g}",
+           s->steps, s->iterations, total_cg, s->iterations ? 1e6 * total_cg / (double)s->iterations : 0.0);
+  EF_CALL(ef_parameters_set_json(s->config.summary, "pressure_solver", json));
+  return EF_SUCCESS;
+}
+
+static const ef_strategy_ops ef_openmp_ops = {
+    .name = "openmp_edge_based",
+    .description = "edge-based fractional step on the host (OpenMP)",
+    .create = ef_openmp_create,
+    .initialize = ef_openmp_initialize,
+    .compute_time_step = ef_openmp_compute_time_step,
+    .solve_step = ef_openmp_solve_step,
+    .copy_pressure_system = ef_openmp_copy_pressure_system,
+    .finalize = ef_openmp_finalize,
+    .destroy = ef_openmp_destroy,
+};
+
+int ef_register_openmp_strategy(void) { return ef_registry_add_strategy(&ef_openmp_ops); }

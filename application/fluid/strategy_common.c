@@ -1,0 +1,128 @@
+/* strategy_common.c -- settings and boundary arrays shared by the strategies. */
+#include "strategy_common.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "edge_physics.h"
+#include "edgeflow/ef_error.h"
+
+int ef_bc_arrays_create(int64_t n, ef_bc_arrays *bc) {
+  memset(bc, 0, sizeof *bc);
+  bc->n = n;
+  EF_CALLOC(bc->velocity_fixed, 3 * n);
+  EF_CALLOC(bc->pressure_fixed, n);
+  EF_CALLOC(bc->slip_type, n);
+  EF_CALLOC(bc->slip_normal, 3 * n);
+  EF_CALLOC(bc->slip_tangent, 3 * n);
+  EF_CALLOC(bc->body_force, 3 * n);
+  return EF_SUCCESS;
+}
+
+void ef_bc_arrays_free(ef_bc_arrays *bc) {
+  if (!bc) return;
+  free(bc->velocity_fixed);
+  free(bc->pressure_fixed);
+  free(bc->slip_type);
+  free(bc->slip_normal);
+  free(bc->slip_tangent);
+  free(bc->body_force);
+  memset(bc, 0, sizeof *bc);
+}
+
+int ef_bc_arrays_gather(ef_bc_arrays *bc, ef_model_part mp) {
+  ef_variable *vel, *p, *slip, *normal, *tangent, *bf;
+  EF_CALL(ef_model_part_get_variable(mp, "VELOCITY", &vel));
+  EF_CALL(ef_model_part_get_variable(mp, "PRESSURE", &p));
+  EF_CALL(ef_model_part_get_variable(mp, "IS_SLIP", &slip));
+  EF_CALL(ef_model_part_get_variable(mp, "NORMAL", &normal));
+  EF_CALL(ef_model_part_get_variable(mp, "SLIP_TANGENT", &tangent));
+  EF_CALL(ef_model_part_get_variable(mp, "BODY_FORCE", &bf));
+  EF_CHECK(mp->n_nodes == bc->n, EF_ERR_INTERNAL, "the mesh changed size under the strategy");
+  int64_t n = bc->n, n_fixed_p = 0;
+  memcpy(bc->velocity_fixed, vel->fixed, (size_t)(3 * n));
+  memcpy(bc->pressure_fixed, p->fixed, (size_t)n);
+  memcpy(bc->slip_normal, normal->values, sizeof(double) * (size_t)(3 * n));
+  memcpy(bc->slip_tangent, tangent->values, sizeof(double) * (size_t)(3 * n));
+  memcpy(bc->body_force, bf->values, sizeof(double) * (size_t)(3 * n));
+  for (int64_t i = 0; i < n; i++) {
+    double s = slip->values[i];
+    bc->slip_type[i] = s >= 2.5 ? EF_SLIP_CORNER : s >= 1.5 ? EF_SLIP_EDGE : s >= 0.5 ? EF_SLIP_FACE : EF_SLIP_NONE;
+    n_fixed_p += bc->pressure_fixed[i] != 0;
+  }
+  bc->n_fixed_pressure = n_fixed_p;
+  return EF_SUCCESS;
+}
+
+int ef_strategy_read_settings(const ef_strategy_config *config, ef_fs_settings *fs, ef_fs_dt_settings *dt) {
+  ef_parameters ts, stab;
+  ef_fs_settings_default(fs);
+  fs->nu = config->kinematic_viscosity;
+  fs->fixed_pressure_scale = 1.0 / config->density;
+  EF_CALL(ef_parameters_get(config->settings, "stabilization", &stab));
+  EF_CALL(ef_parameters_get_double(stab, "tau_c1", &fs->tau_c1));
+  EF_CALL(ef_parameters_get_double(stab, "tau_c2", &fs->tau_c2));
+  EF_CALL(ef_parameters_get_double(stab, "tau_c3", &fs->tau_c3));
+  EF_CALL(ef_parameters_get_bool(stab, "use_oss", &fs->stabilization));
+  EF_CALL(ef_parameters_get_double(config->settings, "divergence_velocity_bound", &fs->velocity_bound));
+  EF_CHECK(fs->tau_c1 >= 0 && fs->tau_c2 >= 0 && fs->tau_c3 >= 0, EF_ERR_PARAMETER,
+           "solver_settings.stabilization: tau constants must be >= 0");
+  EF_CHECK(fs->velocity_bound > 0, EF_ERR_PARAMETER, "solver_settings.divergence_velocity_bound must be > 0");
+
+  int automatic;
+  memset(dt, 0, sizeof *dt);
+  EF_CALL(ef_parameters_get(config->settings, "time_stepping", &ts));
+  EF_CALL(ef_parameters_get_bool(ts, "automatic_time_step", &automatic));
+  EF_CALL(ef_parameters_get_double(ts, "CFL_number", &dt->cfl));
+  EF_CALL(ef_parameters_get_double(ts, "time_step", &dt->dt_fixed));
+  EF_CALL(ef_parameters_get_double(ts, "minimum_delta_time", &dt->dt_min));
+  EF_CALL(ef_parameters_get_double(ts, "maximum_delta_time", &dt->dt_max));
+  dt->fixed = !automatic;
+  EF_CHECK(automatic || dt->dt_fixed > 0, EF_ERR_PARAMETER,
+           "solver_settings.time_stepping.time_step must be > 0 when automatic_time_step is false");
+  EF_CHECK(dt->cfl > 0, EF_ERR_PARAMETER, "solver_settings.time_stepping.CFL_number must be > 0");
+  EF_CHECK(dt->dt_min > 0 && dt->dt_max >= dt->dt_min, EF_ERR_PARAMETER,
+           "solver_settings.time_stepping: need 0 < minimum_delta_time <= maximum_delta_time");
+  return EF_SUCCESS;
+}
+
+int ef_cg_settings_read(ef_parameters p, ef_cg_settings *s) {
+  const char *variant;
+  long it, check, wg, rows;
+  EF_CALL(ef_parameters_validate_defaults(p, EF_CG_SETTINGS_DEFAULTS));
+  EF_CALL(ef_parameters_get_double(p, "tolerance", &s->tolerance));
+  EF_CALL(ef_parameters_get_int(p, "max_iteration", &it));
+  EF_CALL(ef_parameters_get_string(p, "cg_variant", &variant));
+  EF_CALL(ef_parameters_get_int(p, "check_every", &check));
+  EF_CALL(ef_parameters_get_int(p, "workgroup_size_bits", &wg));
+  EF_CALL(ef_parameters_get_int(p, "rows_per_workgroup_bits", &rows));
+  EF_CALL(ef_parameters_get_bool(p, "autotune", &s->autotune));
+  EF_CALL(ef_parameters_get_bool(p, "retune", &s->retune));
+  EF_CALL(ef_parameters_get_string(p, "export_pressure_system", &s->export_pressure_system));
+  EF_CHECK(s->tolerance > 0 && s->tolerance < 1, EF_ERR_PARAMETER, "%s.tolerance must be in (0, 1), got %g",
+           ef_parameters_path(p), s->tolerance);
+  EF_CHECK(it > 0 && it < 100000000, EF_ERR_PARAMETER, "%s.max_iteration must be positive", ef_parameters_path(p));
+  EF_CHECK(!strcmp(variant, "standard") || !strcmp(variant, "three_term"), EF_ERR_PARAMETER,
+           "%s.cg_variant is '%s', expected \"standard\" or \"three_term\"", ef_parameters_path(p), variant);
+  EF_CHECK(check >= 1 && check <= 1000, EF_ERR_PARAMETER, "%s.check_every must be 1..1000", ef_parameters_path(p));
+  EF_CHECK(wg == -1 || (wg >= 0 && wg <= 10), EF_ERR_PARAMETER, "%s.workgroup_size_bits must be -1 or 0..10",
+           ef_parameters_path(p));
+  EF_CHECK(rows == -1 || (rows >= 0 && rows <= 10), EF_ERR_PARAMETER,
+           "%s.rows_per_workgroup_bits must be -1 or 0..10", ef_parameters_path(p));
+  s->max_iteration = (int)it;
+  s->three_term = !strcmp(variant, "three_term");
+  s->check_every = (int)check;
+  s->workgroup_size_bits = (int)wg;
+  s->rows_per_workgroup_bits = (int)rows;
+  return EF_SUCCESS;
+}
+
+int ef_strategy_explain_node_error(int err, ef_model_part mp) {
+  const char *at = strstr(ef_error_message(), "at node ");
+  long long node;
+  if (!at || sscanf(at, "at node %lld", &node) != 1 || node < 0 || node >= mp->n_nodes) return err;
+  return ef_error_push(err, __FILE__, __LINE__, "node %lld is mesh node id %lld at (%g, %g, %g)", node,
+                       (long long)mp->node_ids[node], mp->coords[3 * node], mp->coords[3 * node + 1],
+                       mp->coords[3 * node + 2]);
+}
