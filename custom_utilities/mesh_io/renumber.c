@@ -1,0 +1,326 @@
+/* renumber.c -- reverse Cuthill-McKee node ordering and element ordering for
+ * memory locality of the edge and element loops (see ef_mesh_tools.h). */
+#include "edgeflow/ef_mesh_tools.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "edgeflow/ef_error.h"
+
+/* Bandwidth max_e (max_{i in e} i - min_{i in e} i): the largest |i - j| over the node graph's edges. */
+int64_t ef_mesh_bandwidth(ef_model_part mp) {
+  if (!mp || !mp->elements) return 0;
+  const int npe = mp->nodes_per_element;
+  int64_t bandwidth = 0;
+  for (int64_t e = 0; e < mp->n_elements; ++e) {
+    const ef_index *v = mp->elements + e * npe;
+    ef_index lo = v[0], hi = v[0];
+    for (int i = 1; i < npe; ++i) {
+      if (v[i] < lo) lo = v[i];
+      if (v[i] > hi) hi = v[i];
+    }
+    if ((int64_t)hi - lo > bandwidth) bandwidth = (int64_t)hi - lo;
+  }
+  return bandwidth;
+}
+
+/* Working data of the Cuthill-McKee search on the graph restricted to nodes < n. */
+typedef struct {
+  int64_t n;
+  const int64_t *ptr;
+  const ef_index *adj;
+  const int32_t *degree; /* neighbours < n */
+  int32_t *level;        /* BFS level per node, -1 when unset */
+  ef_index *queue;
+} ef_rcm_work;
+
+/* Breadth-first level structure rooted at root over unnumbered nodes; returns
+ * its depth (eccentricity of root) and leaves the nodes in work->queue[0..*count). */
+static int32_t ef_rcm_levels(ef_rcm_work *w, const uint8_t *numbered, ef_index root, int64_t *count) {
+  int64_t head = 0, tail = 0;
+  w->queue[tail++] = root;
+  w->level[root] = 0;
+  int32_t depth = 0;
+  while (head < tail) {
+    const ef_index u = w->queue[head++];
+    for (int64_t k = w->ptr[u]; k < w->ptr[u + 1]; ++k) {
+      const ef_index v = w->adj[k];
+      if (v >= w->n || numbered[v] || w->level[v] >= 0) continue;
+      w->level[v] = w->level[u] + 1;
+      if (w->level[v] > depth) depth = w->level[v];
+      w->queue[tail++] = v;
+    }
+  }
+  *count = tail;
+  return depth;
+}
+
+/* Reset the levels of the nodes the last level structure touched (keeps the search linear). */
+static void ef_rcm_clear_levels(ef_rcm_work *w, int64_t count) {
+  for (int64_t k = 0; k < count; ++k) w->level[w->queue[k]] = -1;
+}
+
+/* George-Liu pseudo-peripheral node of seed's component: move to a
+ * minimum-degree node of the deepest level while the eccentricity grows. */
+static ef_index ef_rcm_pseudo_peripheral(ef_rcm_work *w, const uint8_t *numbered, ef_index seed) {
+  ef_index root = seed;
+  int64_t count = 0;
+  int32_t depth = ef_rcm_levels(w, numbered, root, &count);
+  for (;;) {
+    ef_index best = -1;
+    for (int64_t k = 0; k < count; ++k) {
+      const ef_index v = w->queue[k];
+      if (w->level[v] == depth && (best < 0 || w->degree[v] < w->degree[best])) best = v;
+    }
+    ef_rcm_clear_levels(w, count);
+    if (best < 0 || best == root) break;
+    int64_t count_best = 0;
+    const int32_t depth_best = ef_rcm_levels(w, numbered, best, &count_best);
+    if (depth_best <= depth) {
+      ef_rcm_clear_levels(w, count_best);
+      break;
+    }
+    root = best;
+    depth = depth_best;
+    count = count_best;
+  }
+  return root;
+}
+
+/* Cuthill-McKee order of the first n nodes (component by component, each from
+ * a pseudo-peripheral node, neighbours by increasing degree), then reversed:
+ * perm[old] = new. */
+static int ef_rcm_permutation(const int64_t *ptr, const ef_index *adj, int64_t n, ef_index *perm) {
+  int err = EF_SUCCESS;
+  int32_t *degree = NULL, *level = NULL;
+  ef_index *queue = NULL, *order = NULL, *by_degree = NULL;
+  int64_t *bucket = NULL;
+  uint8_t *numbered = NULL;
+  if (n == 0) return EF_SUCCESS;
+  degree = malloc((size_t)n * sizeof *degree);
+  level = malloc((size_t)n * sizeof *level);
+  queue = malloc((size_t)n * sizeof *queue);
+  order = malloc((size_t)n * sizeof *order);
+  by_degree = malloc((size_t)n * sizeof *by_degree);
+  numbered = calloc((size_t)n, 1);
+  EF_CHECK_GOTO(degree && level && queue && order && by_degree && numbered, EF_ERR_MEMORY, done,
+                "out of memory for the Cuthill-McKee search over %lld nodes", (long long)n);
+  int32_t max_degree = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    int32_t d = 0;
+    for (int64_t k = ptr[i]; k < ptr[i + 1]; ++k) d += adj[k] < n;
+    degree[i] = d;
+    level[i] = -1;
+    if (d > max_degree) max_degree = d;
+  }
+  /* Seeds are taken in increasing degree (counting sort), so each component
+   * starts its peripheral search from one of its lowest-degree nodes. */
+  EF_CHECK_GOTO((bucket = calloc((size_t)max_degree + 2, sizeof *bucket)) != NULL, EF_ERR_MEMORY, done,
+                "out of memory for the degree buckets");
+  for (int64_t i = 0; i < n; ++i) bucket[degree[i] + 1]++;
+  for (int32_t d = 0; d <= max_degree; ++d) bucket[d + 1] += bucket[d];
+  for (int64_t i = 0; i < n; ++i) by_degree[bucket[degree[i]]++] = (ef_index)i;
+
+  ef_rcm_work w = {n, ptr, adj, degree, level, queue};
+  int64_t n_ordered = 0;
+  for (int64_t s = 0; s < n; ++s) {
+    const ef_index seed = by_degree[s];
+    if (numbered[seed]) continue;
+    const ef_index start = ef_rcm_pseudo_peripheral(&w, numbered, seed);
+    int64_t head = n_ordered;
+    order[n_ordered++] = start;
+    numbered[start] = 1;
+    while (head < n_ordered) {
+      const ef_index u = order[head++];
+      const int64_t first = n_ordered;
+      for (int64_t k = ptr[u]; k < ptr[u + 1]; ++k) {
+        const ef_index v = adj[k];
+        if (v >= n || numbered[v]) continue;
+        numbered[v] = 1;
+        order[n_ordered++] = v;
+      }
+      /* insertion sort of the new neighbours by (degree, index): lists are short */
+      for (int64_t i = first + 1; i < n_ordered; ++i) {
+        const ef_index v = order[i];
+        int64_t j = i - 1;
+        while (j >= first && (degree[order[j]] > degree[v] || (degree[order[j]] == degree[v] && order[j] > v))) {
+          order[j + 1] = order[j];
+          --j;
+        }
+        order[j + 1] = v;
+      }
+    }
+  }
+  EF_CHECK_GOTO(n_ordered == n, EF_ERR_INTERNAL, done, "Cuthill-McKee ordered %lld of %lld nodes",
+                (long long)n_ordered, (long long)n);
+  for (int64_t k = 0; k < n; ++k) perm[order[k]] = (ef_index)(n - 1 - k);
+done:
+  free(degree);
+  free(level);
+  free(queue);
+  free(order);
+  free(by_degree);
+  free(bucket);
+  free(numbered);
+  return err;
+}
+
+/* Stable counting sort of cells by their smallest node index: new position of old cell c is where[c]. */
+static int ef_order_cells(const ef_index *cells, int64_t n_cells, int per, int64_t n_nodes, ef_index *where) {
+  int64_t *start = NULL;
+  EF_CALLOC(start, n_nodes + 1);
+  for (int64_t c = 0; c < n_cells; ++c) {
+    ef_index lo = cells[c * per];
+    for (int i = 1; i < per; ++i)
+      if (cells[c * per + i] < lo) lo = cells[c * per + i];
+    where[c] = lo; /* key for now */
+    start[lo + 1]++;
+  }
+  for (int64_t i = 0; i < n_nodes; ++i) start[i + 1] += start[i];
+  for (int64_t c = 0; c < n_cells; ++c) where[c] = (ef_index)start[where[c]]++;
+  free(start);
+  return EF_SUCCESS;
+}
+
+/* qsort order of indices: ascending. */
+static int ef_compare_index(const void *pa, const void *pb) {
+  ef_index a = *(const ef_index *)pa, b = *(const ef_index *)pb;
+  return (a > b) - (a < b);
+}
+
+/* Which list of a sub model part is being renumbered. */
+enum { EF_LIST_ELEMENTS, EF_LIST_CONDITIONS };
+
+/* Map a sub model part tree's element or condition lists through where[] and
+ * re-sort them: a long list is sorted by marking its entries in a flag array
+ * of all n_cells and reading them back in order (linear), a short one by qsort. */
+static void ef_renumber_smp_lists(ef_sub_model_part **children, int n_children, int which, const ef_index *where,
+                                  int64_t n_cells, uint8_t *flags) {
+  for (int i = 0; i < n_children; ++i) {
+    ef_sub_model_part *smp = children[i];
+    ef_index *list = which == EF_LIST_ELEMENTS ? smp->elements : smp->conditions;
+    const int64_t n = which == EF_LIST_ELEMENTS ? smp->n_elements : smp->n_conditions;
+    if (n > 0 && (double)n * log2((double)n + 1.0) > (double)n_cells) {
+      for (int64_t k = 0; k < n; ++k) flags[where[list[k]]] = 1;
+      int64_t out = 0;
+      for (int64_t c = 0; c < n_cells && out < n; ++c)
+        if (flags[c]) {
+          flags[c] = 0;
+          list[out++] = (ef_index)c;
+        }
+    } else {
+      for (int64_t k = 0; k < n; ++k) list[k] = where[list[k]];
+      if (n > 1) qsort(list, (size_t)n, sizeof *list, ef_compare_index);
+    }
+    ef_renumber_smp_lists(smp->children, smp->n_children, which, where, n_cells, flags);
+  }
+}
+
+/* Check that sub model part lists index existing cells before they are mapped. */
+static int ef_check_smp_lists(ef_sub_model_part **children, int n_children, int64_t n_elements,
+                              int64_t n_conditions) {
+  for (int i = 0; i < n_children; ++i) {
+    const ef_sub_model_part *smp = children[i];
+    for (int64_t k = 0; k < smp->n_elements; ++k)
+      EF_CHECK(smp->elements[k] >= 0 && smp->elements[k] < n_elements, EF_ERR_MESH,
+               "sub model part '%s' lists element index %d outside [0, %lld)", smp->name,
+               (int)smp->elements[k], (long long)n_elements);
+    for (int64_t k = 0; k < smp->n_conditions; ++k)
+      EF_CHECK(smp->conditions[k] >= 0 && smp->conditions[k] < n_conditions, EF_ERR_MESH,
+               "sub model part '%s' lists condition index %d outside [0, %lld)", smp->name,
+               (int)smp->conditions[k], (long long)n_conditions);
+    EF_CALL(ef_check_smp_lists(smp->children, smp->n_children, n_elements, n_conditions));
+  }
+  return EF_SUCCESS;
+}
+
+/* Move cells (connectivity, ids, properties) to the positions where[] gives; all-or-nothing. */
+static int ef_permute_cells(ef_index **cells, int64_t **ids, int64_t **props, int64_t n, int per,
+                            const ef_index *where) {
+  if (n == 0) return EF_SUCCESS;
+  ef_index *c2 = malloc((size_t)(n * per) * sizeof *c2);
+  int64_t *i2 = *ids ? malloc((size_t)n * sizeof *i2) : NULL;
+  int64_t *p2 = *props ? malloc((size_t)n * sizeof *p2) : NULL;
+  if (!c2 || (*ids && !i2) || (*props && !p2)) {
+    free(c2);
+    free(i2);
+    free(p2);
+    return EF_ERROR(EF_ERR_MEMORY, "out of memory reordering %lld cells", (long long)n);
+  }
+  for (int64_t c = 0; c < n; ++c) {
+    const int64_t to = where[c];
+    memcpy(c2 + to * per, *cells + c * per, (size_t)per * sizeof *c2);
+    if (i2) i2[to] = (*ids)[c];
+    if (p2) p2[to] = (*props)[c];
+  }
+  free(*cells);
+  *cells = c2;
+  if (i2) {
+    free(*ids);
+    *ids = i2;
+  }
+  if (p2) {
+    free(*props);
+    *props = p2;
+  }
+  return EF_SUCCESS;
+}
+
+/* Reverse Cuthill-McKee on the (owned part of the) node graph, then cells by smallest node. */
+int ef_mesh_renumber(ef_model_part mp, const char *method) {
+  EF_CHECK(mp, EF_ERR_PARAMETER, "ef_mesh_renumber: NULL model part");
+  const char *m = method ? method : "none";
+  if (strcmp(m, "none") == 0) return EF_SUCCESS;
+  EF_CHECK(strcmp(m, "rcm") == 0, EF_ERR_PARAMETER, "unknown renumbering method '%s' (use \"rcm\" or \"none\")",
+           m);
+  EF_CHECK(!mp->device.sync_to_host, EF_ERR_UNSUPPORTED,
+           "renumbering after a strategy took the mesh to a device is not supported; renumber first");
+  EF_CALL(ef_check_smp_lists(mp->children, mp->n_children, mp->n_elements, mp->n_conditions));
+  const int64_t n = mp->n_nodes;
+  if (n == 0) return EF_SUCCESS;
+  /* Halo nodes (index >= n_owned_nodes) keep their places; owned ones are reordered among themselves. */
+  const int64_t n_owned = (mp->n_owned_nodes > 0 && mp->n_owned_nodes <= n) ? mp->n_owned_nodes : n;
+
+  int err = EF_SUCCESS;
+  int64_t *ptr = NULL;
+  ef_index *adj = NULL, *perm = NULL, *where = NULL;
+  uint8_t *flags = NULL;
+  EF_CALL(ef_mesh_node_graph(mp, 1, &ptr, &adj));
+  perm = malloc((size_t)n * sizeof *perm);
+  EF_CHECK_GOTO(perm, EF_ERR_MEMORY, done, "out of memory for a permutation of %lld nodes", (long long)n);
+  EF_CALL_GOTO(ef_rcm_permutation(ptr, adj, n_owned, perm), done);
+  for (int64_t i = n_owned; i < n; ++i) perm[i] = (ef_index)i;
+  free(ptr);
+  free(adj);
+  ptr = NULL;
+  adj = NULL;
+  EF_CALL_GOTO(ef_model_part_permute_nodes(mp, perm), done);
+
+  /* Elements, then conditions, by their smallest new node index. */
+  const int64_t n_cells_max = mp->n_elements > mp->n_conditions ? mp->n_elements : mp->n_conditions;
+  where = malloc((size_t)(n_cells_max ? n_cells_max : 1) * sizeof *where);
+  flags = calloc((size_t)(n_cells_max ? n_cells_max : 1), 1);
+  EF_CHECK_GOTO(where && flags, EF_ERR_MEMORY, done, "out of memory reordering elements");
+  if (mp->n_elements > 0) {
+    EF_CALL_GOTO(ef_order_cells(mp->elements, mp->n_elements, mp->nodes_per_element, n, where), done);
+    EF_CALL_GOTO(ef_permute_cells(&mp->elements, &mp->element_ids, &mp->element_properties, mp->n_elements,
+                                  mp->nodes_per_element, where),
+                 done);
+    ef_renumber_smp_lists(mp->children, mp->n_children, EF_LIST_ELEMENTS, where, mp->n_elements, flags);
+  }
+  if (mp->n_conditions > 0) {
+    EF_CALL_GOTO(ef_order_cells(mp->conditions, mp->n_conditions, mp->nodes_per_condition, n, where), done);
+    EF_CALL_GOTO(ef_permute_cells(&mp->conditions, &mp->condition_ids, &mp->condition_properties,
+                                  mp->n_conditions, mp->nodes_per_condition, where),
+                 done);
+    ef_renumber_smp_lists(mp->children, mp->n_children, EF_LIST_CONDITIONS, where, mp->n_conditions, flags);
+  }
+done:
+  free(ptr);
+  free(adj);
+  free(perm);
+  free(where);
+  free(flags);
+  return err;
+}
