@@ -641,7 +641,8 @@ int ef_register_core_processes(void) {
       &ef_assign_scalar_variable_process_ops, &ef_assign_vector_variable_process_ops,
       &ef_assign_vector_by_direction_process_ops, &ef_apply_inlet_process_ops,
       &ef_apply_outlet_process_ops, &ef_apply_noslip_process_ops,
-      &ef_apply_slip_process_ops, &ef_vtk_output_process_ops};
+      &ef_apply_slip_process_ops, &ef_vtk_output_process_ops,
+      &ef_compute_forces_process_ops, &ef_compute_body_fitted_drag_process_ops, &ef_probes_output_process_ops};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) EF_CALL(ef_registry_add_process(all[i]));
   return EF_SUCCESS;
 }

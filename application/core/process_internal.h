@@ -137,5 +137,26 @@ extern const ef_process_ops ef_apply_outlet_process_ops;
 extern const ef_process_ops ef_apply_noslip_process_ops;
 extern const ef_process_ops ef_apply_slip_process_ops;
 extern const ef_process_ops ef_vtk_output_process_ops;
+extern const ef_process_ops ef_compute_forces_process_ops;
+extern const ef_process_ops ef_compute_body_fitted_drag_process_ops;
+extern const ef_process_ops ef_probes_output_process_ops;
+
+/* --------------------------------------------------------------------------
+ * Output files of the force and probe processes (process_forces.c): an append-only
+ * CSV whose rows reach the disk whole (one write + fdatasync per row). */
+typedef struct {
+  int fd;
+  int64_t length; /* bytes of complete rows */
+  int sync_each_row; /* fdatasync after every row (else only at close) */
+  char path[4096];
+} ef_csv_file;
+int ef_csv_open(const char *folder, const char *sub, const char *name, const char *header, int sync_each_row,
+                ef_csv_file *f);
+int ef_csv_append(ef_csv_file *f, const char *row, size_t n);
+void ef_csv_close(ef_csv_file *f);
+/* t rounded to 12 significant digits (Kratos' comparison of output times). */
+double ef_output_time(double t);
+/* Force of the fluid on a part: -sum of REACTION over its nodes (synced to the host first). */
+int ef_forces_compute(ef_model_part mp, const ef_sub_model_part *smp, double force[3]);
 
 #endif

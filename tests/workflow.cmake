@@ -1,0 +1,21 @@
+# Output processes (forces, probes) and the end-to-end Python workflow.  Owner: workflow.
+set(EF_WORKFLOW_OUT ${CMAKE_CURRENT_BINARY_DIR}/workflow)
+
+# Wall force against the pressure drop of steady plane Poiseuille flow (< 1 s).
+ef_add_c_test(test_forces_poiseuille SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_forces_poiseuille.c
+              LABELS validation ARGS ${EF_WORKFLOW_OUT}/forces_poiseuille)
+set_tests_properties(test_forces_poiseuille PROPERTIES ENVIRONMENT
+                     "EDGEFLOW_PLUGIN_DIR=${CMAKE_LIBRARY_OUTPUT_DIRECTORY};OMP_NUM_THREADS=2")
+
+# Probes: location, interpolation, scheduling and errors on small hand-made meshes.
+ef_add_c_test(test_probes SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_probes.c
+              LABELS unit io ARGS ${EF_WORKFLOW_OUT}/probes)
+
+# The Python workflow end to end (CLI vs run_analysis.py vs a FluidAnalysis subclass, VTK read-back).
+if(EXISTS ${EF_SYSTEM_PYTHON} AND EF_WITH_VTK_TESTS)
+  add_test(NAME workflow_python
+           COMMAND ${EF_SYSTEM_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/workflow/test_workflow.py
+                   --source ${CMAKE_SOURCE_DIR} --cli $<TARGET_FILE:edgeflow> --work ${EF_WORKFLOW_OUT}/python)
+  set_tests_properties(workflow_python PROPERTIES LABELS "io;unit" SKIP_RETURN_CODE 77 TIMEOUT 120
+                       ENVIRONMENT "EDGEFLOW_LIB_DIR=$<TARGET_FILE_DIR:edgeflow_core>;EDGEFLOW_PLUGIN_DIR=${CMAKE_LIBRARY_OUTPUT_DIRECTORY};PYTHONPATH=;PYTHONHOME=;PYTHONNOUSERSITE=1")
+endif()
