@@ -391,13 +391,19 @@ int ef_fs_momentum(ef_fs *fs, double t, double dt, const double *u_n, const doub
   EF_CALL(eval_fixed(fs, t + dt, ua, fs->pscratch));
   rk_stage(fs, 3, dt, u_n, p_n, ua, uh);
   memcpy(p_new, p_n, (size_t)n * sizeof *p_new);
-  EF_CALL(eval_fixed(fs, t + dt, uh, p_new));
   const uint8_t *pfix = fs->s.pressure_fixed;
-  if (fs->s.eval_fixed && pfix && fs->s.fixed_pressure_scale != 1.0) {
+  /* The callback writes physical pressures; a fixed entry it leaves alone (NaN marker)
+   * keeps the kinematic p_n value instead of being scaled twice. */
+  const int scale_fixed = fs->s.eval_fixed && pfix && fs->s.fixed_pressure_scale != 1.0;
+  if (scale_fixed)
+    for (int64_t i = 0; i < n; ++i)
+      if (pfix[i]) p_new[i] = NAN;
+  EF_CALL(eval_fixed(fs, t + dt, uh, p_new));
+  if (scale_fixed) {
     const double scale = fs->s.fixed_pressure_scale;
     EF_OMP(omp parallel for schedule(static))
     for (int64_t i = 0; i < n; ++i)
-      if (pfix[i]) p_new[i] *= scale;
+      if (pfix[i]) p_new[i] = isnan(p_new[i]) ? p_n[i] : p_new[i] * scale;
   }
   if (reaction) {
     const uint8_t *vfix = fs->s.velocity_fixed;
