@@ -1,0 +1,378 @@
+/* opencl_strategy.c -- strategy "opencl_edge_based": the edge-based fractional step with
+ * the solution resident on an OpenCL device (custom_utilities/opencl_fs.h).  Same settings,
+ * boundary handling and outputs as "openmp_edge_based"; results agree with it to rounding. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "edge_data.h"
+#include "edgeflow/ef_error.h"
+#include "edgeflow/ef_log.h"
+#include "edgeflow/ef_registry.h"
+#include "fluid_application.h"
+#include "matrix_io.h"
+#include "opencl_context.h"
+#include "opencl_fs.h"
+#include "strategy_common.h"
+
+/* solver_settings.device: platform substring (name or vendor), index among the matching
+ * devices (-1: the first usable one), type default|gpu|cpu|any (default: first GPU with fp64,
+ * else first CPU), verbose 0|1|2 (device, memory estimate and tuning lines; 2: every build),
+ * work_group_bits 0 (automatic: 128 items) or 1..10 for the edge kernels.
+ * EDGEFLOW_OPENCL_DEVICE overrides the choice (opencl_context.h). */
+#define EF_OCL_DEVICE_DEFAULTS                                                                    \
+  "{\"platform\": \"\", \"device_index\": -1, \"type\": \"default\", \"verbose\": 1," \
+  " \"work_group_bits\": 0}"
+
+/* Variables a host change of which makes the strategy upload state or boundary arrays. */
+static const char *const ef_ocl_bc_variables[] = {"IS_SLIP", "NORMAL", "SLIP_TANGENT", "BODY_FORCE"};
+
+typedef struct {
+  ef_strategy_config config;
+  ef_model_part mp;
+  ef_edge_data edges;
+  ef_fs_settings settings;
+  ef_fs_dt_settings dt_settings;
+  ef_bc_arrays bc;
+  ef_cg_settings cg;
+  ef_cl_settings device;
+  int work_group_bits;
+  char platform[256];
+  ef_cl_context *ctx;
+  ef_ocl_fs *fs;
+  double *scratch; /* n: pressure conversions */
+  ef_variable *velocity_var, *pressure_var, *reaction_var;
+  int warned_dt;
+  long steps, iterations;
+  double pending_download; /* GPU->CPU seconds since the last step's report */
+  double pending_upload;   /* CPU->GPU seconds of compute_time_step, reported with the step */
+  /* Run totals of the Table-5 phases. */
+  double t_upload, t_step1, t_step2, t_step3, t_download, t_assembly, t_solve;
+  long n_downloads;
+  int ev_build, ev_upload, ev_step1, ev_step2, ev_assembly, ev_solve, ev_step3, ev_download;
+} ef_opencl_strategy;
+
+/* Bring device values home, drop the hooks, release executor, context and host arrays. */
+static void ef_opencl_destroy(void **p) {
+  if (!p || !*p) return;
+  ef_opencl_strategy *s = *p;
+  if (s->mp && s->mp->device.context == s) {
+    /* Bring the last values home while the device is still there; nothing to report if it fails. */
+    if (s->mp->device_newer && ef_model_part_sync_to_host(s->mp)) ef_error_clear();
+    s->mp->device.context = NULL;
+    s->mp->device.sync_to_host = NULL;
+    s->mp->device_newer = 0;
+  }
+  ef_ocl_fs_destroy(&s->fs);
+  ef_cl_context_destroy(&s->ctx);
+  ef_edge_data_free(&s->edges);
+  ef_bc_arrays_free(&s->bc);
+  free(s->scratch);
+  free(s);
+  *p = NULL;
+}
+
+/* solver_settings.device into the context layer's settings. */
+static int ef_opencl_read_device(ef_opencl_strategy *s, ef_parameters settings) {
+  ef_parameters dev;
+  const char *platform, *type;
+  long index, verbose, wg_bits;
+  EF_CALL(ef_parameters_get(settings, "device", &dev));
+  EF_CALL(ef_parameters_validate_defaults(dev, EF_OCL_DEVICE_DEFAULTS));
+  EF_CALL(ef_parameters_get_string(dev, "platform", &platform));
+  EF_CALL(ef_parameters_get_int(dev, "device_index", &index));
+  EF_CALL(ef_parameters_get_string(dev, "type", &type));
+  EF_CALL(ef_parameters_get_int(dev, "verbose", &verbose));
+  EF_CALL(ef_parameters_get_int(dev, "work_group_bits", &wg_bits));
+  EF_CHECK(wg_bits >= 0 && wg_bits <= 10, EF_ERR_PARAMETER, "%s.work_group_bits must be 0 (automatic) or 1..10",
+           ef_parameters_path(dev));
+  s->work_group_bits = (int)wg_bits;
+  ef_cl_settings_default(&s->device);
+  EF_CHECK(index >= -1 && index < 1024, EF_ERR_PARAMETER, "%s.device_index must be -1 (first usable) or 0..1023",
+           ef_parameters_path(dev));
+  EF_CHECK(verbose >= 0 && verbose <= 2, EF_ERR_PARAMETER, "%s.verbose must be 0, 1 or 2", ef_parameters_path(dev));
+  if (!strcmp(type, "default"))
+    s->device.type = EF_CL_DEVICE_DEFAULT;
+  else if (!strcmp(type, "gpu"))
+    s->device.type = EF_CL_DEVICE_GPU;
+  else if (!strcmp(type, "cpu"))
+    s->device.type = EF_CL_DEVICE_CPU;
+  else if (!strcmp(type, "any"))
+    s->device.type = EF_CL_DEVICE_ANY;
+  else
+    return EF_ERROR(EF_ERR_PARAMETER, "%s.type is '%s', expected \"default\", \"gpu\", \"cpu\" or \"any\"",
+                    ef_parameters_path(dev), type);
+  snprintf(s->platform, sizeof s->platform, "%s", platform);
+  s->device.platform = s->platform[0] ? s->platform : NULL;
+  s->device.device_index = (int)index;
+  s->device.verbose = (int)verbose;
+  return EF_SUCCESS;
+}
+
+/* Settings (as the OpenMP strategy's, plus the device block); nothing touches the device yet. */
+static int ef_opencl_create(const ef_strategy_config *config, void **out) {
+  *out = NULL;
+  ef_opencl_strategy *s = calloc(1, sizeof *s);
+  EF_CHECK(s, EF_ERR_MEMORY, "out of memory");
+  int err = EF_SUCCESS;
+  s->config = *config;
+  s->mp = config->model_part;
+  EF_CALL_GOTO(ef_strategy_read_settings(config, &s->settings, &s->dt_settings), fail);
+  ef_parameters ls;
+  const char *solver_type;
+  EF_CALL_GOTO(ef_parameters_get(config->settings, "linear_solver_settings", &ls), fail);
+  if (!ef_parameters_has(ls, "solver_type")) EF_CALL_GOTO(ef_parameters_set_string(ls, "solver_type", "cg"), fail);
+  EF_CALL_GOTO(ef_parameters_get_string(ls, "solver_type", &solver_type), fail);
+  EF_CHECK_GOTO(!strcmp(solver_type, "cg"), EF_ERR_UNSUPPORTED, fail,
+                "%s.solver_type is '%s': the opencl_edge_based strategy solves the pressure with its device CG "
+                "(\"cg\")",
+                ef_parameters_path(ls), solver_type);
+  EF_CALL_GOTO(ef_cg_settings_read(ls, &s->cg), fail);
+  EF_CALL_GOTO(ef_opencl_read_device(s, config->settings), fail);
+  EF_CALL_GOTO(ef_model_part_get_variable(s->mp, "VELOCITY", &s->velocity_var), fail);
+  EF_CALL_GOTO(ef_model_part_get_variable(s->mp, "PRESSURE", &s->pressure_var), fail);
+  EF_CALL_GOTO(ef_model_part_get_variable(s->mp, "REACTION", &s->reaction_var), fail);
+  s->ev_build = ef_log_event("setup", "edge data build");
+  s->ev_upload = ef_log_event("step", "0 CPU->GPU");
+  s->ev_step1 = ef_log_event("step", "1 momentum (tau, projections, RK4)");
+  s->ev_step2 = ef_log_event("step", "2 pressure (assembly + CG)");
+  s->ev_assembly = ef_log_event("step", "2a pressure assembly");
+  s->ev_solve = ef_log_event("step", "2b pressure CG");
+  s->ev_step3 = ef_log_event("step", "3 correction");
+  s->ev_download = ef_log_event("step", "4 GPU->CPU");
+  *out = s;
+  return EF_SUCCESS;
+fail:
+  ef_opencl_destroy((void **)&s);
+  return err;
+}
+
+/* The device hook: velocity, physical pressure and REACTION (the force on the fluid,
+ * -rho times the executor's reaction, as the OpenMP strategy) back to the model part. */
+static int ef_opencl_sync_to_host(void *context, ef_model_part mp) {
+  ef_opencl_strategy *s = context;
+  const double t0 = ef_wtime();
+  double *u = s->velocity_var->values, *p = s->pressure_var->values, *r = s->reaction_var->values;
+  EF_CALL(ef_ocl_fs_read(s->fs, u, p, r));
+  const double rho = s->config.density;
+  for (int64_t i = 0; i < mp->n_nodes; i++) p[i] *= rho;
+  for (int64_t i = 0; i < 3 * mp->n_nodes; i++) r[i] *= -rho;
+  const double dt = ef_wtime() - t0;
+  ef_log_event_add(s->ev_download, dt);
+  ef_log_event_add_bytes(s->ev_download, 56.0 * (double)mp->n_nodes);
+  s->pending_download += dt;
+  s->t_download += dt;
+  s->n_downloads++;
+  return EF_SUCCESS;
+}
+
+/* Upload what the host changed since the last call (values and fixity of VELOCITY and
+ * PRESSURE, slip data, body force); returns the seconds it took in *seconds. */
+static int ef_opencl_upload_modified(ef_opencl_strategy *s, int all, double *seconds) {
+  ef_model_part mp = s->mp;
+  *seconds = 0.0;
+  const int mv = ef_model_part_take_modified(mp, "VELOCITY");
+  const int mpr = ef_model_part_take_modified(mp, "PRESSURE");
+  int mbc = 0;
+  for (size_t i = 0; i < sizeof ef_ocl_bc_variables / sizeof ef_ocl_bc_variables[0]; i++)
+    mbc |= ef_model_part_take_modified(mp, ef_ocl_bc_variables[i]);
+  if (!all && !mv && !mpr && !mbc) return EF_SUCCESS;
+  const double t0 = ef_wtime();
+  EF_CALL(ef_bc_arrays_gather(&s->bc, mp));
+  s->settings.velocity_fixed = s->bc.velocity_fixed;
+  s->settings.pressure_fixed = s->bc.pressure_fixed;
+  s->settings.slip_type = s->bc.slip_type;
+  s->settings.slip_normal = s->bc.slip_normal;
+  s->settings.slip_tangent = s->bc.slip_tangent;
+  s->settings.body_force = s->bc.body_force;
+  EF_CALL(ef_ocl_fs_set_bc(s->fs, &s->settings));
+  if (all || mv) EF_CALL(ef_ocl_fs_set_state(s->fs, s->velocity_var->values, NULL));
+  if (all || mpr) {
+    const double inv_rho = 1.0 / s->config.density;
+    for (int64_t i = 0; i < mp->n_nodes; i++) s->scratch[i] = s->pressure_var->values[i] * inv_rho;
+    EF_CALL(ef_ocl_fs_set_state(s->fs, NULL, s->scratch));
+  }
+  *seconds = ef_wtime() - t0;
+  return EF_SUCCESS;
+}
+
+/* Edge data, device, executor, one upload of everything, the CG (tuned) and the model part's hooks. */
+static int ef_opencl_initialize(void *data) {
+  ef_opencl_strategy *s = data;
+  ef_model_part mp = s->mp;
+  ef_log_event_begin(s->ev_build);
+  EF_CALL(ef_edge_data_build(mp->dim, mp->n_nodes, mp->coords, mp->n_elements, mp->nodes_per_element,
+                             mp->elements, &s->edges));
+  ef_log_event_end(s->ev_build);
+  EF_CALL(ef_bc_arrays_create(mp->n_nodes, &s->bc));
+  EF_MALLOC(s->scratch, mp->n_nodes);
+  if (s->config.time_dependent_bcs) {
+    s->settings.eval_fixed = s->config.fixed_values;
+    s->settings.eval_fixed_ctx = s->config.fixed_values_context;
+  }
+  EF_CALL(ef_cl_context_create(&s->device, &s->ctx));
+
+  ef_ocl_fs_settings os;
+  ef_ocl_fs_settings_default(&os);
+  os.fs = s->settings;
+  os.cg.variant = s->cg.three_term ? EF_CG_THREE_TERM : EF_CG_STANDARD;
+  os.cg.rtol = s->cg.tolerance;
+  os.cg.max_iterations = s->cg.max_iteration;
+  os.cg.check_every = s->cg.check_every;
+  os.cg.wgs_bits = s->cg.workgroup_size_bits > 0 ? s->cg.workgroup_size_bits : 0;
+  os.cg.rows_bits = s->cg.rows_per_workgroup_bits > 0 ? s->cg.rows_per_workgroup_bits : 0;
+  if (os.cg.wgs_bits > 0 && s->cg.rows_per_workgroup_bits < 0) {
+    /* Only the group size given: half of it as rows (2 lanes per row), a fair default. */
+    os.cg.rows_bits = os.cg.wgs_bits - 1;
+  }
+  os.cg.tune = s->cg.autotune;
+  os.cg.force_retune = s->cg.retune;
+  os.cg.verbose = s->device.verbose;
+  os.work_group_bits = s->work_group_bits;
+  EF_CALL(ef_ocl_fs_create(s->ctx, &s->edges, &os, &s->fs));
+  double seconds;
+  EF_CALL(ef_opencl_upload_modified(s, 1, &seconds));
+  /* The CG and its SpMV tuner need a real matrix: one from the initial state. */
+  double dt;
+  int reduced;
+  EF_CALL(ef_ocl_fs_compute_dt(s->fs, &s->dt_settings, &dt, NULL, &reduced));
+  EF_CALL(ef_ocl_fs_setup_solver(s->fs, dt));
+  mp->device.context = s;
+  mp->device.sync_to_host = ef_opencl_sync_to_host;
+  mp->device_newer = 0;
+
+  ef_cl_cg_config cfg;
+  double tuning = 0.0;
+  ef_cl_cg_get_config(ef_ocl_fs_solver(s->fs), &cfg, &tuning);
+  const ef_cl_context *c = s->ctx;
+  char json[2048];
+  snprintf(json, sizeof json,
+           "{\"name\": \"%s\", \"platform\": \"%s\", \"driver\": \"%s\", \"compute_units\": %u,"
+           " \"global_memory_bytes\": %.0f, \"memory_estimate_bytes\": %.0f, \"edge_blocks\": %d,"
+           " \"directed_edges\": %lld, \"dimension\": %d, \"bytes_per_step_without_cg\": %.0f}",
+           c->device_name, c->platform_name, c->driver_version, c->compute_units, (double)c->global_mem_bytes,
+           (double)ef_ocl_fs_memory_bytes(&s->edges), ef_ocl_fs_blocks(s->fs), (long long)s->edges.n_edges,
+           mp->dim, ef_ocl_fs_bytes_per_step(s->fs, 0));
+  EF_CALL(ef_parameters_set_json(s->config.summary, "device", json));
+  snprintf(json, sizeof json,
+           "{\"wgs_bits\": %d, \"rows_bits\": %d, \"lanes_per_row\": %d, \"groups\": %d,"
+           " \"tuned_us_per_iteration\": %.6g, \"tuning_seconds\": %.6f}",
+           cfg.wgs_bits, cfg.rows_bits, 1 << (cfg.wgs_bits - cfg.rows_bits), cfg.groups,
+           1e6 * cfg.seconds_per_iteration, tuning);
+  EF_CALL(ef_parameters_set_json(s->config.summary, "spmv", json));
+  if (s->config.echo_level > 0)
+    printf("opencl_edge_based: '%s', %lld directed edges in %d block(s), %.1f MB of edge data\n", c->device_name,
+           (long long)s->edges.n_edges, ef_ocl_fs_blocks(s->fs), ef_edge_data_bytes(&s->edges) / 1e6);
+  return EF_SUCCESS;
+}
+
+/* The stable step of the device velocity (ef_fs_compute_dt's rules, warning once when cut). */
+static int ef_opencl_compute_time_step(void *data, double *dt) {
+  ef_opencl_strategy *s = data;
+  double stable, seconds;
+  int reduced = 0;
+  /* Velocities the host set since the last step count, as on the host strategy. */
+  EF_CALL(ef_opencl_upload_modified(s, 0, &seconds));
+  s->pending_upload += seconds;
+  EF_CALL(ef_ocl_fs_compute_dt(s->fs, &s->dt_settings, dt, &stable, &reduced));
+  if (reduced && !s->warned_dt) {
+    fprintf(stderr, "edgeflow: warning: the fixed time step %g exceeds the stability limit %g; using %g\n",
+            s->dt_settings.dt_fixed, stable, *dt);
+    s->warned_dt = 1;
+  }
+  return EF_SUCCESS;
+}
+
+/* Host changes up, one device step, the Table-5 phases into info and the logs. */
+static int ef_opencl_solve_step(void *data, double t, double dt, ef_step_info *info) {
+  ef_opencl_strategy *s = data;
+  ef_model_part mp = s->mp;
+  double upload;
+  EF_CALL(ef_opencl_upload_modified(s, 0, &upload));
+  ef_ocl_fs_stats st;
+  memset(&st, 0, sizeof st);
+  int err = ef_ocl_fs_step(s->fs, t, dt, &st);
+  if (err) return ef_strategy_explain_node_error(err, mp);
+  mp->device_newer = 1;
+
+  const double to_device = s->pending_upload + upload + st.seconds_upload;
+  s->pending_upload = 0.0;
+  ef_log_event_add(s->ev_upload, to_device);
+  ef_log_event_add(s->ev_step1, st.seconds_step1);
+  ef_log_event_add(s->ev_step2, st.seconds_step2);
+  ef_log_event_add(s->ev_assembly, st.seconds_assembly);
+  ef_log_event_add(s->ev_solve, st.seconds_solve);
+  ef_log_event_add(s->ev_step3, st.seconds_step3);
+  s->t_upload += to_device;
+  s->t_step1 += st.seconds_step1;
+  s->t_step2 += st.seconds_step2;
+  s->t_step3 += st.seconds_step3;
+  s->t_assembly += st.seconds_assembly;
+  s->t_solve += st.seconds_solve;
+  info->pressure_iterations = st.cg_iterations;
+  info->pressure_residual = st.cg_residual;
+  info->seconds_momentum = st.seconds_step1;
+  info->seconds_pressure = st.seconds_step2;
+  info->seconds_correction = st.seconds_step3;
+  info->seconds_transfer = to_device + s->pending_download;
+  s->pending_download = 0.0;
+  s->steps++;
+  s->iterations += st.cg_iterations;
+  return EF_SUCCESS;
+}
+
+/* The last pressure system to the host (ef_ocl_fs_copy_pressure_system). */
+static int ef_opencl_copy_pressure_system(void *data, ef_pressure_system *out) {
+  ef_opencl_strategy *s = data;
+  return ef_ocl_fs_copy_pressure_system(s->fs, out);
+}
+
+/* Export the last pressure system if asked; solver and phase totals into the run summary. */
+static int ef_opencl_finalize(void *data) {
+  ef_opencl_strategy *s = data;
+  if (s->cg.export_pressure_system && s->cg.export_pressure_system[0] && s->fs && s->steps > 0) {
+    ef_pressure_system ps;
+    EF_CALL(ef_ocl_fs_copy_pressure_system(s->fs, &ps));
+    ef_csr_matrix A = {ps.n, ps.nnz, ps.row_ptr, ps.col, ps.values};
+    int err = ef_linear_system_write(s->cg.export_pressure_system, &A, ps.rhs, ps.solution);
+    ef_pressure_system_free(&ps);
+    EF_CALL(err);
+  }
+  const double steps = s->steps > 0 ? (double)s->steps : 1.0;
+  const double its = s->iterations > 0 ? (double)s->iterations : 1.0;
+  char json[1024];
+  snprintf(json, sizeof json,
+           "{\"steps\": %ld, \"cg_iterations\": %ld, \"cg_seconds\": %.6f, \"cg_us_per_iteration\": %.6g,"
+           " \"iterations_per_step\": %.6g}",
+           s->steps, s->iterations, s->t_solve, s->iterations ? 1e6 * s->t_solve / its : 0.0,
+           (double)s->iterations / steps);
+  EF_CALL(ef_parameters_set_json(s->config.summary, "pressure_solver", json));
+  snprintf(json, sizeof json,
+           "{\"steps\": %ld, \"total_seconds\": {\"cpu_to_gpu\": %.6f, \"step1\": %.6f, \"step2\": %.6f,"
+           " \"step2_assembly\": %.6f, \"step2_cg\": %.6f, \"step3\": %.6f, \"gpu_to_cpu\": %.6f},"
+           " \"seconds_per_step\": {\"cpu_to_gpu\": %.9g, \"step1\": %.9g, \"step2\": %.9g,"
+           " \"step2_assembly\": %.9g, \"step2_cg\": %.9g, \"step3\": %.9g, \"gpu_to_cpu\": %.9g},"
+           " \"downloads\": %ld, \"bytes_per_step\": %.0f}",
+           s->steps, s->t_upload, s->t_step1, s->t_step2, s->t_assembly, s->t_solve, s->t_step3, s->t_download,
+           s->t_upload / steps, s->t_step1 / steps, s->t_step2 / steps, s->t_assembly / steps, s->t_solve / steps,
+           s->t_step3 / steps, s->t_download / steps, s->n_downloads,
+           s->fs ? ef_ocl_fs_bytes_per_step(s->fs, (int)lround((double)s->iterations / steps)) : 0.0);
+  EF_CALL(ef_parameters_set_json(s->config.summary, "phases", json));
+  return EF_SUCCESS;
+}
+
+static const ef_strategy_ops ef_opencl_ops = {
+    .name = "opencl_edge_based",
+    .description = "edge-based fractional step on an OpenCL device (solution resident on the device)",
+    .create = ef_opencl_create,
+    .initialize = ef_opencl_initialize,
+    .compute_time_step = ef_opencl_compute_time_step,
+    .solve_step = ef_opencl_solve_step,
+    .copy_pressure_system = ef_opencl_copy_pressure_system,
+    .finalize = ef_opencl_finalize,
+    .destroy = ef_opencl_destroy,
+};
+
+/* Register "opencl_edge_based". */
+int ef_register_opencl_strategy(void) { return ef_registry_add_strategy(&ef_opencl_ops); }

@@ -1,0 +1,317 @@
+/* fs_kernels.cl -- the whole edge-based fractional step on the device (opencl_fs.c), one
+ * work-item per row (node) for every edge loop, calling the row functions of
+ * edge_physics.h that the OpenMP executor calls, in the same order, so both compute the
+ * same arithmetic (the device compiler may still contract a*b+c into fma).
+ *
+ * Build options:
+ *   -D EF_DIM=2|3   dimension (default 3)
+ *   -D FS_WGS=W     work-group size of every kernel (a power of two; the reductions use
+ *                   local arrays of W doubles and are launched with exactly W items)
+ *
+ * Row blocks: an edge kernel handles rows [row_begin, row_begin + n_rows) whose edge
+ * records and columns start at global edge offset edge_base (row_ptr holds global offsets;
+ * col and ev are the block's buffers).  One block: row_begin = 0, edge_base = 0.
+ *
+ * Fusion: tau and both projections share one pass (fs_prepare); an RK stage is residual,
+ * accumulator, update and boundary conditions in one pass, the last stage also writing the
+ * reactions and the warm start of the pressure solve (fs_rk_stage); the pressure row, its
+ * right-hand side, the non-finite check and the null-space partial sums share one pass
+ * (fs_pressure_system); correction, boundary conditions and the divergence check share
+ * one pass (fs_correct).
+ *
+ * Aliasing: no kernel writes an array through one argument that it reads through another
+ * (the RK stages and the CG alternate their buffers), so every pointer is restrict, which
+ * lets the compiler use the read-only data path.
+ *
+ * Determinism: no floating-point atomics.  Partial sums and minima are formed in a fixed
+ * tree inside each work-group and added in group order by a single work-group, so a
+ * result never depends on scheduling.  The only atomics are integer minima of node
+ * indices (first bad node), which are exact.
+ */
+#include "edge_physics.h"
+
+#ifndef EF_DIM
+#define EF_DIM 3
+#endif
+#ifndef FS_WGS
+#define FS_WGS 128
+#endif
+
+#define FS_ROW_ARGS                                                                                     \
+  const long row_begin, const long n_rows, const long edge_base, __global const long *restrict row_ptr, \
+      __global const int *restrict col, __global const double *restrict ev
+
+/* Edge count, column pointer and record pointer of row i inside its block. */
+#define FS_ROW(i)                                                       \
+  (int)(row_ptr[(i) + 1] - row_ptr[i]), col + (row_ptr[i] - edge_base), \
+      ev + (row_ptr[i] - edge_base) * EF_EDGE_STRIDE(EF_DIM)
+
+#define FS_KERNEL __kernel __attribute__((reqd_work_group_size(FS_WGS, 1, 1)))
+
+/* The boundary conditions of node i on its new velocity u: fixed components take uref,
+ * a slip node without a fixed component is projected (ef_node_apply_bc). */
+EF_INLINE void fs_node_bc(const long i, __global const uchar *vfix, __global const uchar *slip_type,
+                          __global const double *slip_normal, __global const double *slip_tangent, const double *uref,
+                          double *u) {
+  uchar fixed[3];
+  double nrm[3] = {0.0, 0.0, 0.0}, tng[3] = {0.0, 0.0, 0.0};
+  for (int c = 0; c < 3; ++c)
+    fixed[c] = vfix[3 * i + c];
+  const int slip = slip_type[i];
+  if (slip != EF_SLIP_NONE)
+    for (int c = 0; c < 3; ++c) {
+      nrm[c] = slip_normal[3 * i + c];
+      tng[c] = slip_tangent[3 * i + c];
+    }
+  ef_node_apply_bc(EF_DIM, fixed, slip, nrm, tng, uref, u);
+}
+
+/* Sum of v over the work-group in a fixed tree order; every item gets the total. */
+EF_INLINE double fs_group_sum(double v, __local double *scratch) {
+  const int lid = get_local_id(0);
+  scratch[lid] = v;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int s = FS_WGS >> 1; s > 0; s >>= 1) {
+    if (lid < s)
+      scratch[lid] += scratch[lid + s];
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  const double total = scratch[0];
+  barrier(CLK_LOCAL_MEM_FENCE);
+  return total;
+}
+
+/* Minimum of v over the work-group (`b < a` keeps a, as the host's `if (d < m)`). */
+EF_INLINE double fs_group_min(double v, __local double *scratch) {
+  const int lid = get_local_id(0);
+  scratch[lid] = v;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int s = FS_WGS >> 1; s > 0; s >>= 1) {
+    if (lid < s && scratch[lid + s] < scratch[lid])
+      scratch[lid] = scratch[lid + s];
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  const double m = scratch[0];
+  barrier(CLK_LOCAL_MEM_FENCE);
+  return m;
+}
+
+/* Step 1: tau_I = 1/(c1/dt + c2 nu/h^2 + c3 |u_I|/h) (0 without stabilisation),
+ * xi_I = M_II^-1 sum (u_I.nabla_IJ)(u_J - u_I), xp_I = M_II^-1 sum nabla_IJ (p_J - p_I) (eq. 48). */
+FS_KERNEL void fs_prepare(FS_ROW_ARGS, __global const double *restrict u, __global const double *restrict p,
+                          __global const double *restrict inv_mass, __global const double *restrict h,
+                          const double nu, const double dt, const double c1, const double c2, const double c3,
+                          const int stabilization, __global double *restrict tau, __global double *restrict xi,
+                          __global double *restrict xp) {
+  const long i = row_begin + get_global_id(0);
+  if (i >= row_begin + n_rows)
+    return;
+  double a[3] = {0.0, 0.0, 0.0}, g[3] = {0.0, 0.0, 0.0};
+  ef_row_projections(EF_DIM, i, FS_ROW(i), u, p, inv_mass[i], a, g);
+  for (int c = 0; c < 3; ++c) {
+    xi[3 * i + c] = a[c];
+    xp[3 * i + c] = g[c];
+  }
+  tau[i] = stabilization ? ef_node_tau(h[i], ef_node_norm(EF_DIM, i, u), nu, dt, c1, c2, c3) : 0.0;
+}
+
+/* One classical RK4 stage (0..3) of M du/dt = R(u) with p_n, xi, tau frozen:
+ * R = R(us) (ef_row_momentum_residual); acc = R (stage 0) or acc + w R (w = 2, 2, 1);
+ * uout = u_n + a M^-1 R (a = dt/2, dt/2, dt) or u_n + dt/6 M^-1 acc (stage 3); then the
+ * boundary conditions, the fixed components taking u_n's values or, with
+ * use_fixed_values, the prescribed values of the stage time in fixu.  Stage 3 also writes
+ * reaction = acc/6 - M (uh - u_n)/dt on fixed components (0 elsewhere) and pnew = p_n with
+ * the prescribed pressures of t + dt (fixp) on fixed nodes: the warm start of step 2. */
+FS_KERNEL void fs_rk_stage(FS_ROW_ARGS, const int stage, const double dt, const double inv_dt, const double nu,
+                           __global const double *restrict mass, __global const double *restrict inv_mass,
+                           __global const double *restrict tau, __global const double *restrict xi,
+                           __global const double *restrict body_force, __global const double *restrict u_n,
+                           __global const double *restrict p_n, __global const double *restrict us,
+                           __global double *restrict acc, __global double *restrict uout,
+                           __global const uchar *restrict vfix, __global const uchar *restrict slip_type,
+                           __global const double *restrict slip_normal, __global const double *restrict slip_tangent,
+                           const int use_fixed_values, __global const double *restrict fixu,
+                           __global const double *restrict fixp, __global const uchar *restrict pfix,
+                           __global double *restrict reaction, __global double *restrict pnew) {
+  const long i = row_begin + get_global_id(0);
+  if (i >= row_begin + n_rows)
+    return;
+  double b[3] = {0.0, 0.0, 0.0}, R[3] = {0.0, 0.0, 0.0};
+  for (int c = 0; c < EF_DIM; ++c)
+    b[c] = body_force[3 * i + c];
+  ef_row_momentum_residual(EF_DIM, i, FS_ROW(i), us, p_n, xi, mass[i], b, tau[i], nu, R);
+  const double a = stage == 0 || stage == 1 ? 0.5 * dt : stage == 2 ? dt : dt / 6.0;
+  const double w = stage == 0 || stage == 3 ? 1.0 : 2.0;
+  const double im = inv_mass[i];
+  double u[3] = {0.0, 0.0, 0.0}, uref[3] = {0.0, 0.0, 0.0}, accp[3] = {0.0, 0.0, 0.0};
+  for (int c = 0; c < EF_DIM; ++c) {
+    const double ac = stage == 0 ? R[c] : acc[3 * i + c] + w * R[c];
+    acc[3 * i + c] = ac;
+    accp[c] = ac;
+    uref[c] = u_n[3 * i + c];
+    u[c] = uref[c] + a * im * (stage == 3 ? ac : R[c]);
+  }
+  fs_node_bc(i, vfix, slip_type, slip_normal, slip_tangent, uref, u);
+  /* As the host executor, which lets the boundary-value callback overwrite the stage's
+   * fixed components after the stage (a node with a fixed component is never projected). */
+  if (use_fixed_values)
+    for (int c = 0; c < 3; ++c)
+      if (vfix[3 * i + c])
+        u[c] = fixu[3 * i + c];
+  for (int c = 0; c < 3; ++c)
+    uout[3 * i + c] = u[c];
+  if (stage == 3) {
+    const double m = mass[i];
+    for (int c = 0; c < 3; ++c) {
+      const long q = 3 * i + c;
+      reaction[q] = vfix[q] ? accp[c] / 6.0 - m * (u[c] - u_n[q]) * inv_dt : 0.0;
+    }
+    pnew[i] = use_fixed_values && pfix[i] ? fixp[i] : p_n[i];
+  }
+}
+
+/* Step 2 assembly: row i of H (diagonal inserted, the host CSR's layout at row_ptr[i] + i)
+ * and f_I with the fixed pressures (pf) eliminated symmetrically (ef_row_pressure_system).
+ * The first row with a non-finite f_I goes to flags[1] (atomic minimum); with want_sums,
+ * each work-group writes the sums of f and |f| over its free rows to
+ * partials[2 (group_base + group)], the null-space check's partials. */
+FS_KERNEL void fs_pressure_system(FS_ROW_ARGS, const double cc, __global const double *restrict tau,
+                                  __global const double *restrict uh, __global const double *restrict p_n,
+                                  __global const double *restrict pf, __global const double *restrict xp,
+                                  __global const uchar *restrict pfix, const int has_fixed,
+                                  __global double *restrict hval, __global double *restrict f,
+                                  __global int *restrict flags, const int want_sums, const long group_base,
+                                  __global double *restrict partials) {
+  __local double scratch[FS_WGS];
+  const long i = row_begin + get_global_id(0);
+  double sf = 0.0, sa = 0.0;
+  if (i < row_begin + n_rows) {
+    const double fi = ef_row_pressure_system(EF_DIM, i, FS_ROW(i), tau, cc, uh, p_n, pf, xp, pfix, has_fixed,
+                                             hval + row_ptr[i] + i);
+    f[i] = fi;
+    if (!isfinite(fi))
+      atomic_min(&flags[1], (int)i);
+    if (!(has_fixed && pfix[i])) {
+      sf = fi;
+      sa = fabs(fi);
+    }
+  }
+  if (want_sums) {
+    const double tf = fs_group_sum(sf, scratch);
+    const double ta = fs_group_sum(sa, scratch);
+    if (get_local_id(0) == 0) {
+      partials[2 * (group_base + get_group_id(0))] = tf;
+      partials[2 * (group_base + get_group_id(0)) + 1] = ta;
+    }
+  }
+}
+
+/* One work-group: state[0] = sum f, state[1] = sum |f| over the count partial pairs, in a
+ * fixed order; state[2] = the mean sum f / n (removed by fs_remove_mean). */
+FS_KERNEL void fs_sum_partials(const long count, __global const double *restrict partials, const long n,
+                               __global double *restrict state) {
+  __local double scratch[FS_WGS];
+  double sf = 0.0, sa = 0.0;
+  for (long k = get_local_id(0); k < count; k += FS_WGS) {
+    sf += partials[2 * k];
+    sa += partials[2 * k + 1];
+  }
+  sf = fs_group_sum(sf, scratch);
+  sa = fs_group_sum(sa, scratch);
+  if (get_local_id(0) == 0) {
+    state[0] = sf;
+    state[1] = sa;
+    state[2] = sf / (double)n;
+  }
+}
+
+/* f_I -= mean: the null-space component of f removed, so the singular system (no fixed
+ * pressure) is consistent. */
+FS_KERNEL void fs_remove_mean(const long n, __global double *restrict f, __global const double *restrict state) {
+  const long i = get_global_id(0);
+  if (i >= n)
+    return;
+  f[i] -= state[2];
+}
+
+/* Step 3: u_I = uh_I - c M_II^-1 sum nabla_IJ (dp_J - dp_I), dp = p_{n+1} - p_n, then the
+ * boundary conditions (fixed components keep uh's values).  A node with |u|^2 > bound2, a
+ * NaN, or a non-finite pressure goes to flags[0] (atomic minimum of the node index). */
+FS_KERNEL void fs_correct(FS_ROW_ARGS, const double cc, __global const double *restrict inv_mass,
+                          __global const double *restrict uh, __global const double *restrict p_n,
+                          __global const double *restrict p_new, __global double *restrict u_new,
+                          __global const uchar *restrict vfix, __global const uchar *restrict slip_type,
+                          __global const double *restrict slip_normal, __global const double *restrict slip_tangent,
+                          const double bound2, __global int *restrict flags) {
+  const long i = row_begin + get_global_id(0);
+  if (i >= row_begin + n_rows)
+    return;
+  double u[3] = {0.0, 0.0, 0.0}, uref[3] = {0.0, 0.0, 0.0};
+  ef_row_correction(EF_DIM, i, FS_ROW(i), p_new, p_n, inv_mass[i], cc, uh, u);
+  for (int c = 0; c < EF_DIM; ++c)
+    uref[c] = uh[3 * i + c];
+  fs_node_bc(i, vfix, slip_type, slip_normal, slip_tangent, uref, u);
+  double u2 = 0.0;
+  for (int c = 0; c < 3; ++c) {
+    u_new[3 * i + c] = u[c];
+    u2 += u[c] * u[c];
+  }
+  /* !(u2 <= bound2) also catches NaN. */
+  if (!(u2 <= bound2) || !isfinite(p_new[i]))
+    atomic_min(&flags[0], (int)i);
+}
+
+/* Time step, first stage: each work-group of a fixed grid writes the minimum over its
+ * strided nodes of the local limit dt_I = 1 / (|u_I|/hmin_I + 4 nu/hmin_I^2) (cfl = 1). */
+FS_KERNEL void fs_dt_partial(const long n, __global const double *restrict hmin, __global const double *restrict u,
+                             const double nu, __global double *restrict partials) {
+  __local double scratch[FS_WGS];
+  double m = 1.0e300;
+  for (long i = get_global_id(0); i < n; i += get_global_size(0)) {
+    const double d = ef_node_dt(hmin[i], ef_node_norm(EF_DIM, i, u), nu, 1.0);
+    if (d < m)
+      m = d;
+  }
+  m = fs_group_min(m, scratch);
+  if (get_local_id(0) == 0)
+    partials[get_group_id(0)] = m;
+}
+
+/* Time step, second stage (one work-group): state[3] = min of the count partials. */
+FS_KERNEL void fs_dt_final(const long count, __global const double *restrict partials,
+                           __global double *restrict state) {
+  __local double scratch[FS_WGS];
+  double m = 1.0e300;
+  for (long k = get_local_id(0); k < count; k += FS_WGS)
+    if (partials[k] < m)
+      m = partials[k];
+  m = fs_group_min(m, scratch);
+  if (get_local_id(0) == 0)
+    state[3] = m;
+}
+
+/* Prescribed values into place: dof d < n3 is velocity component d, else the pressure of
+ * node d - n3. */
+FS_KERNEL void fs_scatter_fixed(const int count, __global const int *restrict dofs,
+                                __global const double *restrict values, const int n3, __global double *restrict u,
+                                __global double *restrict p) {
+  const int k = get_global_id(0);
+  if (k >= count)
+    return;
+  const int d = dofs[k];
+  if (d < n3)
+    u[d] = values[k];
+  else
+    p[d - n3] = values[k];
+}
+
+/* The current values of the fixed dofs (the inverse of fs_scatter_fixed). */
+FS_KERNEL void fs_gather_fixed(const int count, __global const int *restrict dofs, const int n3,
+                               __global const double *restrict u, __global const double *restrict p,
+                               __global double *restrict values) {
+  const int k = get_global_id(0);
+  if (k >= count)
+    return;
+  const int d = dofs[k];
+  values[k] = d < n3 ? u[d] : p[d - n3];
+}

@@ -1,0 +1,1254 @@
+/* opencl_fs.c -- device executor of one edge-based fractional step (see opencl_fs.h). */
+#include "opencl_fs.h"
+
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "edge_physics.h"
+#include "edgeflow/ef_error.h"
+#include "edgeflow/ef_log.h"
+
+#define FS_SOURCE "fs_kernels.cl"
+#define FS_DEFAULT_WGS_BITS 7 /* 128 items: 4 warps, enough groups per SM for latency hiding */
+#define FS_DT_MAX_GROUPS 256  /* the dt reduction's fixed grid */
+#define FS_STATE_SIZE 8       /* doubles: 0-2 null-space sums and mean, 3 dt minimum */
+
+/* Kernels of fs_kernels.cl and the other profiled commands (one row of the kernel table each). */
+enum {
+  K_PREPARE = 0,
+  K_STAGE,
+  K_PRESSURE,
+  K_SUM,
+  K_MEAN,
+  K_CORRECT,
+  K_DT_PARTIAL,
+  K_DT_FINAL,
+  K_SCATTER,
+  K_GATHER,
+  K_N_KERNELS,
+  R_UPLOAD = K_N_KERNELS, /* boundary values to the device */
+  R_FLAGS,                /* flag/sum fill and read-back of a step */
+  R_CG,                   /* the CG solve (wall clock: its kernels are opencl_cg's) */
+  R_COUNT
+};
+static const char *const fs_record_names[R_COUNT] = {
+    "fs_prepare",       "fs_rk_stage",     "fs_pressure_system", "fs_sum_partials",
+    "fs_remove_mean",   "fs_correct",      "fs_dt_partial",      "fs_dt_final",
+    "fs_scatter_fixed", "fs_gather_fixed", "boundary values upload", "step flags fill/read",
+    "CG solve (opencl_cg, wall)"};
+
+/* Phases of a step, for the Table-5 breakdown; FS_PHASE_NONE: outside a step. */
+enum { FS_PHASE_NONE = -1, FS_PHASE_UPLOAD = 0, FS_PHASE_1 = 1, FS_PHASE_2 = 2, FS_PHASE_3 = 3 };
+
+typedef struct {
+  cl_event event;
+  int record, phase;
+  double bytes;
+} fs_pending;
+
+typedef struct {
+  int log_event;
+  double seconds, bytes;
+  long calls;
+} fs_record;
+
+struct ef_ocl_fs_s {
+  ef_cl_context *ctx;
+  const ef_edge_data *ed;
+  ef_ocl_fs_settings s;
+  int64_t n, n_edges, nnz;
+  int dim;
+  size_t wgs;
+  /* Edge data: row blocks of col/records, global row offsets and node arrays. */
+  int n_blocks;
+  int64_t *row_begin;
+  cl_mem *col_b, *ev_b;
+  cl_mem row_ptr, mass, inv_mass, h, hmin;
+  /* State (double-buffered) and intermediates. */
+  cl_mem u[2], p[2];
+  int cur;
+  cl_mem tau, xi, xp, acc, ua, ub, uh, reaction, fixu, fixp, f;
+  /* Boundary arrays. */
+  cl_mem vfix, pfix, slip, slip_normal, slip_tangent, body_force;
+  uint8_t *h_pfix;
+  int64_t n_fixed_pressure;
+  /* Pressure matrix (structure built here) and solver. */
+  int64_t *h_row_ptr;
+  int32_t *h_col;
+  ef_cl_csr H;
+  ef_cl_cg *cg;
+  /* Reductions. */
+  cl_mem partials, state, flags;
+  int64_t assembly_groups;
+  int dt_groups;
+  double h_scalars[FS_STATE_SIZE];
+  cl_int h_flags[2];
+  /* Fixed dofs for time-dependent boundary values. */
+  int64_t n_fixed_dofs, cap_fixed;
+  int32_t *fixed_dofs;
+  double *fixed_cur; /* the values u_n/p_n hold at the fixed dofs (kinematic pressure) */
+  int fixed_cur_valid;
+  cl_mem d_fixed_dofs, d_fixed_vals[2]; /* [0]: t + dt, [1]: t + dt/2 */
+  cl_mem pin_fixed;
+  double *h_fixed;                      /* pinned, 2 * cap_fixed */
+  cl_event fixed_write[2];
+  double *eval_u, *eval_p;              /* host targets of the callback (3n, n) */
+  /* Pinned read-back of u, p and the reactions (7n). */
+  cl_mem pin_state;
+  double *h_state;
+  /* Kernels and profiling. */
+  cl_program program;
+  cl_kernel k[K_N_KERNELS];
+  fs_record rec[R_COUNT];
+  fs_pending *pend;
+  int n_pend, cap_pend;
+  /* The last step. */
+  int stepped;
+  double last_dt, last_residual;
+  int last_iterations;
+};
+
+/* ---------------------------------------------------------------------------
+ * Small helpers. */
+
+static void fs_release_mem(cl_mem *m) {
+  if (*m) clReleaseMemObject(*m);
+  *m = NULL;
+}
+
+/* Zero the first bytes of a buffer by blocking writes from a zero block.  Not
+ * clEnqueueFillBuffer: oclgrind's uninitialised-value tracking then loses later kernel
+ * stores to the buffer, which would hide real reports among false ones. */
+static int fs_zero(ef_ocl_fs *fs, cl_mem m, size_t bytes) {
+  const size_t chunk = bytes < ((size_t)4 << 20) ? bytes : ((size_t)4 << 20);
+  void *zero = calloc(chunk ? chunk : 1, 1);
+  EF_CHECK(zero, EF_ERR_MEMORY, "out of memory");
+  cl_int st = CL_SUCCESS;
+  for (size_t off = 0; off < bytes && st == CL_SUCCESS; off += chunk) {
+    const size_t len = bytes - off < chunk ? bytes - off : chunk;
+    st = clEnqueueWriteBuffer(fs->ctx->queue, m, CL_TRUE, off, len, zero, 0, NULL, NULL);
+  }
+  free(zero);
+  EF_CHECK(st == CL_SUCCESS, EF_ERR_OPENCL, "clearing a buffer failed: %s (%d)", ef_cl_error_name(st), (int)st);
+  return EF_SUCCESS;
+}
+
+/* A device buffer of bytes, copied from host or zeroed (blocking). */
+static int fs_buffer(ef_ocl_fs *fs, size_t bytes, const void *host, const char *what, cl_mem *out) {
+  ef_cl_context *ctx = fs->ctx;
+  EF_CHECK(bytes <= ctx->max_alloc_bytes, EF_ERR_UNSUPPORTED,
+           "%s needs one buffer of %.1f MiB but '%s' allows at most %.1f MiB per buffer", what,
+           (double)bytes / 1048576.0, ctx->device_name, (double)ctx->max_alloc_bytes / 1048576.0);
+  cl_int st;
+  cl_mem_flags flags = CL_MEM_READ_WRITE | (host ? CL_MEM_COPY_HOST_PTR : 0);
+  *out = clCreateBuffer(ctx->context, flags, bytes ? bytes : 8, host ? (void *)host : NULL, &st);
+  EF_CHECK(st == CL_SUCCESS, EF_ERR_OPENCL, "clCreateBuffer for %s (%zu bytes) failed: %s (%d)", what, bytes,
+           ef_cl_error_name(st), (int)st);
+  if (!host) return fs_zero(fs, *out, bytes ? bytes : 8);
+  return EF_SUCCESS;
+}
+
+/* A pinned host buffer, mapped once for the executor's life (the host side of fast copies). */
+static int fs_pinned(ef_ocl_fs *fs, size_t bytes, cl_mem *buf, double **host) {
+  cl_int st;
+  *buf = clCreateBuffer(fs->ctx->context, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, bytes, NULL, &st);
+  EF_CHECK(st == CL_SUCCESS, EF_ERR_OPENCL, "clCreateBuffer (pinned, %zu bytes) failed: %s (%d)", bytes,
+           ef_cl_error_name(st), (int)st);
+  *host = clEnqueueMapBuffer(fs->ctx->queue, *buf, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, bytes, 0, NULL, NULL,
+                             &st);
+  if (st != CL_SUCCESS) {
+    fs_release_mem(buf);
+    *host = NULL;
+    return EF_ERROR(EF_ERR_OPENCL, "mapping a pinned buffer (%zu bytes) failed: %s (%d)", bytes,
+                    ef_cl_error_name(st), (int)st);
+  }
+  return EF_SUCCESS;
+}
+
+/* Unmap and release a pinned buffer of fs_pinned. */
+static void fs_pinned_release(ef_ocl_fs *fs, cl_mem *buf, double **host) {
+  if (*buf && *host) {
+    clEnqueueUnmapMemObject(fs->ctx->queue, *buf, *host, 0, NULL, NULL);
+    clFinish(fs->ctx->queue);
+  }
+  fs_release_mem(buf);
+  *host = NULL;
+}
+
+/* Keep a command's event for the profile of its record and phase. */
+static int fs_track(ef_ocl_fs *fs, cl_event ev, int record, int phase, double bytes) {
+  if (fs->n_pend == fs->cap_pend) {
+    int cap = fs->cap_pend ? 2 * fs->cap_pend : 64;
+    fs_pending *p = realloc(fs->pend, (size_t)cap * sizeof *p);
+    if (!p) {
+      clReleaseEvent(ev);
+      return EF_ERROR(EF_ERR_MEMORY, "out of memory for profiling events");
+    }
+    fs->pend = p;
+    fs->cap_pend = cap;
+  }
+  fs_pending *q = &fs->pend[fs->n_pend++];
+  q->event = ev;
+  q->record = record;
+  q->phase = phase;
+  q->bytes = bytes;
+  return EF_SUCCESS;
+}
+
+/* Launch a 1D kernel of global items (a multiple of local) and track it. */
+static int fs_launch(ef_ocl_fs *fs, int record, int phase, size_t global, size_t local, double bytes) {
+  cl_event ev = NULL;
+  EF_CL_CALL(clEnqueueNDRangeKernel(fs->ctx->queue, fs->k[record], 1, NULL, &global, &local, 0, NULL, &ev));
+  return fs_track(fs, ev, record, phase, bytes);
+}
+
+/* n rounded up to a multiple of m (a grid of whole work-groups). */
+static size_t fs_round_up(int64_t n, size_t m) { return (size_t)((n + (int64_t)m - 1) / (int64_t)m) * m; }
+
+#define FS_ARG(kernel, index, value) EF_CL_CALL(clSetKernelArg((kernel), (cl_uint)(index), sizeof(value), &(value)))
+
+/* Phase spans and per-record sums of the finished tracked commands; releases them.  A
+ * device that gives no profiling data leaves the times at 0. */
+typedef struct {
+  double start[4], end[4], sum[4];
+  int seen[4];
+} fs_spans;
+
+static void fs_collect(ef_ocl_fs *fs, fs_spans *sp) {
+  if (sp) memset(sp, 0, sizeof *sp);
+  for (int i = 0; i < fs->n_pend; ++i) {
+    fs_pending *q = &fs->pend[i];
+    cl_ulong t0 = 0, t1 = 0;
+    if (clGetEventProfilingInfo(q->event, CL_PROFILING_COMMAND_START, sizeof t0, &t0, NULL) == CL_SUCCESS &&
+        clGetEventProfilingInfo(q->event, CL_PROFILING_COMMAND_END, sizeof t1, &t1, NULL) == CL_SUCCESS &&
+        t1 >= t0) {
+      const double s = 1e-9 * (double)(t1 - t0), a = 1e-9 * (double)t0, b = 1e-9 * (double)t1;
+      fs_record *r = &fs->rec[q->record];
+      r->seconds += s;
+      r->bytes += q->bytes;
+      r->calls++;
+      ef_log_event_add(r->log_event, s);
+      if (q->bytes > 0) ef_log_event_add_bytes(r->log_event, q->bytes);
+      if (sp && q->phase >= 0) {
+        const int ph = q->phase;
+        if (!sp->seen[ph] || a < sp->start[ph]) sp->start[ph] = a;
+        if (!sp->seen[ph] || b > sp->end[ph]) sp->end[ph] = b;
+        sp->sum[ph] += s;
+        sp->seen[ph] = 1;
+      }
+    }
+    clReleaseEvent(q->event);
+  }
+  fs->n_pend = 0;
+}
+
+/* ---------------------------------------------------------------------------
+ * Sizes. */
+
+/* Bytes an edge kernel must move for a block of nr rows and ne edges: the record entries it
+ * reads (rec doubles per edge), the columns, the row offsets, `per_edge` more bytes per edge
+ * and `per_row` bytes of node arrays per row (neighbour gathers counted as cached).  The
+ * GB/s of the kernel table are these bytes over the kernel's time: with 128-byte records a
+ * kernel that reads 3 of 16 doubles still fetches whole 32-byte sectors. */
+static double fs_edge_bytes(int64_t nr, int64_t ne, int rec, double per_edge, double per_row) {
+  return (double)ne * (8.0 * rec + 4.0 + per_edge) + 8.0 * (double)(nr + 1) + per_row * (double)nr;
+}
+
+/* Record doubles an edge kernel reads (see edge_physics.h): projections and correction use
+ * nabla only; a stage L^d, nabla and G; the pressure row the L^d diagonal, nabla and G. */
+static int fs_record_doubles(int record, int dim) {
+  switch (record) {
+  case K_STAGE: return dim * dim + 2 * dim;
+  case K_PRESSURE: return 3 * dim;
+  default: return dim;
+  }
+}
+
+/* Node-array bytes per row of each edge kernel (reads + writes, see fs_kernels.cl). */
+static double fs_row_bytes(int record, int stage, int fixed_values) {
+  switch (record) {
+  case K_PREPARE: return 24 + 8 + 8 + 8 + 8 + 24 + 24;                 /* u p 1/m h | tau xi xp */
+  case K_STAGE: {
+    double b = 8 + 8 + 8 + 24 + 24 + 24 + 8 + 24 + 24 + 24 + 3 + 1; /* m 1/m tau xi b u_n p us | acc u vfix slip */
+    if (stage > 0) b += 24;                                           /* acc read */
+    if (fixed_values) b += 24;
+    if (stage == 3) b += 24 + 8 + 1 + (fixed_values ? 8 : 0);         /* reaction, pnew, pfix */
+    return b;
+  }
+  case K_PRESSURE: return 8 + 24 + 8 + 8 + 24 + 1 + 8 + 8;            /* tau uh p_n pf xp pfix | diag f */
+  case K_CORRECT: return 8 + 24 + 8 + 8 + 3 + 1 + 24;                 /* 1/m uh p_n p_new vfix slip | u */
+  default: return 0;
+  }
+}
+
+/* Bytes of one launch of edge kernel `record` over a block. */
+static double fs_kernel_bytes(const ef_ocl_fs *fs, int record, int stage, int fixed_values, int64_t nr, int64_t ne) {
+  const double per_edge = record == K_PRESSURE ? 8.0 : 0.0; /* the off-diagonal written */
+  return fs_edge_bytes(nr, ne, fs_record_doubles(record, fs->dim), per_edge,
+                       fs_row_bytes(record, stage, fixed_values));
+}
+
+/* Device bytes: edge data + node vectors + reductions + the CG's share (matrix, scaled copy, vectors). */
+uint64_t ef_ocl_fs_memory_bytes(const ef_edge_data *ed) {
+  if (!ed) return 0;
+  const uint64_t n = (uint64_t)ed->n_nodes, E = (uint64_t)ed->n_edges, nnz = E + n;
+  const uint64_t edges = E * (8u * (uint64_t)ed->stride + 4u) + (n + 1) * 8u + 4u * 8u * n;
+  const uint64_t vectors = 12u * 24u * n    /* u x2, xi, xp, acc, ua, ub, uh, reaction, fixu, normal, tangent */
+                           + 24u * n        /* body force */
+                           + 6u * 8u * n    /* p x2, tau, f, fixp, (spare) */
+                           + 5u * n;        /* fixity flags, slip types */
+  const uint64_t reductions = 16u * (n / 32u + 1024u) + 4096u;
+  /* The CG's share counts the matrix, its scaled copy, its vectors, the rhs and x; f and
+   * p_new are ours, so the estimate is a little high. */
+  return edges + vectors + reductions + ef_cl_cg_memory_bytes((int64_t)n, (int64_t)nnz, nnz > INT32_MAX);
+}
+
+/* Sum of the edge kernels' bytes (fs_kernel_bytes) plus cg_iterations CG iterations. */
+double ef_ocl_fs_bytes_per_step(const ef_ocl_fs *fs, int cg_iterations) {
+  if (!fs) return 0.0;
+  const int64_t n = fs->n, E = fs->n_edges;
+  double b = fs_kernel_bytes(fs, K_PREPARE, 0, 0, n, E);
+  for (int s = 0; s < 4; ++s) b += fs_kernel_bytes(fs, K_STAGE, s, 0, n, E);
+  b += fs_kernel_bytes(fs, K_PRESSURE, 0, 0, n, E) + fs_kernel_bytes(fs, K_CORRECT, 0, 0, n, E);
+  b += (double)cg_iterations * ef_cl_cg_bytes_per_iteration(fs->n, fs->nnz, fs->H.row_ptr_64);
+  return b;
+}
+
+/* Doubles in a named array: n, 3n or nnz. */
+int64_t ef_ocl_fs_array_size(const ef_ocl_fs *fs, ef_ocl_fs_array which) {
+  if (!fs) return 0;
+  switch (which) {
+  case EF_OCL_FS_PRESSURE:
+  case EF_OCL_FS_TAU:
+  case EF_OCL_FS_PNEW:
+  case EF_OCL_FS_RHS: return fs->n;
+  case EF_OCL_FS_MATRIX: return fs->nnz;
+  case EF_OCL_FS_N_ARRAYS: return 0;
+  default: return 3 * fs->n;
+  }
+}
+
+/* The device buffer of a named array. */
+static cl_mem fs_array(ef_ocl_fs *fs, ef_ocl_fs_array which) {
+  switch (which) {
+  case EF_OCL_FS_VELOCITY: return fs->u[fs->cur];
+  case EF_OCL_FS_PRESSURE: return fs->p[fs->cur];
+  case EF_OCL_FS_TAU: return fs->tau;
+  case EF_OCL_FS_XI: return fs->xi;
+  case EF_OCL_FS_XP: return fs->xp;
+  case EF_OCL_FS_ACC: return fs->acc;
+  case EF_OCL_FS_STAGE_A: return fs->ua;
+  case EF_OCL_FS_STAGE_B: return fs->ub;
+  case EF_OCL_FS_UH: return fs->uh;
+  case EF_OCL_FS_REACTION: return fs->reaction;
+  case EF_OCL_FS_PNEW: return fs->p[1 - fs->cur];
+  case EF_OCL_FS_RHS: return fs->f;
+  case EF_OCL_FS_MATRIX: return fs->H.values;
+  case EF_OCL_FS_UNEW: return fs->u[1 - fs->cur];
+  default: return NULL;
+  }
+}
+
+/* Blocking upload of a named array (tests; the state through ef_ocl_fs_set_state). */
+int ef_ocl_fs_write_array(ef_ocl_fs *fs, ef_ocl_fs_array which, const double *host) {
+  EF_CHECK(fs && host && fs_array(fs, which), EF_ERR_PARAMETER, "ef_ocl_fs_write_array: bad argument");
+  EF_CL_CALL(clEnqueueWriteBuffer(fs->ctx->queue, fs_array(fs, which), CL_TRUE, 0,
+                                  (size_t)ef_ocl_fs_array_size(fs, which) * 8, host, 0, NULL, NULL));
+  if (which == EF_OCL_FS_VELOCITY || which == EF_OCL_FS_PRESSURE) fs->fixed_cur_valid = 0;
+  return EF_SUCCESS;
+}
+
+/* Blocking read-back of a named array. */
+int ef_ocl_fs_read_array(ef_ocl_fs *fs, ef_ocl_fs_array which, double *host) {
+  EF_CHECK(fs && host && fs_array(fs, which), EF_ERR_PARAMETER, "ef_ocl_fs_read_array: bad argument");
+  EF_CL_CALL(clEnqueueReadBuffer(fs->ctx->queue, fs_array(fs, which), CL_TRUE, 0,
+                                 (size_t)ef_ocl_fs_array_size(fs, which) * 8, host, 0, NULL, NULL));
+  return EF_SUCCESS;
+}
+
+/* ---------------------------------------------------------------------------
+ * Life cycle. */
+
+void ef_ocl_fs_settings_default(ef_ocl_fs_settings *s) {
+  memset(s, 0, sizeof *s);
+  ef_fs_settings_default(&s->fs);
+  ef_cl_cg_settings_default(&s->cg);
+  s->cg.check_every = 1;
+}
+
+/* Finish the queue, drop the profile, release kernels and buffers. */
+void ef_ocl_fs_destroy(ef_ocl_fs **pfs) {
+  if (!pfs || !*pfs) return;
+  ef_ocl_fs *fs = *pfs;
+  if (fs->ctx && fs->ctx->queue) clFinish(fs->ctx->queue);
+  fs_collect(fs, NULL);
+  free(fs->pend);
+  ef_cl_cg_destroy(&fs->cg);
+  ef_cl_csr_release(&fs->H);
+  for (int i = 0; i < 2; ++i)
+    if (fs->fixed_write[i]) clReleaseEvent(fs->fixed_write[i]);
+  fs_pinned_release(fs, &fs->pin_fixed, &fs->h_fixed);
+  fs_pinned_release(fs, &fs->pin_state, &fs->h_state);
+  for (int b = 0; fs->col_b && b < fs->n_blocks; ++b) fs_release_mem(&fs->col_b[b]);
+  for (int b = 0; fs->ev_b && b < fs->n_blocks; ++b) fs_release_mem(&fs->ev_b[b]);
+  cl_mem *all[] = {&fs->row_ptr, &fs->mass,  &fs->inv_mass, &fs->h,        &fs->hmin,     &fs->u[0],
+                   &fs->u[1],    &fs->p[0],  &fs->p[1],     &fs->tau,      &fs->xi,       &fs->xp,
+                   &fs->acc,     &fs->ua,    &fs->ub,       &fs->uh,       &fs->reaction, &fs->fixu,
+                   &fs->fixp,    &fs->f,     &fs->vfix,     &fs->pfix,     &fs->slip,     &fs->slip_normal,
+                   &fs->slip_tangent, &fs->body_force, &fs->partials, &fs->state, &fs->flags,
+                   &fs->d_fixed_dofs, &fs->d_fixed_vals[0], &fs->d_fixed_vals[1]};
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i) fs_release_mem(all[i]);
+  for (int i = 0; i < K_N_KERNELS; ++i)
+    if (fs->k[i]) clReleaseKernel(fs->k[i]);
+  if (fs->program) clReleaseProgram(fs->program);
+  free(fs->col_b);
+  free(fs->ev_b);
+  free(fs->row_begin);
+  free(fs->h_pfix);
+  free(fs->h_row_ptr);
+  free(fs->h_col);
+  free(fs->fixed_dofs);
+  free(fs->fixed_cur);
+  free(fs->eval_u);
+  free(fs->eval_p);
+  free(fs);
+  *pfs = NULL;
+}
+
+/* Build fs_kernels.cl with 2^bits items per group and create the kernels; EF_ERR_UNSUPPORTED
+ * when a kernel cannot run groups that large on this device. */
+static int fs_build(ef_ocl_fs *fs, int bits) {
+  for (int i = 0; i < K_N_KERNELS; ++i)
+    if (fs->k[i]) {
+      clReleaseKernel(fs->k[i]);
+      fs->k[i] = NULL;
+    }
+  if (fs->program) clReleaseProgram(fs->program);
+  fs->program = NULL;
+  fs->wgs = (size_t)1 << bits;
+  char options[128];
+  snprintf(options, sizeof options, "-D EF_DIM=%d -D FS_WGS=%zu", fs->dim, fs->wgs);
+  EF_CALL(ef_cl_program_get(fs->ctx, FS_SOURCE, options, &fs->program));
+  for (int i = 0; i < K_N_KERNELS; ++i) {
+    cl_int st;
+    fs->k[i] = clCreateKernel(fs->program, fs_record_names[i], &st);
+    EF_CHECK(st == CL_SUCCESS, EF_ERR_OPENCL, "clCreateKernel(%s) failed: %s (%d)", fs_record_names[i],
+             ef_cl_error_name(st), (int)st);
+    size_t limit = 0;
+    if (clGetKernelWorkGroupInfo(fs->k[i], fs->ctx->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof limit, &limit,
+                                 NULL) == CL_SUCCESS &&
+        limit < fs->wgs)
+      return EF_ERROR(EF_ERR_UNSUPPORTED, "kernel %s runs at most %zu items per group on '%s', %zu asked",
+                      fs_record_names[i], limit, fs->ctx->device_name, fs->wgs);
+  }
+  return EF_SUCCESS;
+}
+
+/* The pressure matrix's structure: the edge graph with the diagonal inserted in sorted
+ * position (the host executor's layout, so row i starts at row_ptr_edges[i] + i). */
+static int fs_matrix_structure(ef_ocl_fs *fs) {
+  const ef_edge_data *ed = fs->ed;
+  const int64_t n = fs->n;
+  EF_MALLOC(fs->h_row_ptr, n + 1);
+  EF_MALLOC(fs->h_col, fs->nnz);
+  fs->h_row_ptr[0] = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    fs->h_row_ptr[i + 1] = ed->row_ptr[i + 1] + i + 1;
+    int64_t o = fs->h_row_ptr[i];
+    int placed = 0;
+    for (int64_t k = ed->row_ptr[i]; k < ed->row_ptr[i + 1]; ++k) {
+      if (!placed && ed->col[k] > i) {
+        fs->h_col[o++] = (int32_t)i;
+        placed = 1;
+      }
+      fs->h_col[o++] = ed->col[k];
+    }
+    if (!placed) fs->h_col[o++] = (int32_t)i;
+  }
+  /* The device CSR in opencl_cg.h's form, values writable (the assembly kernel fills them). */
+  ef_cl_csr *H = &fs->H;
+  H->n = n;
+  H->nnz = fs->nnz;
+  H->row_ptr_64 = fs->nnz > INT32_MAX;
+  int err = EF_SUCCESS;
+  if (H->row_ptr_64) {
+    err = fs_buffer(fs, (size_t)(n + 1) * 8, fs->h_row_ptr, "matrix row offsets", &H->row_ptr);
+  } else {
+    int32_t *rp32 = malloc((size_t)(n + 1) * sizeof *rp32);
+    EF_CHECK(rp32, EF_ERR_MEMORY, "out of memory for the matrix row offsets");
+    for (int64_t i = 0; i <= n; ++i) rp32[i] = (int32_t)fs->h_row_ptr[i];
+    err = fs_buffer(fs, (size_t)(n + 1) * 4, rp32, "matrix row offsets", &H->row_ptr);
+    free(rp32);
+  }
+  if (!err) err = fs_buffer(fs, (size_t)fs->nnz * 4, fs->h_col, "matrix columns", &H->col_idx);
+  if (!err) err = fs_buffer(fs, (size_t)fs->nnz * 8, NULL, "matrix values", &H->values);
+  return err;
+}
+
+/* Memory check, kernels, edge data in row blocks, node arrays, the pressure matrix's structure. */
+int ef_ocl_fs_create(ef_cl_context *ctx, const ef_edge_data *ed, const ef_ocl_fs_settings *settings,
+                     ef_ocl_fs **out) {
+  EF_CHECK(out, EF_ERR_PARAMETER, "ef_ocl_fs_create: output handle is NULL");
+  *out = NULL;
+  EF_CHECK(ctx && ed && ed->row_ptr && ed->n_nodes > 0 && (ed->dim == 2 || ed->dim == 3), EF_ERR_PARAMETER,
+           "ef_ocl_fs_create: missing context or edge data");
+  ef_ocl_fs_settings s;
+  if (settings)
+    s = *settings;
+  else
+    ef_ocl_fs_settings_default(&s);
+  EF_CHECK(!s.fs.nu_nodal, EF_ERR_UNSUPPORTED, "the OpenCL fractional step has no per-node viscosity");
+  EF_CHECK(s.fs.nu >= 0.0 && isfinite(s.fs.nu), EF_ERR_PARAMETER,
+           "fractional step: kinematic viscosity must be finite and >= 0, got %g", s.fs.nu);
+  EF_CHECK(s.fs.velocity_bound > 0.0 && s.fs.fixed_pressure_scale > 0.0 && s.fs.flux_imbalance_tolerance >= 0.0,
+           EF_ERR_PARAMETER, "fractional step: velocity bound and pressure scale must be positive");
+  EF_CHECK(s.work_group_bits >= 0 && s.work_group_bits <= 10, EF_ERR_PARAMETER,
+           "work_group_bits must be 0 (automatic) or 1..10, got %d", s.work_group_bits);
+  /* Fixed dofs are int32 indices into [0, 4n). */
+  EF_CHECK(ed->n_nodes <= INT32_MAX / 4, EF_ERR_UNSUPPORTED,
+           "the OpenCL fractional step supports at most %d nodes, the mesh has %lld", INT32_MAX / 4,
+           (long long)ed->n_nodes);
+  EF_CALL(ef_cl_context_check_memory(ctx, ef_ocl_fs_memory_bytes(ed),
+                                     "the OpenCL fractional step (edge data, vectors, pressure matrix and CG)"));
+
+  ef_ocl_fs *fs = calloc(1, sizeof *fs);
+  EF_CHECK(fs, EF_ERR_MEMORY, "out of memory");
+  int err = EF_SUCCESS;
+  fs->ctx = ctx;
+  fs->ed = ed;
+  fs->s = s;
+  fs->n = ed->n_nodes;
+  fs->n_edges = ed->n_edges;
+  fs->nnz = ed->n_edges + ed->n_nodes;
+  fs->dim = ed->dim;
+  const int64_t n = fs->n;
+  for (int r = 0; r < R_COUNT; ++r) fs->rec[r].log_event = ef_log_event("kernel", fs_record_names[r]);
+
+  /* Kernels: the largest group size (<= the asked or default one) every kernel accepts. */
+  int bits = s.work_group_bits > 0 ? s.work_group_bits : FS_DEFAULT_WGS_BITS;
+  while (bits > 0 && ((size_t)1 << bits) > ctx->max_work_group_size) --bits;
+  for (;;) {
+    err = fs_build(fs, bits);
+    if (err != EF_ERR_UNSUPPORTED || bits == 0) break;
+    ef_error_clear();
+    --bits;
+  }
+  if (err) goto fail;
+
+  /* Edge data, split by rows when the records exceed the largest buffer. */
+  int64_t max_doubles = s.max_block_doubles > 0 ? s.max_block_doubles : (int64_t)(ctx->max_alloc_bytes / 8);
+  int64_t nb = 0;
+  EF_CALL_GOTO(ef_edge_data_row_blocks(ed, max_doubles, &nb, NULL), fail);
+  EF_CHECK_GOTO(nb >= 1 && nb < 4096, EF_ERR_UNSUPPORTED, fail, "the edge data needs %lld buffers", (long long)nb);
+  fs->n_blocks = (int)nb;
+  fs->row_begin = malloc((size_t)(nb + 1) * sizeof *fs->row_begin);
+  fs->col_b = calloc((size_t)nb, sizeof *fs->col_b);
+  fs->ev_b = calloc((size_t)nb, sizeof *fs->ev_b);
+  EF_CHECK_GOTO(fs->row_begin && fs->col_b && fs->ev_b, EF_ERR_MEMORY, fail, "out of memory");
+  EF_CALL_GOTO(ef_edge_data_row_blocks(ed, max_doubles, &nb, fs->row_begin), fail);
+  fs->assembly_groups = 0;
+  for (int b = 0; b < fs->n_blocks; ++b) {
+    const int64_t e0 = ed->row_ptr[fs->row_begin[b]], e1 = ed->row_ptr[fs->row_begin[b + 1]];
+    EF_CALL_GOTO(fs_buffer(fs, (size_t)(e1 - e0) * 4, ed->col + e0, "edge columns", &fs->col_b[b]), fail);
+    EF_CALL_GOTO(fs_buffer(fs, (size_t)(e1 - e0) * (size_t)ed->stride * 8, ed->values + e0 * ed->stride,
+                           "edge records", &fs->ev_b[b]),
+                 fail);
+    fs->assembly_groups += (int64_t)(fs_round_up(fs->row_begin[b + 1] - fs->row_begin[b], fs->wgs) / fs->wgs);
+  }
+  const size_t n8 = (size_t)n * 8, v8 = 3 * n8;
+  EF_CALL_GOTO(fs_buffer(fs, (size_t)(n + 1) * 8, ed->row_ptr, "edge row offsets", &fs->row_ptr), fail);
+  EF_CALL_GOTO(fs_buffer(fs, n8, ed->mass, "lumped mass", &fs->mass), fail);
+  EF_CALL_GOTO(fs_buffer(fs, n8, ed->inv_mass, "inverse mass", &fs->inv_mass), fail);
+  EF_CALL_GOTO(fs_buffer(fs, n8, ed->h, "node sizes", &fs->h), fail);
+  EF_CALL_GOTO(fs_buffer(fs, n8, ed->hmin, "node heights", &fs->hmin), fail);
+
+  cl_mem *vecs[] = {&fs->u[0], &fs->u[1], &fs->xi,       &fs->xp,   &fs->acc,         &fs->ua,
+                    &fs->ub,   &fs->uh,   &fs->reaction, &fs->fixu, &fs->slip_normal, &fs->slip_tangent,
+                    &fs->body_force};
+  for (size_t i = 0; i < sizeof vecs / sizeof vecs[0]; ++i)
+    EF_CALL_GOTO(fs_buffer(fs, v8, NULL, "a node vector", vecs[i]), fail);
+  cl_mem *scal[] = {&fs->p[0], &fs->p[1], &fs->tau, &fs->f, &fs->fixp};
+  for (size_t i = 0; i < sizeof scal / sizeof scal[0]; ++i)
+    EF_CALL_GOTO(fs_buffer(fs, n8, NULL, "a node scalar", scal[i]), fail);
+  EF_CALL_GOTO(fs_buffer(fs, 3 * (size_t)n, NULL, "velocity fixity", &fs->vfix), fail);
+  EF_CALL_GOTO(fs_buffer(fs, (size_t)n, NULL, "pressure fixity", &fs->pfix), fail);
+  EF_CALL_GOTO(fs_buffer(fs, (size_t)n, NULL, "slip types", &fs->slip), fail);
+  fs->h_pfix = calloc((size_t)n, 1);
+  EF_CHECK_GOTO(fs->h_pfix, EF_ERR_MEMORY, fail, "out of memory");
+
+  int64_t dt_groups = (int64_t)(fs_round_up(n, fs->wgs) / fs->wgs);
+  fs->dt_groups = (int)(dt_groups < FS_DT_MAX_GROUPS ? dt_groups : FS_DT_MAX_GROUPS);
+  int64_t n_partials = 2 * fs->assembly_groups > fs->dt_groups ? 2 * fs->assembly_groups : fs->dt_groups;
+  EF_CALL_GOTO(fs_buffer(fs, (size_t)n_partials * 8, NULL, "partial sums", &fs->partials), fail);
+  EF_CALL_GOTO(fs_buffer(fs, FS_STATE_SIZE * 8, NULL, "step scalars", &fs->state), fail);
+  EF_CALL_GOTO(fs_buffer(fs, 2 * sizeof(cl_int), NULL, "step flags", &fs->flags), fail);
+  EF_CALL_GOTO(fs_matrix_structure(fs), fail);
+  EF_CL_CALL_GOTO(clFinish(ctx->queue), fail);
+  *out = fs;
+  return EF_SUCCESS;
+fail:
+  ef_ocl_fs_destroy(&fs);
+  return err;
+}
+
+/* The host copy of H's CSR structure. */
+void ef_ocl_fs_matrix_structure(const ef_ocl_fs *fs, int64_t *n, int64_t *nnz, const int64_t **row_ptr,
+                                const int32_t **col) {
+  if (n) *n = fs ? fs->n : 0;
+  if (nnz) *nnz = fs ? fs->nnz : 0;
+  if (row_ptr) *row_ptr = fs ? fs->h_row_ptr : NULL;
+  if (col) *col = fs ? fs->h_col : NULL;
+}
+
+/* Accessors. */
+ef_cl_cg *ef_ocl_fs_solver(ef_ocl_fs *fs) { return fs ? fs->cg : NULL; }
+int ef_ocl_fs_blocks(const ef_ocl_fs *fs) { return fs ? fs->n_blocks : 0; }
+
+/* ---------------------------------------------------------------------------
+ * State and boundary conditions. */
+
+int ef_ocl_fs_set_state(ef_ocl_fs *fs, const double *velocity, const double *pressure) {
+  EF_CHECK(fs, EF_ERR_PARAMETER, "ef_ocl_fs_set_state: no executor");
+  if (velocity) EF_CALL(ef_ocl_fs_write_array(fs, EF_OCL_FS_VELOCITY, velocity));
+  if (pressure) EF_CALL(ef_ocl_fs_write_array(fs, EF_OCL_FS_PRESSURE, pressure));
+  return EF_SUCCESS;
+}
+
+/* Blocking upload of bytes from host (zeros when host is NULL). */
+static int fs_upload(ef_ocl_fs *fs, cl_mem m, size_t bytes, const void *host) {
+  if (host) {
+    EF_CL_CALL(clEnqueueWriteBuffer(fs->ctx->queue, m, CL_TRUE, 0, bytes, host, 0, NULL, NULL));
+  } else {
+    EF_CALL(fs_zero(fs, m, bytes));
+  }
+  return EF_SUCCESS;
+}
+
+/* Boundary arrays to the device and the compact list of fixed dofs (3 per node, then pressures). */
+int ef_ocl_fs_set_bc(ef_ocl_fs *fs, const ef_fs_settings *bc) {
+  EF_CHECK(fs && bc, EF_ERR_PARAMETER, "ef_ocl_fs_set_bc: NULL argument");
+  EF_CHECK(!bc->slip_type || bc->slip_normal, EF_ERR_PARAMETER,
+           "fractional step: slip types given without slip normals");
+  const int64_t n = fs->n;
+  const size_t n8 = (size_t)n * 8;
+  EF_CALL(fs_upload(fs, fs->vfix, 3 * (size_t)n, bc->velocity_fixed));
+  EF_CALL(fs_upload(fs, fs->pfix, (size_t)n, bc->pressure_fixed));
+  EF_CALL(fs_upload(fs, fs->slip, (size_t)n, bc->slip_type));
+  EF_CALL(fs_upload(fs, fs->slip_normal, 3 * n8, bc->slip_type ? bc->slip_normal : NULL));
+  EF_CALL(fs_upload(fs, fs->slip_tangent, 3 * n8, bc->slip_type ? bc->slip_tangent : NULL));
+  EF_CALL(fs_upload(fs, fs->body_force, 3 * n8, bc->body_force));
+  if (bc->pressure_fixed)
+    memcpy(fs->h_pfix, bc->pressure_fixed, (size_t)n);
+  else
+    memset(fs->h_pfix, 0, (size_t)n);
+
+  /* The compact list of fixed dofs: velocity components first, then pressures (3n + i). */
+  int64_t count = 0, n_fixed_p = 0;
+  for (int64_t q = 0; q < 3 * n; ++q) count += bc->velocity_fixed && bc->velocity_fixed[q];
+  for (int64_t i = 0; i < n; ++i) n_fixed_p += fs->h_pfix[i] != 0;
+  count += n_fixed_p;
+  fs->n_fixed_pressure = n_fixed_p;
+  if (count > fs->cap_fixed) {
+    int64_t cap = count + count / 4 + 16;
+    for (int i = 0; i < 2; ++i)
+      if (fs->fixed_write[i]) {
+        clWaitForEvents(1, &fs->fixed_write[i]);
+        clReleaseEvent(fs->fixed_write[i]);
+        fs->fixed_write[i] = NULL;
+      }
+    fs->n_fixed_dofs = 0; /* nothing usable until the new arrays exist */
+    fs_pinned_release(fs, &fs->pin_fixed, &fs->h_fixed);
+    fs_release_mem(&fs->d_fixed_dofs);
+    fs_release_mem(&fs->d_fixed_vals[0]);
+    fs_release_mem(&fs->d_fixed_vals[1]);
+    free(fs->fixed_dofs);
+    free(fs->fixed_cur);
+    fs->fixed_dofs = NULL;
+    fs->fixed_cur = NULL;
+    fs->cap_fixed = 0;
+    EF_MALLOC(fs->fixed_dofs, cap);
+    EF_MALLOC(fs->fixed_cur, cap);
+    EF_CALL(fs_buffer(fs, (size_t)cap * 4, NULL, "fixed dofs", &fs->d_fixed_dofs));
+    EF_CALL(fs_buffer(fs, (size_t)cap * 8, NULL, "fixed values", &fs->d_fixed_vals[0]));
+    EF_CALL(fs_buffer(fs, (size_t)cap * 8, NULL, "fixed values", &fs->d_fixed_vals[1]));
+    EF_CALL(fs_pinned(fs, (size_t)cap * 16, &fs->pin_fixed, &fs->h_fixed));
+    fs->cap_fixed = cap;
+  }
+  int64_t k = 0;
+  for (int64_t q = 0; q < 3 * n; ++q)
+    if (bc->velocity_fixed && bc->velocity_fixed[q]) fs->fixed_dofs[k++] = (int32_t)q;
+  for (int64_t i = 0; i < n; ++i)
+    if (fs->h_pfix[i]) fs->fixed_dofs[k++] = (int32_t)(3 * n + i);
+  fs->n_fixed_dofs = count;
+  if (count > 0) EF_CALL(fs_upload(fs, fs->d_fixed_dofs, (size_t)count * 4, fs->fixed_dofs));
+  fs->fixed_cur_valid = 0;
+  fs->s.fs.eval_fixed = bc->eval_fixed;
+  fs->s.fs.eval_fixed_ctx = bc->eval_fixed_ctx;
+  return EF_SUCCESS;
+}
+
+/* u, p and the reactions through the pinned buffer (all reads queued, one wait). */
+int ef_ocl_fs_read(ef_ocl_fs *fs, double *velocity, double *pressure, double *reaction) {
+  EF_CHECK(fs, EF_ERR_PARAMETER, "ef_ocl_fs_read: no executor");
+  const int64_t n = fs->n;
+  if (!fs->h_state) EF_CALL(fs_pinned(fs, (size_t)n * 7 * 8, &fs->pin_state, &fs->h_state));
+  cl_command_queue q = fs->ctx->queue;
+  double *hu = fs->h_state, *hp = hu + 3 * n, *hr = hp + n;
+  if (velocity)
+    EF_CL_CALL(clEnqueueReadBuffer(q, fs->u[fs->cur], CL_FALSE, 0, 3 * (size_t)n * 8, hu, 0, NULL, NULL));
+  if (pressure) EF_CL_CALL(clEnqueueReadBuffer(q, fs->p[fs->cur], CL_FALSE, 0, (size_t)n * 8, hp, 0, NULL, NULL));
+  if (reaction)
+    EF_CL_CALL(clEnqueueReadBuffer(q, fs->reaction, CL_FALSE, 0, 3 * (size_t)n * 8, hr, 0, NULL, NULL));
+  EF_CL_CALL(clFinish(q));
+  if (velocity) memcpy(velocity, hu, 3 * (size_t)n * 8);
+  if (pressure) memcpy(pressure, hp, (size_t)n * 8);
+  if (reaction) memcpy(reaction, hr, 3 * (size_t)n * 8);
+  return EF_SUCCESS;
+}
+
+/* ---------------------------------------------------------------------------
+ * Kernel launches.  Each edge kernel runs once per row block; args 0-5 are the block's. */
+
+/* Set the block arguments of an edge kernel for block b. */
+static int fs_block_args(ef_ocl_fs *fs, cl_kernel k, int b) {
+  const cl_long rb = fs->row_begin[b], nr = fs->row_begin[b + 1] - rb, eb = fs->ed->row_ptr[rb];
+  FS_ARG(k, 0, rb);
+  FS_ARG(k, 1, nr);
+  FS_ARG(k, 2, eb);
+  FS_ARG(k, 3, fs->row_ptr);
+  FS_ARG(k, 4, fs->col_b[b]);
+  FS_ARG(k, 5, fs->ev_b[b]);
+  return EF_SUCCESS;
+}
+
+/* Launch edge kernel `record` over every block (stage and fixed_values only size the profile's
+ * bytes); group_base_arg >= 0: that argument receives the block's first work-group index. */
+static int fs_launch_rows(ef_ocl_fs *fs, int record, int phase, int stage, int fixed_values, int group_base_arg) {
+  cl_kernel k = fs->k[record];
+  cl_long group_base = 0;
+  for (int b = 0; b < fs->n_blocks; ++b) {
+    const int64_t r0 = fs->row_begin[b], r1 = fs->row_begin[b + 1];
+    EF_CALL(fs_block_args(fs, k, b));
+    if (group_base_arg >= 0) FS_ARG(k, group_base_arg, group_base);
+    const size_t global = fs_round_up(r1 - r0, fs->wgs);
+    group_base += (cl_long)(global / fs->wgs);
+    const double bytes =
+        fs_kernel_bytes(fs, record, stage, fixed_values, r1 - r0, fs->ed->row_ptr[r1] - fs->ed->row_ptr[r0]);
+    EF_CALL(fs_launch(fs, record, phase, global, fs->wgs, bytes));
+  }
+  return EF_SUCCESS;
+}
+
+/* Step 1 projections and tau from (un, pn). */
+static int fs_enqueue_prepare(ef_ocl_fs *fs, double dt, cl_mem un, cl_mem pn, int phase) {
+  cl_kernel k = fs->k[K_PREPARE];
+  const ef_fs_settings *s = &fs->s.fs;
+  const cl_int stab = s->stabilization != 0;
+  FS_ARG(k, 6, un);
+  FS_ARG(k, 7, pn);
+  FS_ARG(k, 8, fs->inv_mass);
+  FS_ARG(k, 9, fs->h);
+  FS_ARG(k, 10, s->nu);
+  FS_ARG(k, 11, dt);
+  FS_ARG(k, 12, s->tau_c1);
+  FS_ARG(k, 13, s->tau_c2);
+  FS_ARG(k, 14, s->tau_c3);
+  FS_ARG(k, 15, stab);
+  FS_ARG(k, 16, fs->tau);
+  FS_ARG(k, 17, fs->xi);
+  FS_ARG(k, 18, fs->xp);
+  return fs_launch_rows(fs, K_PREPARE, phase, 0, 0, -1);
+}
+
+/* One RK4 stage from us into out (u_n = un, p_n = pn); stage 3 also writes the reactions and
+ * pnew (p_n with the prescribed pressures when use_fixed). */
+static int fs_enqueue_stage(ef_ocl_fs *fs, int stage, double dt, cl_mem un, cl_mem pn, cl_mem us, cl_mem out,
+                            int use_fixed, cl_mem pnew, int phase) {
+  cl_kernel k = fs->k[K_STAGE];
+  const cl_int st = stage, fixed = use_fixed != 0;
+  const double inv_dt = 1.0 / dt;
+  FS_ARG(k, 6, st);
+  FS_ARG(k, 7, dt);
+  FS_ARG(k, 8, inv_dt);
+  FS_ARG(k, 9, fs->s.fs.nu);
+  FS_ARG(k, 10, fs->mass);
+  FS_ARG(k, 11, fs->inv_mass);
+  FS_ARG(k, 12, fs->tau);
+  FS_ARG(k, 13, fs->xi);
+  FS_ARG(k, 14, fs->body_force);
+  FS_ARG(k, 15, un);
+  FS_ARG(k, 16, pn);
+  FS_ARG(k, 17, us);
+  FS_ARG(k, 18, fs->acc);
+  FS_ARG(k, 19, out);
+  FS_ARG(k, 20, fs->vfix);
+  FS_ARG(k, 21, fs->slip);
+  FS_ARG(k, 22, fs->slip_normal);
+  FS_ARG(k, 23, fs->slip_tangent);
+  FS_ARG(k, 24, fixed);
+  FS_ARG(k, 25, fs->fixu);
+  FS_ARG(k, 26, fs->fixp);
+  FS_ARG(k, 27, fs->pfix);
+  FS_ARG(k, 28, fs->reaction);
+  FS_ARG(k, 29, pnew);
+  return fs_launch_rows(fs, K_STAGE, phase, stage, use_fixed, -1);
+}
+
+/* Step 2 assembly into (hval, f); with want_sums (no fixed pressure) also the flux sums and
+ * the mean removal.  has_fixed = 0 gives the matrix before elimination. */
+static int fs_enqueue_assembly(ef_ocl_fs *fs, double dt, cl_mem uh, cl_mem pn, cl_mem pf, cl_mem hval, cl_mem f,
+                               int has_fixed, int want_sums, int phase) {
+  cl_kernel k = fs->k[K_PRESSURE];
+  const double cc = 0.5 * dt;
+  const cl_int hf = has_fixed != 0, ws = want_sums != 0;
+  FS_ARG(k, 6, cc);
+  FS_ARG(k, 7, fs->tau);
+  FS_ARG(k, 8, uh);
+  FS_ARG(k, 9, pn);
+  FS_ARG(k, 10, pf);
+  FS_ARG(k, 11, fs->xp);
+  FS_ARG(k, 12, fs->pfix);
+  FS_ARG(k, 13, hf);
+  FS_ARG(k, 14, hval);
+  FS_ARG(k, 15, f);
+  FS_ARG(k, 16, fs->flags);
+  FS_ARG(k, 17, ws);
+  FS_ARG(k, 19, fs->partials);
+  EF_CALL(fs_launch_rows(fs, K_PRESSURE, phase, 0, 0, 18));
+  if (!want_sums) return EF_SUCCESS;
+  const cl_long count = fs->assembly_groups, n = fs->n;
+  k = fs->k[K_SUM];
+  FS_ARG(k, 0, count);
+  FS_ARG(k, 1, fs->partials);
+  FS_ARG(k, 2, n);
+  FS_ARG(k, 3, fs->state);
+  EF_CALL(fs_launch(fs, K_SUM, phase, fs->wgs, fs->wgs, 16.0 * (double)count + 24.0));
+  k = fs->k[K_MEAN];
+  FS_ARG(k, 0, n);
+  FS_ARG(k, 1, f);
+  FS_ARG(k, 2, fs->state);
+  return fs_launch(fs, K_MEAN, phase, fs_round_up(n, fs->wgs), fs->wgs, 16.0 * (double)n);
+}
+
+/* Step 3 correction into unew, divergence into flags[0]. */
+static int fs_enqueue_correct(ef_ocl_fs *fs, double dt, cl_mem uh, cl_mem pn, cl_mem pnew, cl_mem unew,
+                              int phase) {
+  cl_kernel k = fs->k[K_CORRECT];
+  const double cc = 0.5 * dt, bound2 = fs->s.fs.velocity_bound * fs->s.fs.velocity_bound;
+  FS_ARG(k, 6, cc);
+  FS_ARG(k, 7, fs->inv_mass);
+  FS_ARG(k, 8, uh);
+  FS_ARG(k, 9, pn);
+  FS_ARG(k, 10, pnew);
+  FS_ARG(k, 11, unew);
+  FS_ARG(k, 12, fs->vfix);
+  FS_ARG(k, 13, fs->slip);
+  FS_ARG(k, 14, fs->slip_normal);
+  FS_ARG(k, 15, fs->slip_tangent);
+  FS_ARG(k, 16, bound2);
+  FS_ARG(k, 17, fs->flags);
+  return fs_launch_rows(fs, K_CORRECT, phase, 0, 0, -1);
+}
+
+/* flags = {INT_MAX, INT_MAX}: no bad node yet. */
+static int fs_enqueue_reset_flags(ef_ocl_fs *fs, int phase) {
+  static const cl_int none[2] = {INT_MAX, INT_MAX}; /* static: the write may complete after we return */
+  cl_event ev = NULL;
+  EF_CL_CALL(clEnqueueWriteBuffer(fs->ctx->queue, fs->flags, CL_FALSE, 0, sizeof none, none, 0, NULL, &ev));
+  return fs_track(fs, ev, R_FLAGS, phase, 8.0);
+}
+
+/* Values of the fixed dofs (count of them in vals) into u and p. */
+static int fs_enqueue_scatter(ef_ocl_fs *fs, cl_mem vals, cl_mem u, cl_mem p, int phase) {
+  cl_kernel k = fs->k[K_SCATTER];
+  const cl_int count = (cl_int)fs->n_fixed_dofs, n3 = (cl_int)(3 * fs->n);
+  FS_ARG(k, 0, count);
+  FS_ARG(k, 1, fs->d_fixed_dofs);
+  FS_ARG(k, 2, vals);
+  FS_ARG(k, 3, n3);
+  FS_ARG(k, 4, u);
+  FS_ARG(k, 5, p);
+  return fs_launch(fs, K_SCATTER, phase, fs_round_up(count, fs->wgs), fs->wgs, 20.0 * (double)count);
+}
+
+/* The error of a divergence flag: the bad node's values read back (as the host executor's message). */
+static int fs_divergence_error(ef_ocl_fs *fs, int node, cl_mem u, cl_mem p) {
+  double v[3] = {0.0, 0.0, 0.0}, pv = 0.0;
+  cl_command_queue q = fs->ctx->queue;
+  EF_CL_CALL(clEnqueueReadBuffer(q, u, CL_TRUE, (size_t)node * 24, 24, v, 0, NULL, NULL));
+  EF_CL_CALL(clEnqueueReadBuffer(q, p, CL_TRUE, (size_t)node * 8, 8, &pv, 0, NULL, NULL));
+  if (!isfinite(pv))
+    return EF_ERROR(EF_ERR_DIVERGED, "the solution diverged: pressure %g at node %lld", pv, (long long)node);
+  return EF_ERROR(EF_ERR_DIVERGED, "the solution diverged: velocity (%g, %g, %g) at node %lld (bound %g)", v[0],
+                  v[1], v[2], (long long)node, fs->s.fs.velocity_bound);
+}
+
+/* ---------------------------------------------------------------------------
+ * Phases for tests. */
+
+int ef_ocl_fs_prepare(ef_ocl_fs *fs, double dt) {
+  EF_CHECK(fs && dt > 0.0, EF_ERR_PARAMETER, "ef_ocl_fs_prepare: bad argument");
+  EF_CALL(fs_enqueue_prepare(fs, dt, fs->u[fs->cur], fs->p[fs->cur], FS_PHASE_NONE));
+  EF_CL_CALL(clFinish(fs->ctx->queue));
+  fs_collect(fs, NULL);
+  return EF_SUCCESS;
+}
+
+/* One RK stage between the named stage arrays, without boundary-value callback. */
+int ef_ocl_fs_rk_stage(ef_ocl_fs *fs, int stage, double dt) {
+  EF_CHECK(fs && dt > 0.0 && stage >= 0 && stage <= 3, EF_ERR_PARAMETER, "ef_ocl_fs_rk_stage: bad argument");
+  cl_mem in[4] = {fs->u[fs->cur], fs->ua, fs->ub, fs->ua}, out[4] = {fs->ua, fs->ub, fs->ua, fs->uh};
+  EF_CALL(fs_enqueue_stage(fs, stage, dt, fs->u[fs->cur], fs->p[fs->cur], in[stage], out[stage], 0,
+                           fs->p[1 - fs->cur], FS_PHASE_NONE));
+  EF_CL_CALL(clFinish(fs->ctx->queue));
+  fs_collect(fs, NULL);
+  return EF_SUCCESS;
+}
+
+/* Flags and null-space sums back (blocking); *imbalance: |sum f| / sum |f| when no pressure
+ * is fixed. */
+static int fs_read_flags(ef_ocl_fs *fs, int phase, double *imbalance) {
+  cl_event ev = NULL;
+  cl_command_queue q = fs->ctx->queue;
+  const int sums = fs->n_fixed_pressure == 0;
+  if (sums) {
+    EF_CL_CALL(clEnqueueReadBuffer(q, fs->state, CL_FALSE, 0, 3 * 8, fs->h_scalars, 0, NULL, &ev));
+    EF_CALL(fs_track(fs, ev, R_FLAGS, phase, 24.0));
+  }
+  EF_CL_CALL(clEnqueueReadBuffer(q, fs->flags, CL_FALSE, 0, sizeof fs->h_flags, fs->h_flags, 0, NULL, &ev));
+  cl_int st = clWaitForEvents(1, &ev);
+  EF_CALL(fs_track(fs, ev, R_FLAGS, phase, 8.0));
+  EF_CHECK(st == CL_SUCCESS, EF_ERR_OPENCL, "reading the step flags failed: %s (%d)", ef_cl_error_name(st),
+           (int)st);
+  *imbalance = sums && fs->h_scalars[1] > 0.0 ? fabs(fs->h_scalars[0]) / fs->h_scalars[1] : 0.0;
+  return EF_SUCCESS;
+}
+
+/* The checks after assembly, in the host executor's order: non-finite rhs, flux imbalance. */
+static int fs_check_assembly(ef_ocl_fs *fs, double imbalance) {
+  if (fs->h_flags[1] != INT_MAX) {
+    const int bad = fs->h_flags[1];
+    double v[3] = {0.0, 0.0, 0.0};
+    EF_CL_CALL(clEnqueueReadBuffer(fs->ctx->queue, fs->uh, CL_TRUE, (size_t)bad * 24, 24, v, 0, NULL, NULL));
+    return EF_ERROR(EF_ERR_DIVERGED,
+                    "pressure right-hand side is not finite at node %lld (intermediate velocity "
+                    "(%g, %g, %g))",
+                    (long long)bad, v[0], v[1], v[2]);
+  }
+  if (fs->n_fixed_pressure == 0)
+    EF_CHECK(imbalance <= fs->s.fs.flux_imbalance_tolerance, EF_ERR_PARAMETER,
+             "pressure equation: no node has a fixed pressure and the prescribed velocities do not "
+             "conserve mass (net flux imbalance |sum f|/sum|f| = %.3e > tolerance %.3e); fix the "
+             "pressure on an outlet, or balance inflow and outflow",
+             imbalance, fs->s.fs.flux_imbalance_tolerance);
+  return EF_SUCCESS;
+}
+
+/* H and f from (UH, p_n, PNEW, XP, TAU), with the checks of the host assembly. */
+int ef_ocl_fs_assemble(ef_ocl_fs *fs, double dt) {
+  EF_CHECK(fs && dt > 0.0, EF_ERR_PARAMETER, "ef_ocl_fs_assemble: bad argument");
+  double imbalance = 0.0;
+  EF_CALL(fs_enqueue_reset_flags(fs, FS_PHASE_NONE));
+  EF_CALL(fs_enqueue_assembly(fs, dt, fs->uh, fs->p[fs->cur], fs->p[1 - fs->cur], fs->H.values, fs->f, 1,
+                              fs->n_fixed_pressure == 0, FS_PHASE_NONE));
+  EF_CALL(fs_read_flags(fs, FS_PHASE_NONE, &imbalance));
+  fs_collect(fs, NULL);
+  return fs_check_assembly(fs, imbalance);
+}
+
+/* UNEW from (UH, p_n, PNEW) and the divergence check. */
+int ef_ocl_fs_correct(ef_ocl_fs *fs, double dt) {
+  EF_CHECK(fs && dt > 0.0, EF_ERR_PARAMETER, "ef_ocl_fs_correct: bad argument");
+  double imbalance;
+  cl_mem unew = fs->u[1 - fs->cur], pnew = fs->p[1 - fs->cur];
+  EF_CALL(fs_enqueue_reset_flags(fs, FS_PHASE_NONE));
+  EF_CALL(fs_enqueue_correct(fs, dt, fs->uh, fs->p[fs->cur], pnew, unew, FS_PHASE_NONE));
+  EF_CALL(fs_read_flags(fs, FS_PHASE_NONE, &imbalance));
+  fs_collect(fs, NULL);
+  if (fs->h_flags[0] != INT_MAX) return fs_divergence_error(fs, fs->h_flags[0], unew, pnew);
+  return EF_SUCCESS;
+}
+
+/* ---------------------------------------------------------------------------
+ * Time step. */
+
+int ef_ocl_fs_compute_dt(ef_ocl_fs *fs, const ef_fs_dt_settings *s, double *dt, double *dt_stable, int *reduced) {
+  EF_CHECK(fs && s && dt, EF_ERR_PARAMETER, "time step: NULL argument");
+  if (s->fixed)
+    EF_CHECK(s->dt_fixed > 0.0, EF_ERR_PARAMETER, "time step: fixed step must be positive, got %g", s->dt_fixed);
+  else
+    EF_CHECK(s->cfl > 0.0 && s->dt_min > 0.0 && s->dt_max >= s->dt_min, EF_ERR_PARAMETER,
+             "time step: need cfl > 0 and 0 < dt_min <= dt_max (got cfl %g, [%g, %g])", s->cfl, s->dt_min,
+             s->dt_max);
+  cl_kernel k = fs->k[K_DT_PARTIAL];
+  const cl_long n = fs->n, count = fs->dt_groups;
+  FS_ARG(k, 0, n);
+  FS_ARG(k, 1, fs->hmin);
+  FS_ARG(k, 2, fs->u[fs->cur]);
+  FS_ARG(k, 3, fs->s.fs.nu);
+  FS_ARG(k, 4, fs->partials);
+  EF_CALL(fs_launch(fs, K_DT_PARTIAL, FS_PHASE_NONE, (size_t)count * fs->wgs, fs->wgs, 32.0 * (double)n));
+  k = fs->k[K_DT_FINAL];
+  FS_ARG(k, 0, count);
+  FS_ARG(k, 1, fs->partials);
+  FS_ARG(k, 2, fs->state);
+  EF_CALL(fs_launch(fs, K_DT_FINAL, FS_PHASE_NONE, fs->wgs, fs->wgs, 8.0 * (double)count));
+  double stable = 0.0;
+  EF_CL_CALL(clEnqueueReadBuffer(fs->ctx->queue, fs->state, CL_TRUE, 3 * 8, 8, &stable, 0, NULL, NULL));
+  fs_collect(fs, NULL);
+  EF_CHECK(isfinite(stable) || stable == 1.0e300, EF_ERR_DIVERGED, "time step: the velocity field is not finite");
+  if (dt_stable) *dt_stable = stable;
+  if (reduced) *reduced = 0;
+  if (s->fixed) {
+    *dt = s->dt_fixed;
+    if (s->dt_fixed > stable) {
+      *dt = stable;
+      if (reduced) *reduced = 1;
+    }
+  } else {
+    /* ef_node_dt is linear in cfl. */
+    double d = stable == 1.0e300 ? s->dt_max : s->cfl * stable;
+    if (d > s->dt_max) d = s->dt_max;
+    if (d < s->dt_min) d = s->dt_min;
+    *dt = d;
+  }
+  return EF_SUCCESS;
+}
+
+/* ---------------------------------------------------------------------------
+ * The solver. */
+
+int ef_ocl_fs_setup_solver(ef_ocl_fs *fs, double dt) {
+  EF_CHECK(fs && dt > 0.0, EF_ERR_PARAMETER, "ef_ocl_fs_setup_solver: bad argument");
+  if (fs->cg) return EF_SUCCESS;
+  /* Any state gives the matrix's true sparsity and a representative spectrum for the tuner. */
+  EF_CL_CALL(clEnqueueCopyBuffer(fs->ctx->queue, fs->p[fs->cur], fs->p[1 - fs->cur], 0, 0, (size_t)fs->n * 8, 0,
+                                 NULL, NULL));
+  EF_CALL(fs_enqueue_prepare(fs, dt, fs->u[fs->cur], fs->p[fs->cur], FS_PHASE_NONE));
+  EF_CALL(fs_enqueue_reset_flags(fs, FS_PHASE_NONE));
+  EF_CALL(fs_enqueue_assembly(fs, dt, fs->u[fs->cur], fs->p[fs->cur], fs->p[1 - fs->cur], fs->H.values, fs->f, 1,
+                              0, FS_PHASE_NONE));
+  EF_CL_CALL(clFinish(fs->ctx->queue));
+  fs_collect(fs, NULL);
+  int err = ef_cl_cg_create(fs->ctx, &fs->H, &fs->s.cg, &fs->cg);
+  if (err) return ef_error_push(err, __FILE__, __LINE__, "while setting up the device CG for the pressure");
+  return EF_SUCCESS;
+}
+
+/* Evaluate the boundary values at time t on the host, gather the fixed entries into pinned
+ * slot `slot` and upload them (non-blocking).  Slot 0 (t + dt) also becomes fixed_cur. */
+static int fs_fixed_values(ef_ocl_fs *fs, double t, int slot) {
+  const int64_t n = fs->n, count = fs->n_fixed_dofs;
+  const int32_t *dofs = fs->fixed_dofs;
+  if (!fs->eval_u) EF_MALLOC(fs->eval_u, 3 * n);
+  if (!fs->eval_p) EF_MALLOC(fs->eval_p, n);
+  if (!fs->fixed_cur_valid) {
+    /* The device's current values at the fixed dofs: bases for entries the callback skips. */
+    cl_kernel k = fs->k[K_GATHER];
+    const cl_int c = (cl_int)count, n3 = (cl_int)(3 * n);
+    FS_ARG(k, 0, c);
+    FS_ARG(k, 1, fs->d_fixed_dofs);
+    FS_ARG(k, 2, n3);
+    FS_ARG(k, 3, fs->u[fs->cur]);
+    FS_ARG(k, 4, fs->p[fs->cur]);
+    FS_ARG(k, 5, fs->d_fixed_vals[slot]);
+    EF_CALL(fs_launch(fs, K_GATHER, FS_PHASE_UPLOAD, fs_round_up(count, fs->wgs), fs->wgs, 20.0 * (double)count));
+    EF_CL_CALL(clEnqueueReadBuffer(fs->ctx->queue, fs->d_fixed_vals[slot], CL_TRUE, 0, (size_t)count * 8,
+                                   fs->fixed_cur, 0, NULL, NULL));
+    fs->fixed_cur_valid = 1;
+  }
+  double *hu = fs->eval_u, *hp = fs->eval_p;
+  for (int64_t k = 0; k < count; ++k) {
+    const int64_t d = dofs[k];
+    if (d < 3 * n)
+      hu[d] = fs->fixed_cur[k];
+    else
+      hp[d - 3 * n] = NAN; /* marks a pressure the callback did not write */
+  }
+  int err = fs->s.fs.eval_fixed(fs->s.fs.eval_fixed_ctx, t, hu, hp);
+  if (err) return ef_error_push(err, __FILE__, __LINE__, "while evaluating boundary values at t = %.9g", t);
+  if (fs->fixed_write[slot]) {
+    /* The pinned slot may still be in flight from the previous step. */
+    cl_int st = clWaitForEvents(1, &fs->fixed_write[slot]);
+    clReleaseEvent(fs->fixed_write[slot]);
+    fs->fixed_write[slot] = NULL;
+    EF_CHECK(st == CL_SUCCESS, EF_ERR_OPENCL, "waiting for an upload failed: %s (%d)", ef_cl_error_name(st),
+             (int)st);
+  }
+  double *dst = fs->h_fixed + slot * fs->cap_fixed;
+  const double scale = fs->s.fs.fixed_pressure_scale;
+  for (int64_t k = 0; k < count; ++k) {
+    const int64_t d = dofs[k];
+    if (d < 3 * n) {
+      dst[k] = hu[d];
+    } else {
+      const double v = hp[d - 3 * n];
+      dst[k] = isnan(v) ? fs->fixed_cur[k] : v * scale;
+    }
+  }
+  cl_event ev = NULL;
+  EF_CL_CALL(clEnqueueWriteBuffer(fs->ctx->queue, fs->d_fixed_vals[slot], CL_FALSE, 0, (size_t)count * 8, dst, 0,
+                                  NULL, &ev));
+  clRetainEvent(ev);
+  fs->fixed_write[slot] = ev;
+  EF_CALL(fs_track(fs, ev, R_UPLOAD, FS_PHASE_UPLOAD, 8.0 * (double)count));
+  if (slot == 0) memcpy(fs->fixed_cur, dst, (size_t)count * 8);
+  return EF_SUCCESS;
+}
+
+/* One fractional step t -> t + dt (eqs. 40-48 as in fractional_step.h) on device-resident data. */
+int ef_ocl_fs_step(ef_ocl_fs *fs, double t, double dt, ef_ocl_fs_stats *stats) {
+  EF_CHECK(fs, EF_ERR_PARAMETER, "fractional step: NULL argument to step");
+  EF_CHECK(dt > 0.0 && isfinite(dt), EF_ERR_PARAMETER, "fractional step: time step must be positive, got %g", dt);
+  if (!fs->cg) EF_CALL(ef_ocl_fs_setup_solver(fs, dt));
+  const double w0 = ef_wtime();
+  ef_ocl_fs_stats st;
+  memset(&st, 0, sizeof st);
+  const int cur = fs->cur, fixed_values = fs->s.fs.eval_fixed && fs->n_fixed_dofs > 0;
+  cl_mem un = fs->u[cur], pn = fs->p[cur], unew = fs->u[1 - cur], pnew = fs->p[1 - cur];
+  int err = EF_SUCCESS;
+
+  /* Boundary values of t + dt (also the ones u_n and p_n carry, as the processes give the
+   * host executor) and of t + dt/2. */
+  double eval_seconds = 0.0;
+  if (fixed_values) {
+    const double e0 = ef_wtime();
+    EF_CALL(fs_fixed_values(fs, t + dt, 0));
+    EF_CALL(fs_fixed_values(fs, t + 0.5 * dt, 1));
+    eval_seconds = ef_wtime() - e0;
+  }
+
+  /* Step 1. */
+  if (fixed_values) EF_CALL(fs_enqueue_scatter(fs, fs->d_fixed_vals[0], un, pn, FS_PHASE_1));
+  EF_CALL(fs_enqueue_prepare(fs, dt, un, pn, FS_PHASE_1));
+  if (fixed_values) EF_CALL(fs_enqueue_scatter(fs, fs->d_fixed_vals[1], fs->fixu, fs->fixp, FS_PHASE_1));
+  EF_CALL(fs_enqueue_stage(fs, 0, dt, un, pn, un, fs->ua, fixed_values, pnew, FS_PHASE_1));
+  EF_CALL(fs_enqueue_stage(fs, 1, dt, un, pn, fs->ua, fs->ub, fixed_values, pnew, FS_PHASE_1));
+  if (fixed_values) EF_CALL(fs_enqueue_scatter(fs, fs->d_fixed_vals[0], fs->fixu, fs->fixp, FS_PHASE_1));
+  EF_CALL(fs_enqueue_stage(fs, 2, dt, un, pn, fs->ub, fs->ua, fixed_values, pnew, FS_PHASE_1));
+  EF_CALL(fs_enqueue_stage(fs, 3, dt, un, pn, fs->ua, fs->uh, fixed_values, pnew, FS_PHASE_1));
+  EF_CL_CALL(clFlush(fs->ctx->queue));
+
+  /* Step 2: assembly, then the CG (its convergence reads are the step's only other syncs). */
+  const int nullspace = fs->n_fixed_pressure == 0;
+  EF_CALL(fs_enqueue_reset_flags(fs, FS_PHASE_2));
+  EF_CALL(fs_enqueue_assembly(fs, dt, fs->uh, pn, pnew, fs->H.values, fs->f, 1, nullspace, FS_PHASE_2));
+  ef_cl_cg_result res;
+  memset(&res, 0, sizeof res);
+  int cg_err = ef_cl_cg_update_matrix(fs->cg);
+  if (!cg_err) cg_err = ef_cl_cg_solve(fs->cg, fs->f, pnew, &res);
+  char cg_message[1024] = "";
+  if (cg_err) snprintf(cg_message, sizeof cg_message, "%s", ef_error_message());
+
+  /* Step 3. */
+  if (!cg_err) EF_CALL(fs_enqueue_correct(fs, dt, fs->uh, pn, pnew, unew, FS_PHASE_3));
+  double imbalance = 0.0;
+  EF_CALL(fs_read_flags(fs, FS_PHASE_3, &imbalance));
+
+  /* Profile. */
+  fs_spans sp;
+  fs_collect(fs, &sp);
+  fs_record *rcg = &fs->rec[R_CG];
+  rcg->seconds += res.seconds;
+  rcg->calls++;
+  const double cg_bytes = (double)res.iterations * ef_cl_cg_bytes_per_iteration(fs->n, fs->nnz, fs->H.row_ptr_64);
+  rcg->bytes += cg_bytes;
+  ef_log_event_add(rcg->log_event, res.seconds);
+  ef_log_event_add_bytes(rcg->log_event, cg_bytes);
+  st.cg_iterations = res.iterations;
+  st.cg_residual = res.relres;
+  st.flux_imbalance = nullspace ? imbalance : 0.0;
+  st.n_fixed_pressure = (int)(fs->n_fixed_pressure > INT32_MAX ? INT32_MAX : fs->n_fixed_pressure);
+  st.seconds_upload = eval_seconds + sp.sum[FS_PHASE_UPLOAD];
+  if (sp.seen[1]) st.seconds_step1 = sp.end[1] - sp.start[1];
+  if (sp.seen[1] && sp.seen[3]) st.seconds_step2 = sp.start[3] - sp.end[1];
+  st.seconds_assembly = sp.sum[FS_PHASE_2];
+  st.seconds_solve = res.seconds;
+  if (sp.seen[3]) st.seconds_step3 = sp.end[3] - sp.start[3];
+  st.seconds_total = ef_wtime() - w0;
+  if (stats) *stats = st;
+
+  /* Checks, in the host executor's order. */
+  EF_CALL(fs_check_assembly(fs, imbalance));
+  if (cg_err) {
+    err = ef_error_set(cg_err, __FILE__, __LINE__, "%s", cg_message);
+    return ef_error_push(err, __FILE__, __LINE__, "pressure equation not solved");
+  }
+  if (!res.converged) {
+    err = EF_ERROR(EF_ERR_SOLVER, "device CG: no convergence in %d iterations (relative residual %.3e > %.3e)",
+                   res.iterations, res.relres, fs->s.cg.rtol);
+    return ef_error_push(err, __FILE__, __LINE__, "pressure equation not solved");
+  }
+  if (fs->h_flags[0] != INT_MAX) return fs_divergence_error(fs, fs->h_flags[0], unew, pnew);
+  fs->cur = 1 - cur;
+  fs->stepped = 1;
+  fs->last_dt = dt;
+  fs->last_iterations = res.iterations;
+  fs->last_residual = res.relres;
+  return EF_SUCCESS;
+}
+
+/* ---------------------------------------------------------------------------
+ * The last pressure system. */
+
+int ef_ocl_fs_copy_pressure_system(ef_ocl_fs *fs, ef_pressure_system *out) {
+  EF_CHECK(fs && out, EF_ERR_PARAMETER, "ef_ocl_fs_copy_pressure_system: NULL argument");
+  memset(out, 0, sizeof *out);
+  EF_CHECK(fs->stepped, EF_ERR_INTERNAL, "no step has been solved yet");
+  const int64_t n = fs->n, nnz = fs->nnz;
+  int err = EF_SUCCESS;
+  cl_mem hfull = NULL, ffull = NULL;
+  cl_command_queue q = fs->ctx->queue;
+  out->n = n;
+  out->nnz = nnz;
+  out->row_ptr = malloc((size_t)(n + 1) * sizeof *out->row_ptr);
+  out->col = malloc((size_t)nnz * sizeof *out->col);
+  out->values = malloc((size_t)nnz * sizeof *out->values);
+  out->values_full = malloc((size_t)nnz * sizeof *out->values_full);
+  out->rhs = malloc((size_t)n * sizeof *out->rhs);
+  out->solution = malloc((size_t)n * sizeof *out->solution);
+  out->initial_guess = malloc((size_t)n * sizeof *out->initial_guess);
+  out->fixed = malloc((size_t)n);
+  EF_CHECK_GOTO(out->row_ptr && out->col && out->values && out->values_full && out->rhs && out->solution &&
+                    out->initial_guess && out->fixed,
+                EF_ERR_MEMORY, fail, "out of memory copying the pressure system (%lld rows)", (long long)n);
+  memcpy(out->row_ptr, fs->h_row_ptr, (size_t)(n + 1) * sizeof *out->row_ptr);
+  memcpy(out->col, fs->h_col, (size_t)nnz * sizeof *out->col);
+  memcpy(out->fixed, fs->h_pfix, (size_t)n);
+  /* The step swapped the buffers: p[cur] is the solution, p[1 - cur] the step's p_n. */
+  const int cur = fs->cur;
+  EF_CL_CALL_GOTO(clEnqueueReadBuffer(q, fs->H.values, CL_TRUE, 0, (size_t)nnz * 8, out->values, 0, NULL, NULL),
+                  fail);
+  EF_CL_CALL_GOTO(clEnqueueReadBuffer(q, fs->f, CL_TRUE, 0, (size_t)n * 8, out->rhs, 0, NULL, NULL), fail);
+  EF_CL_CALL_GOTO(clEnqueueReadBuffer(q, fs->p[cur], CL_TRUE, 0, (size_t)n * 8, out->solution, 0, NULL, NULL),
+                  fail);
+  EF_CL_CALL_GOTO(
+      clEnqueueReadBuffer(q, fs->p[1 - cur], CL_TRUE, 0, (size_t)n * 8, out->initial_guess, 0, NULL, NULL), fail);
+  /* Fixed rows are identity rows with f_I the prescribed value: the warm start's entries there. */
+  for (int64_t i = 0; i < n; ++i)
+    if (out->fixed[i]) out->initial_guess[i] = out->rhs[i];
+  /* Before elimination: the same rows from the last step's tau and dt without the flags. */
+  EF_CALL_GOTO(fs_buffer(fs, (size_t)nnz * 8, NULL, "the matrix before elimination", &hfull), fail);
+  EF_CALL_GOTO(fs_buffer(fs, (size_t)n * 8, NULL, "a scratch right-hand side", &ffull), fail);
+  EF_CALL_GOTO(fs_enqueue_assembly(fs, fs->last_dt, fs->uh, fs->p[1 - cur], fs->p[1 - cur], hfull, ffull, 0, 0,
+                                   FS_PHASE_NONE),
+               fail);
+  EF_CL_CALL_GOTO(clEnqueueReadBuffer(q, hfull, CL_TRUE, 0, (size_t)nnz * 8, out->values_full, 0, NULL, NULL),
+                  fail);
+  fs_collect(fs, NULL);
+  out->tolerance = fs->s.cg.rtol;
+  out->iterations = fs->last_iterations;
+  out->relative_residual = fs->last_residual;
+  fs_release_mem(&hfull);
+  fs_release_mem(&ffull);
+  return EF_SUCCESS;
+fail:
+  fs_release_mem(&hfull);
+  fs_release_mem(&ffull);
+  ef_pressure_system_free(out);
+  return err;
+}

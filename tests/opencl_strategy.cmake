@@ -1,0 +1,37 @@
+# The OpenCL strategy "opencl_edge_based" (application/fluid/opencl_strategy.c) and its
+# device executor (custom_utilities/opencl_fs.c, custom_kernels/fs_kernels.cl).  Owner:
+# oclstrategy.  Every test skips (77) without an OpenCL device.
+if(EF_WITH_OPENCL)
+  set(EF_OCLFS_CACHE ${CMAKE_CURRENT_BINARY_DIR}/opencl_strategy_cache)
+  # Each kernel against the OpenMP executor's arithmetic on identical inputs.
+  ef_add_c_test(test_ocl_fs_kernels SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_ocl_fs_kernels.c
+                LABELS "opencl;unit" ARGS ${EF_OCLFS_CACHE})
+  # Whole steps: the OpenCL and OpenMP strategies side by side (2D and 3D cavities).
+  ef_add_c_test(test_ocl_fs_steps SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_ocl_fs_steps.c
+                LABELS "opencl;unit" ARGS --cache ${EF_OCLFS_CACHE})
+  set_tests_properties(test_ocl_fs_kernels test_ocl_fs_steps PROPERTIES TIMEOUT 300
+                       ENVIRONMENT "EDGEFLOW_PLUGIN_DIR=${CMAKE_LIBRARY_OUTPUT_DIRECTORY};OMP_NUM_THREADS=2;OMP_WAIT_POLICY=passive;EDGEFLOW_CACHE_DIR=${EF_OCLFS_CACHE}")
+  # Two steps on tiny meshes under oclgrind: no data races, no invalid accesses.
+  find_program(EF_OCLGRIND_EXECUTABLE oclgrind)
+  if(EF_OCLGRIND_EXECUTABLE)
+    add_test(NAME test_ocl_fs_oclgrind
+             COMMAND sh ${EF_TEST_DATA}/opencl_strategy/oclgrind_check.sh ${EF_OCLGRIND_EXECUTABLE}
+                     $<TARGET_FILE:test_ocl_fs_steps> ${CMAKE_CURRENT_BINARY_DIR}/ocl_fs_oclgrind)
+    set_tests_properties(test_ocl_fs_oclgrind PROPERTIES LABELS "opencl;unit" SKIP_RETURN_CODE 77 TIMEOUT 300
+                         ENVIRONMENT "EDGEFLOW_PLUGIN_DIR=${CMAKE_LIBRARY_OUTPUT_DIRECTORY};OMP_NUM_THREADS=2;OMP_WAIT_POLICY=passive")
+    if(EF_SANITIZE)
+      set_property(TEST test_ocl_fs_oclgrind APPEND PROPERTY ENVIRONMENT
+                   "ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0")
+    endif()
+  endif()
+endif()
+# The cavity benchmark driver on PoCL and the host, levels 0-1, a few steps (smoke test).
+if(EF_WITH_OPENCL)
+  add_test(NAME test_benchmark_cavity_smoke
+           COMMAND ${EF_SYSTEM_PYTHON} ${CMAKE_SOURCE_DIR}/python_scripts/benchmark_cavity.py
+                   --edgeflow $<TARGET_FILE:edgeflow> --levels 0,1 --warmup 1 --steps 2
+                   --strategies openmp,pocl --budget 240 --fail-on-error
+                   --out ${CMAKE_CURRENT_BINARY_DIR}/benchmark_cavity_smoke --tag smoke)
+  set_tests_properties(test_benchmark_cavity_smoke PROPERTIES LABELS "opencl;slow" TIMEOUT 300
+                       ENVIRONMENT "EDGEFLOW_PLUGIN_DIR=${CMAKE_LIBRARY_OUTPUT_DIRECTORY};OMP_WAIT_POLICY=passive;EDGEFLOW_CACHE_DIR=${EF_OCLFS_CACHE}")
+endif()

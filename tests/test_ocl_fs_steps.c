@@ -1,0 +1,431 @@
+/* test_ocl_fs_steps.c -- whole steps: the strategies "opencl_edge_based" and
+ * "openmp_edge_based" side by side through their ef_strategy_ops, on
+ *  - 2D: a jittered lid-driven cavity whose lid speeds up in time (time-dependent boundary
+ *    values through the fixed-values callback), no fixed pressure (the null-space path),
+ *    density 1.3 (pressure and reaction scaling);
+ *  - 3D: a jittered cavity with a constant lid, two slip walls, gravity and one fixed
+ *    pressure, its last pressure system exported at finalize.
+ * The driver plays the analysis: time step from each strategy (they must agree), boundary
+ * values written to the host at t + dt when the host copy is current (as the processes do),
+ * an output-style read-back half-way (the device hook, then an upload of the host's
+ * values), 20 steps with CG relative tolerance 1e-10 and check_every 1.
+ * Checks: per step the time steps agree to 1e-12 (relative; a min over nodes of a norm and
+ * two divisions), CG iterations within +-1; after 20 steps velocity, pressure and reaction
+ * agree to a relative max-norm difference of 1e-7 (both CGs stop at 1e-10 from the same
+ * start, so their iterates differ by rounding amplified by the conditioning, far below
+ * this); the copied pressure system is consistent (rows sum to zero before elimination to
+ * 64 eps of the row's absolute sum, fixed rows are identity rows, symmetric to 1e-13,
+ * ||b - A x|| / ||b|| < 1e-6 for the solution); the exported file matches it; the run
+ * summary has the device, SpMV, phase and solver blocks; bad device settings are refused.
+ * --tiny: 2 steps on the smallest meshes (for oclgrind).  --cache DIR: program cache.
+ * --verbose: print iterations and differences.
+ * Skips (77) without an OpenCL device. */
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "edgeflow/ef_error.h"
+#include "edgeflow/ef_model_part.h"
+#include "edgeflow/ef_parameters.h"
+#include "edgeflow/ef_registry.h"
+#include "edgeflow/ef_strategy.h"
+#include "matrix_io.h"
+#include "opencl_context.h"
+#include "test_mesh_gen.h"
+
+#define SKIP 77
+
+static int verbose = 0; /* --verbose: print the differences */
+
+#define EXPECT(cond, ...)                                                 \
+  do {                                                                    \
+    if (!(cond)) {                                                        \
+      fprintf(stderr, "%s:%d: FAILED (%s): ", __FILE__, __LINE__, #cond); \
+      fprintf(stderr, __VA_ARGS__);                                       \
+      fputc('\n', stderr);                                                \
+      return 1;                                                           \
+    }                                                                     \
+  } while (0)
+#define EXPECT_OK(call)                                                                            \
+  do {                                                                                             \
+    int e_ = (call);                                                                               \
+    if (e_) {                                                                                      \
+      fprintf(stderr, "%s:%d: %s failed (%s): %s\n", __FILE__, __LINE__, #call, ef_error_name(e_), \
+              ef_error_message());                                                                 \
+      return 1;                                                                                    \
+    }                                                                                              \
+  } while (0)
+
+typedef struct {
+  int dim;
+  int64_t n;
+  uint8_t *lid; /* 1 on lid nodes (velocity prescribed by the lid law) */
+  uint8_t *wall; /* 1 on no-slip nodes */
+  int64_t pressure_node; /* -1: none */
+  int time_dependent;
+} bc_spec;
+
+/* Lid speed: constant 1 (3D) or 1 - exp(-t/0.02), which changes within every step (2D). */
+static double lid_speed(const bc_spec *b, double t) {
+  return b->time_dependent ? 1.0 - exp(-t / 0.02) : 1.0;
+}
+
+/* ef_fixed_values_fn: walls 0, lid (U(t), 0, 0), the reference pressure 0 (physical). */
+static int fixed_values(void *ctx, double t, double *velocity, double *pressure) {
+  const bc_spec *b = ctx;
+  const double U = lid_speed(b, t);
+  for (int64_t i = 0; i < b->n; ++i) {
+    if (b->wall[i])
+      for (int c = 0; c < 3; ++c)
+        velocity[3 * i + c] = 0.0;
+    else if (b->lid[i]) {
+      velocity[3 * i] = U;
+      velocity[3 * i + 1] = velocity[3 * i + 2] = 0.0;
+    }
+  }
+  if (b->pressure_node >= 0 && pressure)
+    pressure[b->pressure_node] = 0.0;
+  return EF_SUCCESS;
+}
+
+typedef struct {
+  ef_model_part mp;
+  ef_parameters settings, summary;
+  ef_strategy_config config;
+  const ef_strategy_ops *ops;
+  void *data;
+} run;
+
+/* Destroy a strategy run and what it owns. */
+static void run_free(run *r) {
+  if (r->ops && r->data)
+    r->ops->destroy(&r->data);
+  ef_model_part_destroy(&r->mp);
+  ef_parameters_destroy(&r->settings);
+  ef_parameters_destroy(&r->summary);
+}
+
+/* A model part of the mesh with the cavity's boundary conditions. */
+static int make_model_part(const ef_test_mesh *m, bc_spec *b, ef_model_part *out) {
+  ef_model_part mp;
+  const int dim = m->dim;
+  const int64_t n = m->n_nodes;
+  EXPECT_OK(ef_model_part_create("FluidModelPart", dim, &mp));
+  *out = mp;
+  EXPECT_OK(ef_model_part_alloc_nodes(mp, n));
+  memcpy(mp->coords, m->coords, 3 * (size_t)n * sizeof(double));
+  EXPECT_OK(ef_model_part_alloc_elements(mp, m->n_elements, dim + 1));
+  memcpy(mp->elements, m->elements, (size_t)m->n_elements * (dim + 1) * sizeof(int32_t));
+  const char *names[] = {"VELOCITY", "PRESSURE", "BODY_FORCE", "REACTION", "NORMAL", "IS_SLIP", "SLIP_TANGENT"};
+  const int comps[] = {3, 1, 3, 3, 3, 1, 3};
+  for (int v = 0; v < 7; ++v)
+    EXPECT_OK(ef_model_part_add_variable(mp, names[v], comps[v]));
+  ef_variable *vel = ef_model_part_find_variable(mp, "VELOCITY"), *p = ef_model_part_find_variable(mp, "PRESSURE");
+  ef_variable *bf = ef_model_part_find_variable(mp, "BODY_FORCE"), *slip = ef_model_part_find_variable(mp, "IS_SLIP");
+  ef_variable *nrm = ef_model_part_find_variable(mp, "NORMAL");
+  for (int64_t i = 0; i < n; ++i) {
+    if (b->wall[i] || b->lid[i])
+      for (int c = 0; c < 3; ++c)
+        vel->fixed[3 * i + c] = 1;
+    if (dim == 3) {
+      bf->values[3 * i + 2] = -1.0;
+      const uint8_t s = m->boundary[i];
+      if (!b->wall[i] && !b->lid[i] && (s == EF_TM_YMIN || s == EF_TM_YMAX)) {
+        slip->values[i] = 1.0;
+        nrm->values[3 * i + 1] = s == EF_TM_YMIN ? -1.0 : 1.0;
+      }
+    }
+    /* A non-trivial initial pressure, so p_n enters the first step. */
+    p->values[i] = 0.1 * mp->coords[3 * i + 1];
+  }
+  if (b->pressure_node >= 0) {
+    p->fixed[b->pressure_node] = 1;
+    p->values[b->pressure_node] = 0.0;
+  }
+  /* The initial boundary values (the analysis applies them before initialize). */
+  EXPECT_OK(fixed_values(b, 0.0, vel->values, p->values));
+  return 0;
+}
+
+/* Create and initialize one strategy on its own copy of the model part. */
+static int start(run *r, const char *name, const ef_test_mesh *m, bc_spec *b, double density, const char *export_path,
+                 int tiny) {
+  memset(r, 0, sizeof *r);
+  if (make_model_part(m, b, &r->mp))
+    return 1;
+  char json[2048];
+  snprintf(json, sizeof json,
+           "{\"solver_type\": \"%s\", \"time_stepping\": {\"automatic_time_step\": true, \"CFL_number\": 0.8,"
+           " \"time_step\": 0.0, \"minimum_delta_time\": 1e-12, \"maximum_delta_time\": 1e30},"
+           " \"stabilization\": {\"tau_c1\": 1.0, \"tau_c2\": 4.0, \"tau_c3\": 2.0, \"use_oss\": true},"
+           " \"divergence_velocity_bound\": 1e6,"
+           " \"linear_solver_settings\": {\"solver_type\": \"cg\", \"tolerance\": 1e-10, \"max_iteration\": 5000,"
+           " \"check_every\": 1, \"cg_variant\": \"standard\", \"autotune\": %s, \"export_pressure_system\": \"%s\"},"
+           " \"device\": {\"verbose\": 0}}",
+           name, tiny ? "false" : "true", export_path ? export_path : "");
+  EXPECT_OK(ef_parameters_parse(json, "test solver_settings", &r->settings));
+  EXPECT_OK(ef_parameters_parse("{}", "test summary", &r->summary));
+  EXPECT_OK(ef_registry_find_strategy(name, &r->ops));
+  r->config.model_part = r->mp;
+  r->config.settings = r->settings;
+  r->config.density = density;
+  r->config.kinematic_viscosity = 0.01;
+  r->config.fixed_values = fixed_values;
+  r->config.fixed_values_context = b;
+  r->config.time_dependent_bcs = b->time_dependent;
+  r->config.summary = r->summary;
+  EXPECT_OK(r->ops->create(&r->config, &r->data));
+  EXPECT_OK(r->ops->initialize(r->data));
+  return 0;
+}
+
+/* The processes' part before a step: prescribed values of t + dt on the host copy, when it is current. */
+static int before_step(run *r, bc_spec *b, double t) {
+  if (r->mp->device_newer)
+    return 0;
+  ef_variable *vel = ef_model_part_find_variable(r->mp, "VELOCITY"),
+              *p = ef_model_part_find_variable(r->mp, "PRESSURE");
+  EXPECT_OK(fixed_values(b, t, vel->values, p->values));
+  if (b->time_dependent)
+    EXPECT_OK(ef_model_part_mark_modified(r->mp, "VELOCITY"));
+  return 0;
+}
+
+/* max |a - b| / max |b| over count values. */
+static double rel_diff(const double *a, const double *b, int64_t count) {
+  double d = 0.0, s = 0.0;
+  for (int64_t q = 0; q < count; ++q) {
+    d = fmax(d, fabs(a[q] - b[q]));
+    s = fmax(s, fabs(b[q]));
+  }
+  return s > 0.0 ? d / s : d;
+}
+
+/* The consistency of a copied pressure system. */
+static int check_system(const ef_pressure_system *ps, int64_t n) {
+  EXPECT(ps->n == n && ps->row_ptr && ps->col && ps->values && ps->values_full && ps->rhs && ps->solution &&
+             ps->initial_guess && ps->fixed,
+         "incomplete pressure system copy (n %lld)", (long long)ps->n);
+  EXPECT(ps->tolerance == 1e-10 && ps->iterations > 0, "tolerance %g, iterations %d", ps->tolerance, ps->iterations);
+  double rr = 0.0, bb = 0.0;
+  for (int64_t i = 0; i < n; ++i) {
+    double sum = 0.0, abs_sum = 0.0, ax = 0.0;
+    for (int64_t k = ps->row_ptr[i]; k < ps->row_ptr[i + 1]; ++k) {
+      const int64_t j = ps->col[k];
+      sum += ps->values_full[k];
+      abs_sum += fabs(ps->values_full[k]);
+      ax += ps->values[k] * ps->solution[j];
+      if (ps->fixed[i]) {
+        EXPECT(ps->values[k] == (j == i ? 1.0 : 0.0), "fixed row %lld is not an identity row", (long long)i);
+      } else {
+        /* Symmetry: find the transposed entry. */
+        double t = NAN;
+        for (int64_t q = ps->row_ptr[j]; q < ps->row_ptr[j + 1]; ++q)
+          if (ps->col[q] == i)
+            t = ps->values[q];
+        EXPECT(ps->fixed[j] ? ps->values[k] == 0.0 : fabs(t - ps->values[k]) <= 1e-13 * fabs(ps->values[k]),
+               "H(%lld,%lld) = %.17g, H(%lld,%lld) = %.17g", (long long)i, (long long)j, ps->values[k], (long long)j,
+               (long long)i, t);
+      }
+    }
+    EXPECT(fabs(sum) <= 64.0 * DBL_EPSILON * abs_sum, "row %lld of H before elimination sums to %g (|row| %g)",
+           (long long)i, sum, abs_sum);
+    rr += (ps->rhs[i] - ax) * (ps->rhs[i] - ax);
+    bb += ps->rhs[i] * ps->rhs[i];
+    if (ps->fixed[i])
+      EXPECT(ps->initial_guess[i] == ps->rhs[i] && ps->solution[i] == ps->rhs[i],
+             "fixed row %lld: rhs %g, warm start %g, solution %g", (long long)i, ps->rhs[i], ps->initial_guess[i],
+             ps->solution[i]);
+  }
+  EXPECT(sqrt(rr) <= 1e-6 * sqrt(bb), "||b - A x|| / ||b|| = %g", sqrt(rr / bb));
+  return 0;
+}
+
+/* Run both strategies for `steps` steps on one mesh and compare. */
+static int compare_case(const char *label, const ef_test_mesh *m, bc_spec *b, double density, int steps,
+                        const char *export_path, int tiny) {
+  run cl, mp;
+  if (start(&mp, "openmp_edge_based", m, b, density, NULL, tiny))
+    return 1;
+  int rc = start(&cl, "opencl_edge_based", m, b, density, export_path, tiny);
+  if (rc) {
+    run_free(&mp);
+    return rc;
+  }
+  const int64_t n = m->n_nodes;
+  double t = 0.0;
+  for (int step = 1; step <= steps; ++step) {
+    double dt_cl, dt_mp;
+    EXPECT_OK(cl.ops->compute_time_step(cl.data, &dt_cl));
+    EXPECT_OK(mp.ops->compute_time_step(mp.data, &dt_mp));
+    EXPECT(fabs(dt_cl - dt_mp) <= 1e-12 * dt_mp, "%s step %d: time step %.17g (OpenCL) vs %.17g (OpenMP)", label,
+           step, dt_cl, dt_mp);
+    if (before_step(&cl, b, t + dt_mp) || before_step(&mp, b, t + dt_mp))
+      return 1;
+    ef_step_info icl, imp;
+    memset(&icl, 0, sizeof icl);
+    memset(&imp, 0, sizeof imp);
+    EXPECT_OK(cl.ops->solve_step(cl.data, t, dt_mp, &icl));
+    EXPECT_OK(mp.ops->solve_step(mp.data, t, dt_mp, &imp));
+    if (verbose)
+      printf("%s step %d: dt %.6g, CG iterations %d / %d\n", label, step, dt_mp, icl.pressure_iterations,
+             imp.pressure_iterations);
+    EXPECT(abs(icl.pressure_iterations - imp.pressure_iterations) <= 1 && icl.pressure_iterations > 0,
+           "%s step %d: CG iterations %d (OpenCL) vs %d (OpenMP)", label, step, icl.pressure_iterations,
+           imp.pressure_iterations);
+    EXPECT(cl.mp->device_newer == 1, "%s: the device copy is not marked newer", label);
+    t += dt_mp;
+    if (step == steps / 2)
+      EXPECT_OK(ef_model_part_sync_to_host(cl.mp)); /* an output step */
+  }
+  EXPECT_OK(ef_model_part_sync_to_host(cl.mp));
+  EXPECT_OK(ef_model_part_sync_to_host(mp.mp));
+  const char *vars[] = {"VELOCITY", "PRESSURE", "REACTION"};
+  const int comps[] = {3, 1, 3};
+  for (int v = 0; v < 3; ++v) {
+    const double d = rel_diff(ef_model_part_find_variable(cl.mp, vars[v])->values,
+                              ef_model_part_find_variable(mp.mp, vars[v])->values, comps[v] * n);
+    if (verbose)
+      printf("%s: %s relative max-norm difference %.3e\n", label, vars[v], d);
+    EXPECT(d <= 1e-7, "%s after %d steps: %s differs by %.3e (relative max norm)", label, steps, vars[v], d);
+  }
+  double umax = 0.0;
+  for (int64_t q = 0; q < 3 * n; ++q)
+    umax = fmax(umax, fabs(ef_model_part_find_variable(cl.mp, "VELOCITY")->values[q]));
+  EXPECT(umax > 0.1, "%s: the flow did not start (max |u| %g)", label, umax);
+
+  ef_pressure_system ps;
+  EXPECT(cl.ops->copy_pressure_system, "no copy_pressure_system");
+  EXPECT_OK(cl.ops->copy_pressure_system(cl.data, &ps));
+  if (check_system(&ps, n))
+    return 1;
+  EXPECT_OK(cl.ops->finalize(cl.data));
+  EXPECT_OK(mp.ops->finalize(mp.data));
+  const char *keys[] = {"device", "spmv", "phases", "pressure_solver"};
+  for (int k = 0; k < 4; ++k)
+    EXPECT(ef_parameters_has(cl.summary, keys[k]), "run summary lacks '%s'", keys[k]);
+  if (export_path) {
+    ef_linear_system *sys = NULL;
+    EXPECT_OK(ef_linear_system_read(export_path, &sys));
+    ef_csr_matrix A = ef_linear_system_matrix(sys);
+    EXPECT(A.n == ps.n && A.nnz == ps.nnz, "exported system has n %lld, nnz %lld", (long long)A.n, (long long)A.nnz);
+    for (int64_t k = 0; k < A.nnz; ++k)
+      EXPECT(A.values[k] == ps.values[k], "exported value %lld differs", (long long)k);
+    ef_linear_system_destroy(&sys);
+  }
+  ef_pressure_system_free(&ps);
+  run_free(&cl);
+  run_free(&mp);
+  return 0;
+}
+
+/* Boundary sets of the cavities: lid = top face without its rim, walls = the other boundary
+ * nodes (2D: all; 3D: all but the slip faces y = 0, 1). */
+static int make_bc(const ef_test_mesh *m, bc_spec *b) {
+  const int dim = m->dim;
+  const int64_t n = m->n_nodes;
+  const uint8_t top = dim == 3 ? EF_TM_ZMAX : EF_TM_YMAX;
+  memset(b, 0, sizeof *b);
+  b->dim = dim;
+  b->n = n;
+  b->lid = calloc((size_t)n, 1);
+  b->wall = calloc((size_t)n, 1);
+  if (!b->lid || !b->wall)
+    return 1;
+  b->pressure_node = -1;
+  for (int64_t i = 0; i < n; ++i) {
+    const uint8_t s = m->boundary[i];
+    if (s == top)
+      b->lid[i] = 1;
+    else if (s && (dim == 2 || (s != EF_TM_YMIN && s != EF_TM_YMAX)))
+      b->wall[i] = 1;
+  }
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  int tiny = 0;
+  const char *cache = NULL;
+  for (int i = 1; i < argc; ++i) {
+    if (!strcmp(argv[i], "--tiny"))
+      tiny = 1;
+    else if (!strcmp(argv[i], "--verbose"))
+      verbose = 1;
+    else if (!strcmp(argv[i], "--cache") && i + 1 < argc)
+      cache = argv[++i];
+  }
+  if (cache)
+    setenv("EDGEFLOW_CACHE_DIR", cache, 1);
+  int count = 0;
+  if (ef_cl_count_devices(&count) || count == 0) {
+    fprintf(stderr, "no OpenCL device: skipping\n");
+    return SKIP;
+  }
+  EXPECT_OK(ef_registry_load_application("fluid"));
+
+  /* Bad device settings are refused with the path in the message. */
+  {
+    ef_model_part mp = NULL;
+    ef_parameters st = NULL, sum = NULL;
+    EXPECT_OK(
+        ef_parameters_parse("{\"time_stepping\": {\"automatic_time_step\": true, \"CFL_number\": 1.0,"
+                            " \"time_step\": 0.0, \"minimum_delta_time\": 1e-9, \"maximum_delta_time\": 1.0},"
+                            " \"stabilization\": {\"tau_c1\": 1.0, \"tau_c2\": 4.0, \"tau_c3\": 2.0,"
+                            " \"use_oss\": true}, \"divergence_velocity_bound\": 1e6,"
+                            " \"linear_solver_settings\": {}, \"device\": {\"type\": \"fpga\"}}",
+                            "bad", &st));
+    EXPECT_OK(ef_parameters_parse("{}", "summary", &sum));
+    EXPECT_OK(ef_model_part_create("FluidModelPart", 2, &mp));
+    const char *names[] = {"VELOCITY", "PRESSURE", "REACTION"};
+    const int comps[] = {3, 1, 3};
+    for (int v = 0; v < 3; ++v)
+      EXPECT_OK(ef_model_part_add_variable(mp, names[v], comps[v]));
+    const ef_strategy_ops *ops;
+    EXPECT_OK(ef_registry_find_strategy("opencl_edge_based", &ops));
+    ef_strategy_config c;
+    memset(&c, 0, sizeof c);
+    c.model_part = mp;
+    c.settings = st;
+    c.density = 1.0;
+    c.kinematic_viscosity = 0.01;
+    c.summary = sum;
+    void *data = NULL;
+    const int err = ops->create(&c, &data);
+    EXPECT(err == EF_ERR_PARAMETER && strstr(ef_error_message(), "fpga") && !data, "bad device type: %d '%s'", err,
+           ef_error_message());
+    ef_model_part_destroy(&mp);
+    ef_parameters_destroy(&st);
+    ef_parameters_destroy(&sum);
+  }
+
+  char export_path[1024];
+  snprintf(export_path, sizeof export_path, "%s/ocl_fs_steps_pressure.bin", cache ? cache : ".");
+  if (cache)
+    mkdir(cache, 0755);
+  const int steps = tiny ? 2 : 20;
+  for (int dim = 2; dim <= 3; ++dim) {
+    ef_test_mesh m;
+    int rc = dim == 2 ? ef_test_mesh_2d(tiny ? 4 : 14, tiny ? 4 : 14, 1.0, 1.0, 0.2, 7, &m)
+                      : ef_test_mesh_3d(tiny ? 3 : 6, tiny ? 3 : 6, tiny ? 3 : 6, 1.0, 1.0, 1.0, 0.2, 9, &m);
+    EXPECT(rc == 0, "mesh generation failed");
+    bc_spec b;
+    EXPECT(make_bc(&m, &b) == 0, "out of memory");
+    b.time_dependent = dim == 2;
+    if (dim == 3)
+      for (int64_t i = 0; i < m.n_nodes; ++i)
+        if (m.boundary[i] == (EF_TM_XMAX | EF_TM_YMIN | EF_TM_ZMIN))
+          b.pressure_node = i;
+    rc = compare_case(dim == 2 ? "2D cavity" : "3D cavity", &m, &b, dim == 2 ? 1.3 : 1.0, steps,
+                      dim == 3 ? export_path : NULL, tiny);
+    free(b.lid);
+    free(b.wall);
+    ef_test_mesh_free(&m);
+    if (rc)
+      return rc;
+  }
+  remove(export_path);
+  return 0;
+}
