@@ -21,6 +21,9 @@ edge data, device, SpMV tuning) is the longer run's initialisation, reported sep
 Devices are chosen with EDGEFLOW_OPENCL_DEVICE ("NVIDIA" for the GPU, "Portable" for PoCL);
 OpenMP runs with OMP_NUM_THREADS = all host cores.
 
+A difference that is not positive (run-to-run noise larger than the measured steps, on
+the smallest meshes) is reported as "n/a (below noise)" rather than as a figure.
+
 Budget.  The whole call stays within --budget seconds (default 540, for a 10-minute limit):
 before each run the time is predicted from the previous level (x 8 nodes, x 2 CG
 iterations per refinement) and the combination is skipped (and reported as skipped) when it
@@ -137,6 +140,9 @@ def figures(short, long_, m):
     """Per-step figures of the m steps the long run has beyond the short one."""
     r = {"nodes": get(long_, "mesh", "nodes", default=0)}
     r["seconds_per_step"] = (get(long_, "run", "wall_seconds_loop") - get(short, "run", "wall_seconds_loop")) / m
+    if r["seconds_per_step"] <= 0.0:
+        # The two runs' difference drowned in run-to-run noise (tiny meshes): no figure.
+        r["below_noise"] = r.pop("seconds_per_step")
     r["setup_seconds"] = get(long_, "run", "wall_seconds_total") - get(long_, "run", "wall_seconds_loop")
     its = get(long_, "pressure_solver_iterations", "total") - get(short, "pressure_solver_iterations", "total")
     cg_s = (get(long_, "strategy", "pressure_solver", "cg_seconds") -
@@ -192,7 +198,9 @@ def markdown(result):
         cells = []
         for s in names:
             r = row.get(s, {})
-            if "seconds_per_step" in r:
+            if "below_noise" in r:
+                cells.append("n/a (below noise)")
+            elif "seconds_per_step" in r:
                 cells.append("%.2f" % (1e3 * r["seconds_per_step"]))
             elif "EF_ERR_NOT_FOUND" in r.get("error", ""):
                 cells.append("no such device")
@@ -309,9 +317,10 @@ def main():
                 continue
             r = figures(short, long_, M)
             row[s] = r
-            last[s] = (lv, max(r["seconds_per_step"], 1e-6), r["setup_seconds"])
+            last[s] = (lv, max(r.get("seconds_per_step", 0.0), 1e-6), r["setup_seconds"])
             print("level %d %-7s %8d nodes  %9.3f ms/step  %7.1f CG it/step  setup %.1f s" % (
-                lv, s, r["nodes"], 1e3 * r["seconds_per_step"], r["cg_iterations_per_step"], r["setup_seconds"]),
+                lv, s, r["nodes"], 1e3 * r.get("seconds_per_step", float("nan")), r["cg_iterations_per_step"],
+                r["setup_seconds"]),
                 file=sys.stderr)
     # Table 5 on the finest level the GPU (else the first OpenCL device) completed.
     for s in ("gpu", "pocl"):
