@@ -54,6 +54,7 @@ STRATEGIES = {
     "gpu": {"solver": "opencl_edge_based", "device": "NVIDIA", "label": "OpenCL GPU"},
     "pocl": {"solver": "opencl_edge_based", "device": "Portable", "label": "OpenCL PoCL"},
 }
+THREADS = 0  # --threads: OpenMP threads of the host strategy (0: all host cores)
 PHASES = ["cpu_to_gpu", "step1", "step2", "step2_assembly", "step2_cg", "step3", "gpu_to_cpu"]
 
 
@@ -103,7 +104,7 @@ def run_once(exe, params, strategy, level, steps, outdir, timeout):
     if st["device"]:
         env["EDGEFLOW_OPENCL_DEVICE"] = st["device"]
     else:
-        env["OMP_NUM_THREADS"] = str(os.cpu_count() or 1)
+        env["OMP_NUM_THREADS"] = str(THREADS or os.cpu_count() or 1)
         env.setdefault("OMP_PROC_BIND", "close")
     os.makedirs(outdir, exist_ok=True)
     cmd = [exe, "run", params, "--solver-type", st["solver"], "--refine", str(level), "--steps", str(steps),
@@ -268,6 +269,7 @@ def main():
     ap.add_argument("--work-group-bits", type=int, default=0, help="OpenCL edge kernels (0: automatic)")
     ap.add_argument("--out", default=os.path.join(ROOT, "benchmarks", "results"))
     ap.add_argument("--tag", default=time.strftime("%Y%m%d-%H%M%S"))
+    ap.add_argument("--threads", type=int, default=0, help="OpenMP threads (default: all host cores)")
     ap.add_argument("--keep", action="store_true", help="keep the run folders (logs, summaries)")
     ap.add_argument("--fail-on-error", action="store_true", help="exit 1 when a run failed (smoke tests)")
     a = ap.parse_args()
@@ -279,6 +281,8 @@ def main():
         if s not in STRATEGIES:
             sys.exit("benchmark_cavity: unknown strategy '%s' (use %s)" % (s, ", ".join(STRATEGIES)))
     W, M = a.warmup, a.steps
+    global THREADS
+    THREADS = a.threads
     if W < 1 or M < 1:
         sys.exit("benchmark_cavity: --warmup and --steps must be >= 1")
     work = tempfile.mkdtemp(prefix="ef_cavity_bench_")
@@ -290,7 +294,8 @@ def main():
     params = make_case(work, dt, check_every=a.check_every, wg_bits=a.work_group_bits)
     result = {"settings": {"edgeflow": exe, "levels": levels, "strategies": strategies, "warmup": W, "steps": M,
                            "dt": dt, "check_every": a.check_every, "work_group_bits": a.work_group_bits,
-                           "host_cores": os.cpu_count(), "budget_seconds": a.budget},
+                           "host_cores": os.cpu_count(), "openmp_threads": a.threads or os.cpu_count(),
+                           "budget_seconds": a.budget},
               "runs": {}, "warnings": []}
     last = {}  # strategy -> (level, seconds per step, setup seconds)
     for lv in levels:
