@@ -336,6 +336,20 @@ EF_INLINE void ef_row_momentum_residual(const int dim, const ef_i64 i, const int
   for (int c = 0; c < dim; ++c) R[c] = mass * b[c] + (gp[c] - nsum[c] * pi) - acc[c];
 }
 
+/* Open-boundary traction at node I with a prescribed pressure and no fixed velocity component
+ * (pressure inlet/outlet): the weak gradient P_I leaves out the boundary integral -p n; adding it
+ * turns P_I into the Galerkin -int N_I grad p_h = -sum_{J!=I} nabla_IJ (p_J - p_I), i.e.
+ * R_I -= P_I + sum_{J!=I} nabla_IJ (p_J - p_I).  Without it the open boundary is traction free
+ * whatever pressure is prescribed there (nothing changes where that pressure is 0). */
+EF_INLINE void ef_row_open_boundary_traction(const int dim, const ef_i64 i, const int ne,
+                                             EF_GLOBAL const ef_i32 *col, EF_GLOBAL const double *ev,
+                                             EF_GLOBAL const double *p, double *R) {
+  double w[3] = {0.0, 0.0, 0.0}, g[3] = {0.0, 0.0, 0.0};
+  ef_row_weak_gradient(dim, i, ne, col, ev, p, w);
+  ef_row_strong_gradient(dim, i, ne, col, ev, p, g);
+  for (int c = 0; c < dim; ++c) R[c] -= w[c] + g[c];
+}
+
 /* One row of the pressure system H p = f (step 3), with the fixed-pressure nodes eliminated
  * symmetrically:
  *   H_IJ = (tau_IJ + c) L_IJ (J != I),  H_II = -sum_{J!=I} H_IJ,

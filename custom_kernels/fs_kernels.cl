@@ -140,6 +140,8 @@ FS_KERNEL void fs_rk_stage(FS_ROW_ARGS, const int stage, const double dt, const 
   for (int c = 0; c < EF_DIM; ++c)
     b[c] = body_force[3 * i + c];
   ef_row_momentum_residual(EF_DIM, i, FS_ROW(i), us, p_n, xi, mass[i], b, tau[i], nu, R);
+  if (pfix[i] && !(vfix[3 * i] || vfix[3 * i + 1] || vfix[3 * i + 2]))
+    ef_row_open_boundary_traction(EF_DIM, i, FS_ROW(i), p_n, R);
   const double a = stage == 0 || stage == 1 ? 0.5 * dt : stage == 2 ? dt : dt / 6.0;
   const double w = stage == 0 || stage == 3 ? 1.0 : 2.0;
   const double im = inv_mass[i];

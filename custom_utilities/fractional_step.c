@@ -343,16 +343,8 @@ static void rk_stage(ef_fs *fs, int stage, double dt, const double *u_n, const d
       ef_row_momentum_residual(3, i, ne, ci, ei, us, p_n, xi, mass[i], b, tau[i], nui, R);
     else
       ef_row_momentum_residual(2, i, ne, ci, ei, us, p_n, xi, mass[i], b, tau[i], nui, R);
-    /* Prescribed pressure with free velocity (pressure inlet/outlet): the traction -p n of that
-     * boundary, the integral the weak gradient leaves out, turns P_I into the Galerkin
-     * -int N_I grad p_h = -sum nabla_IJ (p_J - p_I); without it the open boundary is traction free
-     * whatever pressure is fixed there (zero change where the fixed pressure is 0). */
-    if (pfix && pfix[i] && !(vfix && (vfix[3 * i] || vfix[3 * i + 1] || vfix[3 * i + 2]))) {
-      double w[3] = {0.0, 0.0, 0.0}, g[3] = {0.0, 0.0, 0.0};
-      ef_row_weak_gradient(dim, i, ne, ci, ei, p_n, w);
-      ef_row_strong_gradient(dim, i, ne, ci, ei, p_n, g);
-      for (int c = 0; c < dim; ++c) R[c] -= w[c] + g[c];
-    }
+    if (pfix && pfix[i] && !(vfix && (vfix[3 * i] || vfix[3 * i + 1] || vfix[3 * i + 2])))
+      ef_row_open_boundary_traction(dim, i, ne, ci, ei, p_n, R);
     double u[3] = {0.0, 0.0, 0.0}, uref[3] = {0.0, 0.0, 0.0};
     for (int c = 0; c < dim; ++c) {
       const double ac = stage == 0 ? R[c] : acc[3 * i + c] + wacc * R[c];

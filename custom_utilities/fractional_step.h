@@ -34,7 +34,9 @@
  *    times t + dt/2 (stages 2 and 3) and t + dt (stage 4 and the end of RK; the correction
  *    keeps the end-of-RK values, which are the values at t + dt).
  *  - pressure_fixed[I]: prescribed pressure; values from the input pressure or eval_fixed at
- *    t + dt.  eval_fixed writes PHYSICAL pressure (ef_fixed_values_fn of ef_strategy.h);
+ *    t + dt.  Where no velocity component is fixed (a pressure inlet or outlet) the momentum
+ *    residual takes the Galerkin gradient -sum nabla_IJ (p_J - p_I) instead of the weak one:
+ *    the traction -p n of the prescribed pressure (without it the open boundary is traction free).  eval_fixed writes PHYSICAL pressure (ef_fixed_values_fn of ef_strategy.h);
  *    the executor multiplies the fixed entries it writes by fixed_pressure_scale (set 1/rho).
  *  - slip_type[I] (EF_SLIP_FACE / EDGE / CORNER of edge_physics.h) with unit slip_normal and
  *    slip_tangent (3 per node): projection after every stage and after the correction, on

@@ -10,8 +10,3 @@ endforeach()
 set_property(TEST ${EF_EDGE_TESTS} APPEND PROPERTY ENVIRONMENT "OMP_WAIT_POLICY=passive")
 set_property(TEST test_edge_identities test_fs_signs APPEND PROPERTY ENVIRONMENT "OMP_NUM_THREADS=2")
 set_property(TEST test_fs_solver test_fs_poiseuille APPEND PROPERTY ENVIRONMENT "OMP_NUM_THREADS=1")
-# The OpenCL kernels of edge_kernels.cl against the OpenMP executor (PoCL in CI; skips
-# without a device).
-if(EF_WITH_OPENCL)
-  ef_add_c_test(test_edge_opencl SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_edge_opencl.c LABELS opencl)
-endif()

@@ -35,3 +35,13 @@ if(EF_WITH_OPENCL)
   set_tests_properties(test_benchmark_cavity_smoke PROPERTIES LABELS "opencl;slow" TIMEOUT 300
                        ENVIRONMENT "EDGEFLOW_PLUGIN_DIR=${CMAKE_LIBRARY_OUTPUT_DIRECTORY};OMP_WAIT_POLICY=passive;EDGEFLOW_CACHE_DIR=${EF_OCLFS_CACHE}")
 endif()
+
+# Both strategies on a pressure-driven case (prescribed inlet/outlet pressures).
+find_program(EF_GMSH_PROGRAM gmsh)
+if(EF_WITH_OPENCL AND EF_WITH_VTK_TESTS AND EF_WITH_GMSH_TESTS AND EF_GMSH_PROGRAM)
+  add_test(NAME strategies_agree_pressure_driven
+           COMMAND ${EF_SYSTEM_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/strategies_agree.py $<TARGET_FILE:edgeflow>
+                   ${EF_GMSH_PROGRAM} ${CMAKE_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/strategies_agree)
+  set_tests_properties(strategies_agree_pressure_driven PROPERTIES LABELS "opencl;unit" SKIP_RETURN_CODE 77
+                       TIMEOUT 300 ENVIRONMENT "OMP_WAIT_POLICY=passive")
+endif()
