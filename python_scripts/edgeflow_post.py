@@ -30,37 +30,70 @@ def _split(coords, elements):
     return np.asarray(coords, dtype=float)[:, :dim][elements], dim
 
 
-def locate_points(coords, elements, points, tol=1e-10, chunk=4096):
+def _bucket_grid(lo, hi, n_target):
+    """Uniform grid over the union of the boxes [lo, hi] with about n_target cells: (origin, cell size, shape)."""
+    dim = lo.shape[1]
+    origin = lo.min(axis=0)
+    extent = np.maximum(hi.max(axis=0) - origin, 1e-300)
+    size = (float(np.prod(extent)) / max(n_target, 1)) ** (1.0 / dim)
+    shape = np.maximum(1, np.ceil(extent / size).astype(np.int64))
+    return origin, extent / shape, shape
+
+
+def locate_points(coords, elements, points, tol=1e-10):
     """Element containing each point and its barycentric coordinates lambda (sum 1, all >= -tol).
 
     Returns (element index (m,), lambda (m, dim + 1)); raises ValueError naming the first point
     that lies in no element.  Points on shared faces get one of the elements (values agree there
-    for continuous P1 fields).  Brute force over element bounding boxes in chunks of points:
-    fine for the probe lines and quadrature-free checks of the validation suite."""
+    for continuous P1 fields).  Elements are binned by bounding box on a uniform grid of about
+    one cell per element, so each point tests only the few elements of its cell."""
     points = np.atleast_2d(np.asarray(points, dtype=float))
     X, dim = _split(coords, elements)
     points = points[:, :dim]
     x0 = X[:, 0, :]
     T = np.transpose(X[:, 1:, :] - x0[:, None, :], (0, 2, 1))  # columns x_k - x_0
     Tinv = np.linalg.inv(T)
-    lo = X.min(axis=1) - 1e-9
-    hi = X.max(axis=1) + 1e-9
+    pad = 1e-9 * max(1.0, float(np.abs(X).max()))
+    lo = X.min(axis=1) - pad
+    hi = X.max(axis=1) + pad
+    origin, cell, shape = _bucket_grid(lo, hi, len(X))
+    c0 = np.clip(((lo - origin) / cell).astype(np.int64), 0, shape - 1)
+    c1 = np.clip(((hi - origin) / cell).astype(np.int64), 0, shape - 1)
+    strides = np.cumprod(np.concatenate([[1], shape[:-1]]))
+    # (cell id, element) pairs for every cell an element's box touches.
+    pairs_cell, pairs_elem = [], []
+    span = c1 - c0 + 1
+    for offset in np.ndindex(*[int(s) for s in span.max(axis=0)]):
+        off = np.array(offset)
+        ok = np.all(off < span, axis=1)
+        if not ok.any():
+            continue
+        ids = ((c0[ok] + off) * strides).sum(axis=1)
+        pairs_cell.append(ids)
+        pairs_elem.append(np.nonzero(ok)[0])
+    pc = np.concatenate(pairs_cell)
+    pe = np.concatenate(pairs_elem)
+    order = np.argsort(pc, kind="stable")
+    pc, pe = pc[order], pe[order]
+    n_cells = int(np.prod(shape))
+    start = np.searchsorted(pc, np.arange(n_cells + 1))
     m = points.shape[0]
     found = np.full(m, -1, dtype=np.int64)
     lam = np.zeros((m, dim + 1))
-    for s in range(0, m, chunk):
-        P = points[s:s + chunk]
-        for k, p in enumerate(P):
-            cand = np.nonzero(np.all((p >= lo) & (p <= hi), axis=1))[0]
-            if cand.size == 0:
-                continue
-            l = np.einsum("eij,ej->ei", Tinv[cand], p[None, :] - x0[cand])
-            full = np.concatenate([1.0 - l.sum(axis=1, keepdims=True), l], axis=1)
-            worst = full.min(axis=1)
-            best = int(np.argmax(worst))
-            if worst[best] >= -tol:
-                found[s + k] = cand[best]
-                lam[s + k] = full[best]
+    pcell = np.clip(((points - origin) / cell).astype(np.int64), 0, shape - 1)
+    pid = (pcell * strides).sum(axis=1)
+    for k in range(m):
+        cand = pe[start[pid[k]]:start[pid[k] + 1]]
+        if cand.size == 0:
+            continue
+        p = points[k]
+        l = np.einsum("eij,ej->ei", Tinv[cand], p[None, :] - x0[cand])
+        full = np.concatenate([1.0 - l.sum(axis=1, keepdims=True), l], axis=1)
+        worst = full.min(axis=1)
+        best = int(np.argmax(worst))
+        if worst[best] >= -tol:
+            found[k] = cand[best]
+            lam[k] = full[best]
     missing = np.nonzero(found < 0)[0]
     if missing.size:
         raise ValueError(f"point {points[missing[0]].tolist()} lies in no element "
