@@ -14,27 +14,7 @@
 #include "edgeflow/ef_strategy.h"
 #include "opencl_context.h"
 
-#define EF_TEST_SKIP 77
-
-#define EXPECT(cond, ...)                                      \
-  do {                                                         \
-    if (!(cond)) {                                             \
-      fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond); \
-      fprintf(stderr, __VA_ARGS__);                            \
-      fprintf(stderr, "\n");                                   \
-      return 1;                                                \
-    }                                                          \
-  } while (0)
-
-#define EXPECT_OK(call)                                                              \
-  do {                                                                               \
-    int e_ = (call);                                                                 \
-    if (e_) {                                                                        \
-      fprintf(stderr, "%s:%d: %s failed (%s): %s\n", __FILE__, __LINE__, #call,      \
-              ef_error_name(e_), ef_error_message());                                \
-      return 1;                                                                      \
-    }                                                                                \
-  } while (0)
+#include "ef_test_check.h"
 
 /* A host CSR with its own arrays. */
 typedef struct {
