@@ -19,3 +19,12 @@ if(EXISTS ${EF_SYSTEM_PYTHON} AND EF_WITH_VTK_TESTS)
   set_tests_properties(workflow_python PROPERTIES LABELS "io;unit" SKIP_RETURN_CODE 77 TIMEOUT 120
                        ENVIRONMENT "EDGEFLOW_LIB_DIR=$<TARGET_FILE_DIR:edgeflow_core>;EDGEFLOW_PLUGIN_DIR=${CMAKE_LIBRARY_OUTPUT_DIRECTORY};PYTHONPATH=;PYTHONHOME=;PYTHONNOUSERSITE=1${EF_PYTHON_SANITIZER_ENV}")
 endif()
+
+# problem_data.steady_state: stops at the first check below the tolerance, off when 0.
+if(EXISTS ${EF_SYSTEM_PYTHON})
+  add_test(NAME steady_state_stop
+           COMMAND ${EF_SYSTEM_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/workflow/test_steady_state.py
+                   ${CMAKE_SOURCE_DIR} $<TARGET_FILE:edgeflow> ${EF_WORKFLOW_OUT}/steady_state)
+  set_tests_properties(steady_state_stop PROPERTIES LABELS "unit" TIMEOUT 120
+                       ENVIRONMENT "EDGEFLOW_PLUGIN_DIR=${CMAKE_LIBRARY_OUTPUT_DIRECTORY};OMP_NUM_THREADS=2")
+endif()

@@ -22,7 +22,8 @@ static const char ef_project_defaults[] =
 static const char ef_problem_data_defaults[] =
     "{\"problem_name\": \"edgeflow\", \"parallel_type\": \"OpenMP\", \"echo_level\": 0,"
     " \"start_time\": 0.0, \"end_time\": 1.0, \"output_folder\": \"\","
-    " \"progress_interval\": 10, \"skip_unsupported_processes\": false}";
+    " \"progress_interval\": 10, \"skip_unsupported_processes\": false,"
+    " \"steady_state\": {\"velocity_rate_tolerance\": 0.0, \"check_interval\": 10, \"minimum_time\": 0.0}}";
 
 /* solver_settings common to every strategy; sub-blocks are validated by their owners. */
 static const char ef_solver_defaults[] =
@@ -86,6 +87,10 @@ struct ef_analysis_s {
   int last_iterations, max_iterations;
   double last_residual;
   ef_step_info phase_totals;
+  /* Steady-state stop: max_I |u_I(t) - u_I(t_check)| / (t - t_check) over check_interval steps. */
+  double steady_tolerance, steady_min_time, steady_t_check, steady_rate;
+  int steady_interval, steady_reached;
+  double *steady_u;
   int ev_initialize, ev_read, ev_refine, ev_strategy_init, ev_step, ev_processes, ev_output;
 };
 
@@ -156,6 +161,7 @@ void ef_analysis_destroy(ef_analysis *pa) {
   ef_parameters_destroy(&a->summary);
   ef_parameters_destroy(&a->project);
   free(a->parameters_path);
+  free(a->steady_u);
   free(a);
   *pa = NULL;
 }
@@ -405,6 +411,17 @@ int ef_analysis_initialize(ef_analysis a) {
   EF_CALL(ef_parameters_get_string(a->problem_data, "output_folder", &folder));
   EF_CHECK(a->end_time >= a->start_time, EF_ERR_PARAMETER, "%s: problem_data.end_time (%g) < start_time (%g)",
            a->parameters_path, a->end_time, a->start_time);
+  ef_parameters steady;
+  long steady_interval;
+  EF_CALL(ef_parameters_get(a->problem_data, "steady_state", &steady));
+  EF_CALL(ef_parameters_get_double(steady, "velocity_rate_tolerance", &a->steady_tolerance));
+  EF_CALL(ef_parameters_get_int(steady, "check_interval", &steady_interval));
+  EF_CALL(ef_parameters_get_double(steady, "minimum_time", &a->steady_min_time));
+  EF_CHECK(a->steady_tolerance >= 0 && steady_interval >= 1, EF_ERR_PARAMETER,
+           "%s: problem_data.steady_state needs velocity_rate_tolerance >= 0 (0: off) and check_interval >= 1 "
+           "(got %g and %ld)", a->parameters_path, a->steady_tolerance, steady_interval);
+  a->steady_interval = (int)steady_interval;
+  a->steady_rate = -1.0;
   a->echo_level = (int)echo;
   a->progress_interval = interval > 0 ? (int)interval : 10;
   if (a->options.skip_unsupported_processes >= 0) skip = a->options.skip_unsupported_processes;
@@ -489,6 +506,7 @@ int ef_analysis_initialize(ef_analysis a) {
 
 int ef_analysis_keep_advancing(ef_analysis a) {
   if (a->options.max_steps > 0 && a->step >= a->options.max_steps) return 0;
+  if (a->steady_reached) return 0;
   return a->time < a->end_time - 1e-12 * fmax(1.0, fabs(a->end_time));
 }
 
@@ -529,7 +547,38 @@ int ef_analysis_solve_solution_step(ef_analysis a) {
   return EF_SUCCESS;
 }
 
+/* The steady-state test every check_interval steps: the largest nodal velocity
+ * change since the last check divided by the time between them.  The rate is an
+ * average over the interval, so a mode oscillating faster than it is damped in
+ * the measure; the interval is the user's to choose. */
+static int ef_analysis_check_steady(ef_analysis a) {
+  if (a->steady_tolerance <= 0 || a->step % a->steady_interval != 0) return EF_SUCCESS;
+  EF_CALL(ef_model_part_sync_to_host(a->mp));
+  double *u;
+  uint8_t *fixed;
+  int nc;
+  EF_CALL(ef_model_part_variable_arrays(a->mp, "VELOCITY", &u, &fixed, &nc));
+  const int64_t n = a->mp->n_nodes * nc;
+  if (!a->steady_u) {
+    EF_MALLOC(a->steady_u, (size_t)n);
+  } else {
+    double du = 0.0;
+    for (int64_t i = 0; i < n; i++) du = fmax(du, fabs(u[i] - a->steady_u[i]));
+    a->steady_rate = du / (a->time - a->steady_t_check);
+    if (a->steady_rate < a->steady_tolerance && a->time >= a->steady_min_time) {
+      a->steady_reached = 1;
+      if (!a->options.quiet)
+        printf("steady state at step %ld, t = %.6g: max |du/dt| = %.3e < %.3e\n", a->step, a->time,
+               a->steady_rate, a->steady_tolerance);
+    }
+  }
+  memcpy(a->steady_u, u, (size_t)n * sizeof *u);
+  a->steady_t_check = a->time;
+  return EF_SUCCESS;
+}
+
 int ef_analysis_finalize_solution_step(ef_analysis a) {
+  EF_CALL(ef_analysis_check_steady(a));
   ef_log_event_begin(a->ev_processes);
   for (int i = 0; i < a->n_processes; i++)
     if (a->processes[i].ops->execute_finalize_solution_step)
@@ -596,6 +645,12 @@ int ef_analysis_finalize(ef_analysis a) {
            a->step, a->start_time, a->time, a->time - a->start_time, ef_wtime() - a->wall_start, loop_wall,
            a->step ? loop_wall / (double)a->step : 0.0);
   EF_CALL(ef_parameters_set_json(s, "run", json));
+  if (a->steady_tolerance > 0) {
+    snprintf(json, sizeof json,
+             "{\"velocity_rate_tolerance\": %.6g, \"reached\": %s, \"last_velocity_rate\": %.6g}",
+             a->steady_tolerance, a->steady_reached ? "true" : "false", a->steady_rate);
+    EF_CALL(ef_parameters_set_json(s, "steady_state", json));
+  }
   snprintf(json, sizeof json,
            "{\"momentum\": %.6f, \"pressure\": %.6f, \"correction\": %.6f, \"transfer\": %.6f,"
            " \"setup\": %.6f, \"output\": %.6f, \"processes\": %.6f}",
