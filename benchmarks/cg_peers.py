@@ -161,6 +161,27 @@ def report(out):
               f" | {fmt(us(cupy))} | {fmt(us(vp))} | {fmt(us(vj))} | {ratio(best, us(cupy))}"
               f" | {ratio(best, us(vp))} | {ours_solve} | {cupy_solve} | {fmt(std.get('model_GBps'), '.0f')}"
               f" | {config} |")
+    copy = next((e["cupy_copy_TBps"] for e in runs if e.get("cupy_copy_TBps")), None)
+    print("\nProfile of our iteration (OpenCL profiling events) and the share of the copy bandwidth"
+          " (bytes: the off-diagonal matrix once plus every vector read or written; 'full' counts the"
+          " matrix's diagonal too, as given in the file):\n")
+    print("| N | variant | µs/it (wall) | matrix kernel µs | vector kernel µs | bytes/it | GB/s | of copy BW"
+          " | of copy BW (full) | true rel. residual at 1e-8 stop | config |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for e in runs:
+        for name in ("standard", "three-term"):
+            d = e.get("ef_" + name)
+            if not d or d.get("us_per_iter") is None:
+                continue
+            w = d["us_per_iter"] * 1e-6
+            gbs = d["bytes_per_iter"] / w / 1e9
+            frac = f"{gbs / (copy * 1e3):.0%}" if copy else "-"
+            full = d.get("full_matrix_bytes_per_iter")
+            frac_full = f"{full / w / 1e9 / (copy * 1e3):.0%}" if copy and full else "-"
+            print(f"| {e['N']} | {name} | {d['us_per_iter']:.1f} | {fmt(d.get('matrix_kernel_us_per_iter'))}"
+                  f" | {fmt(d.get('vector_kernel_us_per_iter'))} | {d['bytes_per_iter']:.3g} | {gbs:.0f} | {frac}"
+                  f" | {frac_full} | {fmt(d.get('relres'), '.2e')} | w{d.get('wgs_bits')} r{d.get('rows_bits')}"
+                  f" g{d.get('groups')} |")
     if result["clpeak_global_bandwidth_GBps"]:
         print(f"\nclpeak global memory bandwidth: {result['clpeak_global_bandwidth_GBps']:.0f} GB/s")
     for e in runs:

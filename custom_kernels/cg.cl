@@ -5,16 +5,18 @@
  *
  * Everything works on the symmetrically scaled system
  *     Ah = D^-1/2 A D^-1/2,  bh = D^-1/2 b,  xh = D^1/2 x,  D = diag(A),
- * whose values Ah the host keeps in a buffer of its own (cg_scale_matrix).
+ * whose unit diagonal is left out: the matrix kernels take Ah's off-diagonal part
+ * (rp_off, col_off, val_off, built by cg_scale_matrix) and add the own entry.
  *
  * Standard CG, two launches per iteration k (the host passes k; *_spmv in spmv.cl):
  *   cg_std_spmv   beta_k = rho_k / rho_{k-1} (rho_k re-added from the partials of the
  *                 previous update), x += alpha_{k-1} p_{k-1}, p_k = r_k + beta_k p_{k-1},
  *                 q = Ah p_k with p_k formed inside the gather, partials of p_k.q
  *   cg_std_update alpha_k = rho_k / (p_k.q), r -= alpha_k q, partials of r.r
- *   Bytes per iteration (int32 row_ptr, each vector counted once):
- *     12 nnz + 4 n (matrix) + 16 n (r, p_{k-1} gathered) + 16 n (x) + 16 n (p_k, q written)
- *     + 24 n (q read, r read and written) = 12 nnz + 76 n.
+ *   Bytes per iteration (int32 row_ptr, each vector counted once, m = nnz - n
+ *   off-diagonal entries):
+ *     12 m + 4 n (matrix) + 16 n (r, p_{k-1} gathered) + 16 n (x) + 16 n (p_k, q written)
+ *     + 24 n (q read, r read and written) = 12 m + 76 n.
  * Three-term recurrence CG (Saad, Iterative Methods for Sparse Linear Systems, 2nd ed.,
  * three-term form of CG; Rutishauser), two launches, one reduction per iteration:
  *   cg_tt_spmv    s = Ah r_k, partials of r_k.r_k and r_k.s
@@ -22,8 +24,8 @@
  *                 omega_0 = 1, omega_k = 1 / (1 - (gamma_k/gamma_{k-1}) (rr_k/rr_{k-1}) / omega_{k-1}),
  *                 x_{k+1} = omega_k (x_k + gamma_k r_k) + (1 - omega_k) x_{k-1},
  *                 r_{k+1} = omega_k (r_k - gamma_k s) + (1 - omega_k) r_{k-1}
- *   Bytes per iteration: 12 nnz + 4 n + 8 n (r gathered) + 8 n (s) + 56 n (five vectors
- *     read, two written) = 12 nnz + 76 n.
+ *   Bytes per iteration: 12 m + 4 n + 8 n (r gathered) + 8 n (s) + 56 n (five vectors
+ *     read, two written) = 12 m + 76 n.
  * The recurrence residual of the three-term form drifts from b - A x; the host
  * reports the true residual after every solve.
  *
@@ -73,14 +75,26 @@ void cg_diag(const int n, __global const ef_rp_t *restrict rp, __global const in
   }
 }
 
-/* Ah_ij = a_ij / (d_i d_j). */
+/* The off-diagonal part of Ah = D^-1/2 A D^-1/2 (whose diagonal is 1 by the choice
+ * d_i = sqrt(a_ii)) as CSR: rp_off[i] = rp[i] - i, since every row holds exactly
+ * one diagonal entry (cg_diag checks it is there), and Ah_ij = a_ij / (d_i d_j). */
 __kernel __attribute__((reqd_work_group_size(VWGS, 1, 1)))
 void cg_scale_matrix(const int n, __global const ef_rp_t *restrict rp,
                      __global const int *restrict col, __global const double *restrict val,
-                     __global const double *restrict d, __global double *restrict val_hat) {
+                     __global const double *restrict d, __global ef_rp_t *restrict rp_off,
+                     __global int *restrict col_off, __global double *restrict val_off) {
   for (int i = get_global_id(0); i < n; i += get_global_size(0)) {
     const double di = d[i];
-    for (ef_rp_t j = rp[i]; j < rp[i + 1]; ++j) val_hat[j] = val[j] / (di * d[col[j]]);
+    const ef_rp_t b = rp[i], e = rp[i + 1];
+    ef_rp_t o = b - i;
+    rp_off[i] = o;
+    if (i == n - 1) rp_off[n] = e - n;
+    for (ef_rp_t j = b; j < e; ++j) {
+      const int c = col[j];
+      if (c == i) continue;
+      col_off[o] = c;
+      val_off[o++] = val[j] / (di * d[c]);
+    }
   }
 }
 

@@ -4,7 +4,9 @@
  * kernel file builds on its own):
  *   WGS_BITS      work-group size 2^WGS_BITS of the matrix kernels (spmv.cl)
  *   ROWS_BITS     rows per work-group 2^ROWS_BITS: each row gets 2^(WGS_BITS-ROWS_BITS)
- *                 lanes that stride over its nonzeros (paper section 4.2)
+ *                 lanes that stride over its nonzeros (paper section 4.2); with one
+ *                 lane per row the group streams its rows' entries cooperatively
+ *   STREAM_BUF    __local products of the one-lane (stream) form (spmv.cl)
  *   VEC_WGS_BITS  work-group size of the vector kernels (cg.cl)
  *   EF_ROW_PTR_64 row_ptr is int64 (else int32, enough while nnz < 2^31)
  *
@@ -111,33 +113,6 @@ double2 ef_sum_partials2(__global const double *part_x, __global const double *p
   double2 a = (double2)(0.0, 0.0);
   for (int j = get_local_id(0); j < count; j += n) a += (double2)(part_x[j], part_y[j]);
   return ef_group_sum2(a, scratch, n);
-}
-
-/* One lane's share of row i of A v: entries b+lane, b+lane+LANES, ... */
-double ef_row_lane_dot(__global const ef_rp_t *restrict rp, __global const int *restrict col,
-                              __global const double *restrict val,
-                              __global const double *restrict v, const int row, const int lane) {
-  double s = 0.0;
-  const ef_rp_t e = rp[row + 1];
-  for (ef_rp_t j = rp[row] + lane; j < e; j += LANES) s += val[j] * v[col[j]];
-  return s;
-}
-
-/* One lane's share of row i of A (r + beta p), reading both vectors in the gather
- * so that the new direction never needs its own pass before the product. */
-double ef_row_lane_dot_dir(__global const ef_rp_t *restrict rp,
-                                  __global const int *restrict col,
-                                  __global const double *restrict val,
-                                  __global const double *restrict r,
-                                  __global const double *restrict p, const double beta,
-                                  const int row, const int lane) {
-  double s = 0.0;
-  const ef_rp_t e = rp[row + 1];
-  for (ef_rp_t j = rp[row] + lane; j < e; j += LANES) {
-    const int c = col[j];
-    s += val[j] * fma(beta, p[c], r[c]);
-  }
-  return s;
 }
 
 /* Combine the LANES lane sums of the row owned by this item's lane group (called

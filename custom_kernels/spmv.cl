@@ -4,18 +4,29 @@
  * this file is built once per tuned (WGS_BITS, ROWS_BITS) pair, cg.cl only once. */
 #include "cg_common.h"
 
-/* __local storage of the multi-row product: two buffers so that one barrier per
- * row block suffices (block t writes buffer t&1 while lane 0 of block t-1 may still
- * read the other). */
+/* The row loop of every matrix kernel.  EF_FOR_ROWS(n, ENTRY, OWN, stmts) runs stmts
+ * once for every row owned by this work-group, by one item, with row_total = the sum
+ * over the row's entries j of ENTRY(j) (an expression in j, e.g. val[j] * x[col[j]]).
+ * OWN(row, own) declares the row's own vector entries, loaded (when own) before the
+ * barrier so that their latency overlaps the gather.  Trip counts depend on the
+ * group only, so every barrier is reached by all items.
+ *
+ * Lanes (LANES > 1, paper section 4.2): each row gets LANES items that stride over its
+ * entries; the lane sums meet in __local memory, double-buffered so that one barrier
+ * per row block suffices (block t writes buffer t&1 while lane 0 of block t-1 may
+ * still read the other), and lane 0 adds them in lane order.
+ *
+ * Stream (LANES == 1: one item per row): the group first reads the contiguous entry
+ * range of its ROWS_PER_WG rows with consecutive items on consecutive entries (fully
+ * coalesced loads, all items gathering at once) into STREAM_BUF products in __local
+ * memory, then each item adds its own row's products in order.  A block with more
+ * entries than STREAM_BUF is done in several chunks. */
+#ifndef STREAM_BUF
+#define STREAM_BUF (16 * WGS)
+#endif
 #if LANES > 1
 #define EF_LANES_DECL __local double ef_lanes_[2][WGS]
-/* Run the statements in the variadic tail for every row owned by this group (by the
- * lane-0 item of the row's lane group), with row_total = the row's product; LANE_SUM(row,
- * lane) is one lane's share of it.  OWN(row, own) declares the row's own vector
- * entries, loaded (when own) before the barrier so that their latency overlaps the
- * gather.  Trip counts depend on the group only, so the barrier is reached by all
- * items. */
-#define EF_FOR_ROWS(n, LANE_SUM, OWN, ...)                                               \
+#define EF_FOR_ROWS(n, ENTRY, OWN, ...)                                                  \
   {                                                                                      \
     const int ef_lid_ = get_local_id(0), ef_lane_ = ef_lid_ & (LANES - 1);               \
     const int ef_blocks_ = ((n) + ROWS_PER_WG - 1) >> ROWS_BITS;                         \
@@ -24,7 +35,12 @@
       const int row = (ef_b_ << ROWS_BITS) + (ef_lid_ >> LANE_BITS);                     \
       const int ef_own_ = ef_lane_ == 0 && row < (n);                                    \
       OWN(row, ef_own_)                                                                  \
-      ef_lanes_[ef_buf_][ef_lid_] = row < (n) ? LANE_SUM(row, ef_lane_) : 0.0;           \
+      double ef_ls_ = 0.0;                                                               \
+      if (row < (n)) {                                                                   \
+        const ef_rp_t ef_e_ = rp[row + 1];                                               \
+        for (ef_rp_t j = rp[row] + ef_lane_; j < ef_e_; j += LANES) ef_ls_ += ENTRY(j);  \
+      }                                                                                  \
+      ef_lanes_[ef_buf_][ef_lid_] = ef_ls_;                                              \
       barrier(CLK_LOCAL_MEM_FENCE);                                                      \
       if (ef_own_) {                                                                     \
         const double row_total = ef_row_total(ef_lanes_[ef_buf_], ef_lid_);              \
@@ -34,13 +50,31 @@
     }                                                                                    \
   }
 #else
-#define EF_LANES_DECL
-#define EF_FOR_ROWS(n, LANE_SUM, OWN, ...)                                               \
+#define EF_LANES_DECL __local double ef_prod_[STREAM_BUF]
+#define EF_FOR_ROWS(n, ENTRY, OWN, ...)                                                  \
   {                                                                                      \
-    for (int row = get_global_id(0); row < (n); row += get_global_size(0)) {             \
-      OWN(row, 1)                                                                        \
-      const double row_total = LANE_SUM(row, 0);                                         \
-      __VA_ARGS__                                                                        \
+    const int ef_lid_ = get_local_id(0);                                                 \
+    const int ef_blocks_ = ((n) + ROWS_PER_WG - 1) >> ROWS_BITS;                         \
+    for (int ef_b_ = get_group_id(0); ef_b_ < ef_blocks_; ef_b_ += get_num_groups(0)) {  \
+      const int ef_r0_ = ef_b_ << ROWS_BITS;                                             \
+      const int row = ef_r0_ + ef_lid_;                                                  \
+      const int ef_own_ = ef_lid_ < ROWS_PER_WG && row < (n);                            \
+      OWN(row, ef_own_)                                                                  \
+      const ef_rp_t ef_s_ = rp[ef_r0_], ef_e_ = rp[min(ef_r0_ + ROWS_PER_WG, (n))];      \
+      const ef_rp_t ef_rs_ = ef_own_ ? rp[row] : 0, ef_re_ = ef_own_ ? rp[row + 1] : 0;  \
+      double row_total = 0.0;                                                            \
+      for (ef_rp_t ef_c_ = ef_s_; ef_c_ < ef_e_; ef_c_ += STREAM_BUF) {                  \
+        const ef_rp_t ef_ce_ = min(ef_c_ + STREAM_BUF, ef_e_);                           \
+        for (ef_rp_t j = ef_c_ + ef_lid_; j < ef_ce_; j += WGS)                          \
+          ef_prod_[j - ef_c_] = ENTRY(j);                                                \
+        barrier(CLK_LOCAL_MEM_FENCE);                                                    \
+        const ef_rp_t ef_a_ = max(ef_rs_, ef_c_), ef_z_ = min(ef_re_, ef_ce_);           \
+        for (ef_rp_t j = ef_a_; j < ef_z_; ++j) row_total += ef_prod_[j - ef_c_];        \
+        barrier(CLK_LOCAL_MEM_FENCE);                                                    \
+      }                                                                                  \
+      if (ef_own_) {                                                                     \
+        __VA_ARGS__                                                                      \
+      }                                                                                  \
     }                                                                                    \
   }
 #endif
@@ -52,10 +86,16 @@ void cg_spmv(const int n, __global const ef_rp_t *restrict rp, __global const in
              __global const double *restrict val, __global const double *restrict x,
              __global double *restrict y) {
   EF_LANES_DECL;
-#define EF_LS(row, lane) ef_row_lane_dot(rp, col, val, x, row, lane)
+#define EF_LS(j) (val[j] * x[col[j]])
   EF_FOR_ROWS(n, EF_LS, EF_NO_OWN, y[row] = row_total;)
 #undef EF_LS
 }
+
+/* The CG kernels below (cg_init, cg_std_spmv, cg_tt_spmv, and cg_residual with
+ * scaled = 1) take the scaled matrix Ah without its diagonal, which the scaling
+ * makes exactly 1 (cg_scale_matrix): rp/col/val are the off-diagonal rows and each
+ * product adds the row's own vector entry.  That saves a value, a column index and
+ * a gather per row (12 of about 250 bytes per row and iteration). */
 
 /* r_0 = bh - Ah xh with partials of r_0.r_0, the state reset, and the auxiliary
  * vectors: mode 0 (standard) p_{-1} = 0 in aux1; mode 1 (three-term) r_{-1} = r_0
@@ -74,10 +114,10 @@ void cg_init(const int n, __global const ef_rp_t *restrict rp, __global const in
   const double bb = ef_sum_partials(bb_part, n_bb, red, WGS);
   double acc = 0.0;
   const int rows = bb == 0.0 ? 0 : n; /* no product for a zero right-hand side */
-#define EF_LS(row, lane) ef_row_lane_dot(rp, col, val, x, row, lane)
+#define EF_LS(j) (val[j] * x[col[j]])
 #define EF_OWN(row, own) const double bh = own ? b[row] / d[row] : 0.0, xi = own ? x[row] : 0.0;
   EF_FOR_ROWS(rows, EF_LS, EF_OWN,
-              const double ri = bh - row_total;
+              const double ri = bh - (xi + row_total);
               r[row] = ri;
               acc += ri * ri;
               if (mode == 1) {
@@ -138,15 +178,16 @@ void cg_std_spmv(const int n, __global const ef_rp_t *restrict rp, __global cons
   const int rows = stopped || converged ? 0 : n;
   const double beta = rho / state[ST_RHO_PREV];
   double sig = 0.0;
-#define EF_LS(row, lane) ef_row_lane_dot_dir(rp, col, val, r, pold, beta, row, lane)
+#define EF_LS(j) (val[j] * fma(beta, pold[col[j]], r[col[j]]))
 #define EF_OWN(row, own) \
   const double po = own ? pold[row] : 0.0, ri = own ? r[row] : 0.0, xi = own ? x[row] : 0.0;
   EF_FOR_ROWS(rows, EF_LS, EF_OWN,
               const double pn = fma(beta, po, ri);
               x[row] = fma(alpha_prev, po, xi);
               pnew[row] = pn;
-              q[row] = row_total;
-              sig += pn * row_total;)
+              const double qi = pn + row_total;
+              q[row] = qi;
+              sig += pn * qi;)
 #undef EF_OWN
 #undef EF_LS
   const double s = ef_group_sum(sig, red, WGS);
@@ -168,11 +209,12 @@ void cg_tt_spmv(const int n, __global const ef_rp_t *restrict rp, __global const
   if (stop_b >= 0.0 && EF_LEAD) state[ST_STOP_A] = stop_b;
   const int rows = stop_b >= 0.0 ? 0 : n; /* barriers follow: no early return */
   double2 acc = (double2)(0.0, 0.0);
-#define EF_LS(row, lane) ef_row_lane_dot(rp, col, val, r, row, lane)
+#define EF_LS(j) (val[j] * r[col[j]])
 #define EF_OWN(row, own) const double ri = own ? r[row] : 0.0;
   EF_FOR_ROWS(rows, EF_LS, EF_OWN,
-              s[row] = row_total;
-              acc += (double2)(ri * ri, ri * row_total);)
+              const double si = ri + row_total;
+              s[row] = si;
+              acc += (double2)(ri * ri, ri * si);)
 #undef EF_OWN
 #undef EF_LS
   const double2 t = ef_group_sum2(acc, red, WGS);
@@ -183,8 +225,9 @@ void cg_tt_spmv(const int n, __global const ef_rp_t *restrict rp, __global const
   }
 }
 
-/* Partials of (res.res, rhs.rhs) with res = rhs - A x, rhs = b (scaled = 0) or
- * D^-1/2 b (scaled = 1): the true residual after a solve. */
+/* Partials of (res.res, rhs.rhs) with res = rhs - A x, rhs = b (scaled = 0: A is
+ * the whole matrix) or D^-1/2 b (scaled = 1: A is Ah's off-diagonal part, the unit
+ * diagonal added): the true residual after a solve. */
 __kernel __attribute__((reqd_work_group_size(WGS, 1, 1)))
 void cg_residual(const int n, __global const ef_rp_t *restrict rp, __global const int *restrict col,
                  __global const double *restrict val, __global const double *restrict x,
@@ -194,10 +237,11 @@ void cg_residual(const int n, __global const ef_rp_t *restrict rp, __global cons
   __local double2 red[WGS];
   EF_LANES_DECL;
   double2 acc = (double2)(0.0, 0.0);
-#define EF_LS(row, lane) ef_row_lane_dot(rp, col, val, x, row, lane)
-#define EF_OWN(row, own) const double rhs = !own ? 0.0 : scaled ? b[row] / d[row] : b[row];
+#define EF_LS(j) (val[j] * x[col[j]])
+#define EF_OWN(row, own) \
+  const double rhs = !own ? 0.0 : scaled ? b[row] / d[row] : b[row], xd = own && scaled ? x[row] : 0.0;
   EF_FOR_ROWS(n, EF_LS, EF_OWN,
-              const double res = rhs - row_total;
+              const double res = rhs - (xd + row_total);
               acc += (double2)(res * res, rhs * rhs);)
 #undef EF_OWN
 #undef EF_LS

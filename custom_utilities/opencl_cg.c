@@ -37,7 +37,9 @@ struct ef_cl_cg_s {
   double tuning_seconds;
   uint64_t source_hash;
   ef_cg_kernels k;
-  cl_mem val_hat, d, v[4], part_a, part_b, state, bad;
+  /* Ah's off-diagonal part (its diagonal is 1): offsets, columns, values. */
+  cl_mem rp_off, col_off, val_off;
+  cl_mem d, v[4], part_a, part_b, state, bad;
   /* Profiling of the iteration launches (ef_cl_cg_time_iterations). */
   cl_event *prof;
   int n_prof, cap_prof;
@@ -219,18 +221,20 @@ int ef_cl_vector_read(ef_cl_context *ctx, cl_mem v, int64_t n, double *host) {
 /* ------------------------------------------------------------------------- */
 /* Sizes. */
 
-/* Device bytes: matrix (4|8 (n+1) + 12 nnz), solver (8 nnz + 40 n + partials), b and x (16 n). */
+/* Device bytes: matrix (4|8 (n+1) + 12 nnz), solver (the scaled off-diagonal copy,
+ * 4|8 (n+1) + 12 (nnz - n), and 40 n + partials), b and x (16 n). */
 uint64_t ef_cl_cg_memory_bytes(int64_t n, int64_t nnz, int row_ptr_64) {
-  uint64_t matrix = (uint64_t)(n + 1) * (row_ptr_64 ? 8u : 4u) + (uint64_t)nnz * 12u;
-  uint64_t solver = (uint64_t)nnz * 8u + (uint64_t)n * 40u + 2u * EF_CG_MAX_PARTIALS * 8u + 4096u;
+  const uint64_t offsets = (uint64_t)(n + 1) * (row_ptr_64 ? 8u : 4u);
+  uint64_t matrix = offsets + (uint64_t)nnz * 12u;
+  uint64_t solver = offsets + (uint64_t)(nnz > n ? nnz - n : 0) * 12u + (uint64_t)n * 40u + 2u * EF_CG_MAX_PARTIALS * 8u + 4096u;
   uint64_t rhs_and_x = (uint64_t)n * 16u;
   return matrix + solver + rhs_and_x;
 }
 
-/* Memory traffic of one fused iteration: 12 nnz + 4 (n + 1) + 72 n bytes (int32 offsets). */
+/* Memory traffic of one fused iteration: 12 (nnz - n) + 4 (n + 1) + 72 n bytes (int32
+ * offsets): the off-diagonal matrix once, the vectors as counted in cg.cl. */
 double ef_cl_cg_bytes_per_iteration(int64_t n, int64_t nnz, int row_ptr_64) {
-  /* Matrix once (values, columns, offsets) + 72 n of vector traffic (see cg.cl). */
-  return 12.0 * (double)nnz + (row_ptr_64 ? 8.0 : 4.0) * (double)(n + 1) + 72.0 * (double)n;
+  return 12.0 * (double)(nnz - n) + (row_ptr_64 ? 8.0 : 4.0) * (double)(n + 1) + 72.0 * (double)n;
 }
 
 /* ------------------------------------------------------------------------- */
@@ -268,7 +272,14 @@ static int ef_cg_kernels_build(ef_cl_cg *cg, int wgs_bits, int rows_bits, ef_cg_
   const char *wide = cg->A.row_ptr_64 ? " -D EF_ROW_PTR_64" : "";
   char vec_options[128], options[128];
   snprintf(vec_options, sizeof vec_options, "-D VEC_WGS_BITS=%d%s", cg->vec_wgs_bits, wide);
-  snprintf(options, sizeof options, "-D WGS_BITS=%d -D ROWS_BITS=%d%s", wgs_bits, rows_bits, wide);
+  /* The one-lane (stream) form stages 16 products per row in __local memory, less
+   * when the device has less (beside the kernels' double2 reduction buffer). */
+  const size_t wgs = (size_t)1 << wgs_bits;
+  size_t budget = cg->ctx->local_mem_bytes > 16 * wgs + 1024 ? (cg->ctx->local_mem_bytes - 16 * wgs - 1024) / 8 : 0;
+  size_t stream_buf = 16 * wgs < budget ? 16 * wgs : budget / wgs * wgs;
+  if (stream_buf < wgs) stream_buf = wgs;
+  snprintf(options, sizeof options, "-D WGS_BITS=%d -D ROWS_BITS=%d -D STREAM_BUF=%zu%s", wgs_bits, rows_bits,
+           stream_buf, wide);
   int err = ef_cl_program_get(cg->ctx, EF_CG_VECTOR_SOURCE, vec_options, &k->vector_program);
   if (!err) err = ef_cl_program_get(cg->ctx, EF_CG_MATRIX_SOURCE, options, &k->matrix_program);
   if (err) {
@@ -445,20 +456,23 @@ int ef_cl_cg_update_matrix(ef_cl_cg *cg) {
   EF_ARG(k, 4, cg->d);
   EF_ARG(k, 5, cg->bad);
   EF_CALL(ef_cg_launch_v(cg, k, 0));
-  k = cg->k.scale_matrix;
-  EF_ARG(k, 0, cg->n);
-  EF_ARG(k, 1, cg->A.row_ptr);
-  EF_ARG(k, 2, cg->A.col_idx);
-  EF_ARG(k, 3, cg->A.values);
-  EF_ARG(k, 4, cg->d);
-  EF_ARG(k, 5, cg->val_hat);
-  EF_CALL(ef_cg_launch_v(cg, k, 0));
   int bad = 0;
   EF_CL_CALL(clEnqueueReadBuffer(cg->ctx->queue, cg->bad, CL_TRUE, 0, sizeof bad, &bad, 0, NULL,
                                  NULL));
   EF_CHECK(bad == INT_MAX, EF_ERR_SOLVER, "device CG: row %d has a missing, non-positive or "
            "non-finite diagonal; the pressure matrix must be SPD (fixed rows as identity rows)",
            bad);
+  /* Only now: the off-diagonal layout assumes one diagonal entry per row. */
+  k = cg->k.scale_matrix;
+  EF_ARG(k, 0, cg->n);
+  EF_ARG(k, 1, cg->A.row_ptr);
+  EF_ARG(k, 2, cg->A.col_idx);
+  EF_ARG(k, 3, cg->A.values);
+  EF_ARG(k, 4, cg->d);
+  EF_ARG(k, 5, cg->rp_off);
+  EF_ARG(k, 6, cg->col_off);
+  EF_ARG(k, 7, cg->val_off);
+  EF_CALL(ef_cg_launch_v(cg, k, 0));
   return EF_SUCCESS;
 }
 
@@ -472,9 +486,9 @@ static int ef_cg_set_iteration_args(ef_cl_cg *cg, cl_mem x) {
   if (cg->s.variant == EF_CG_STANDARD) {
     cl_kernel a = cg->k.std_spmv, b = cg->k.std_update;
     EF_ARG(a, 0, n);
-    EF_ARG(a, 1, cg->A.row_ptr);
-    EF_ARG(a, 2, cg->A.col_idx);
-    EF_ARG(a, 3, cg->val_hat);
+    EF_ARG(a, 1, cg->rp_off);
+    EF_ARG(a, 2, cg->col_off);
+    EF_ARG(a, 3, cg->val_off);
     EF_ARG(a, 4, cg->v[0]); /* r */
     EF_ARG(a, 7, cg->v[3]); /* q */
     EF_ARG(a, 8, x);
@@ -492,9 +506,9 @@ static int ef_cg_set_iteration_args(ef_cl_cg *cg, cl_mem x) {
   }
   cl_kernel a = cg->k.tt_spmv, b = cg->k.tt_update;
   EF_ARG(a, 0, n);
-  EF_ARG(a, 1, cg->A.row_ptr);
-  EF_ARG(a, 2, cg->A.col_idx);
-  EF_ARG(a, 3, cg->val_hat);
+  EF_ARG(a, 1, cg->rp_off);
+  EF_ARG(a, 2, cg->col_off);
+  EF_ARG(a, 3, cg->val_off);
   EF_ARG(a, 5, cg->v[2]); /* s */
   EF_ARG(a, 6, cg->part_a);
   EF_ARG(a, 7, cg->part_b);
@@ -550,9 +564,9 @@ static int ef_cg_enqueue_setup(ef_cl_cg *cg, cl_mem b, cl_mem x) {
   cl_mem aux2 = cg->v[3];                    /* x_{-1} (three-term only) */
   k = cg->k.init;
   EF_ARG(k, 0, n);
-  EF_ARG(k, 1, cg->A.row_ptr);
-  EF_ARG(k, 2, cg->A.col_idx);
-  EF_ARG(k, 3, cg->val_hat);
+  EF_ARG(k, 1, cg->rp_off);
+  EF_ARG(k, 2, cg->col_off);
+  EF_ARG(k, 3, cg->val_off);
   EF_ARG(k, 4, cg->d);
   EF_ARG(k, 5, b);
   EF_ARG(k, 6, x);
@@ -570,13 +584,14 @@ static int ef_cg_enqueue_setup(ef_cl_cg *cg, cl_mem b, cl_mem x) {
 
 /* Partials of the residual of (values, x) against b (scaled or not), reduced into
  * state[slot] (res.res) and state[slot + 1] (rhs.rhs). */
-static int ef_cg_enqueue_residual(ef_cl_cg *cg, cl_mem values, cl_mem x, cl_mem b, int scaled,
-                                  int slot) {
+static int ef_cg_enqueue_residual(ef_cl_cg *cg, cl_mem x, cl_mem b, int scaled, int slot) {
   cl_kernel k = cg->k.residual;
+  cl_mem rp = scaled ? cg->rp_off : cg->A.row_ptr, col = scaled ? cg->col_off : cg->A.col_idx;
+  cl_mem val = scaled ? cg->val_off : cg->A.values;
   EF_ARG(k, 0, cg->n);
-  EF_ARG(k, 1, cg->A.row_ptr);
-  EF_ARG(k, 2, cg->A.col_idx);
-  EF_ARG(k, 3, values);
+  EF_ARG(k, 1, rp);
+  EF_ARG(k, 2, col);
+  EF_ARG(k, 3, val);
   EF_ARG(k, 4, x);
   EF_ARG(k, 5, b);
   EF_ARG(k, 6, cg->d);
@@ -675,14 +690,14 @@ int ef_cl_cg_solve(ef_cl_cg *cg, cl_mem b, cl_mem x, ef_cl_cg_result *res) {
   }
   /* Where x_iterations lives: the caller's buffer, or the three-term's other copy. */
   cl_mem xh = (three && (iterations & 1)) ? cg->v[3] : x;
-  EF_CALL(ef_cg_enqueue_residual(cg, cg->val_hat, xh, b, 1, ST_OUT));
+  EF_CALL(ef_cg_enqueue_residual(cg, xh, b, 1, ST_OUT));
   cl_kernel k = cg->k.scale_out;
   EF_ARG(k, 0, cg->n);
   EF_ARG(k, 1, cg->d);
   EF_ARG(k, 2, xh);
   EF_ARG(k, 3, x);
   EF_CALL(ef_cg_launch_v(cg, k, 0));
-  EF_CALL(ef_cg_enqueue_residual(cg, cg->A.values, x, b, 0, ST_OUT + 2));
+  EF_CALL(ef_cg_enqueue_residual(cg, x, b, 0, ST_OUT + 2));
   double st[ST_SIZE];
   EF_CALL(ef_cg_read_state(cg, st));
   res->seconds = ef_now() - t0;
@@ -760,13 +775,13 @@ static void ef_cg_drop_profile(ef_cl_cg *cg) {
  * profiling events on the iteration launches for the kernel time. */
 int ef_cl_cg_time_iterations(ef_cl_cg *cg, cl_mem b, cl_mem x, int iterations,
                              double *wall_seconds_per_iteration,
-                             double *kernel_seconds_per_iteration) {
+                             double *kernel_seconds_per_iteration, double *matrix_seconds_per_iteration) {
   EF_CHECK(cg && b && x && iterations >= 1, EF_ERR_PARAMETER, "ef_cl_cg_time_iterations: bad argument");
   ef_cl_cg_settings saved = cg->s;
   const double zero = 0.0;
   const size_t bytes = (size_t)cg->n * 8;
   int err = EF_SUCCESS;
-  double wall = 0.0, kernel = 0.0;
+  double wall = 0.0, kernel = 0.0, matrix = 0.0;
   cg->s.rtol = 0.0;
   cg->s.check_every = iterations; /* no read-back inside the timed loop */
   /* Warm-up: first launches compile or load code on some drivers. */
@@ -794,8 +809,10 @@ int ef_cl_cg_time_iterations(ef_cl_cg *cg, cl_mem b, cl_mem x, int iterations,
       double sec;
       EF_CALL_GOTO(ef_cl_event_seconds(cg->prof[i], &sec), done);
       kernel += sec;
+      if (i % 2 == 0) matrix += sec; /* each iteration launches the matrix kernel first */
     }
     kernel /= iterations;
+    matrix /= iterations;
   }
 done:
   ef_cg_drop_profile(cg);
@@ -803,6 +820,7 @@ done:
   if (!err) {
     if (wall_seconds_per_iteration) *wall_seconds_per_iteration = wall;
     if (kernel_seconds_per_iteration) *kernel_seconds_per_iteration = kernel;
+    if (matrix_seconds_per_iteration) *matrix_seconds_per_iteration = matrix;
   }
   return err;
 }
@@ -1045,7 +1063,7 @@ static int ef_cg_tune(ef_cl_cg *cg) {
       e = ef_cg_verify(cg, &t, work);
     }
     double kern = 0.0;
-    if (!e) e = ef_cl_cg_time_iterations(cg, t.db, t.dsol, 10, NULL, &kern);
+    if (!e) e = ef_cl_cg_time_iterations(cg, t.db, t.dsol, 10, NULL, &kern, NULL);
     if (e == EF_ERR_INTERNAL) {
       /* A wrong answer is a bug, not a slow candidate: report it. */
       err = e;
@@ -1107,7 +1125,9 @@ void ef_cl_cg_destroy(ef_cl_cg **pcg) {
   if (cg->ctx && cg->ctx->queue) clFinish(cg->ctx->queue);
   ef_cg_drop_profile(cg);
   ef_cg_kernels_release(&cg->k);
-  ef_release_mem(&cg->val_hat);
+  ef_release_mem(&cg->rp_off);
+  ef_release_mem(&cg->col_off);
+  ef_release_mem(&cg->val_off);
   ef_release_mem(&cg->d);
   for (int i = 0; i < 4; ++i) ef_release_mem(&cg->v[i]);
   ef_release_mem(&cg->part_a);
@@ -1173,8 +1193,14 @@ int ef_cl_cg_create(ef_cl_context *ctx, const ef_cl_csr *A, const ef_cl_cg_setti
   }
 
   size_t n8 = (size_t)A->n * 8;
-  EF_CALL_GOTO(ef_buffer(ctx, CL_MEM_READ_WRITE, (size_t)A->nnz * 8, NULL, "the scaled values",
-                         &cg->val_hat), fail);
+  EF_CHECK_GOTO(A->nnz >= A->n, EF_ERR_PARAMETER, fail, "device CG: %" PRId64 " nonzeros for %" PRId64
+                " rows: every row needs its diagonal entry", A->nnz, A->n);
+  const size_t m = (size_t)(A->nnz - A->n), off_bytes = (size_t)(A->n + 1) * (A->row_ptr_64 ? 8 : 4);
+  EF_CALL_GOTO(ef_buffer(ctx, CL_MEM_READ_WRITE, off_bytes, NULL, "the scaled matrix offsets", &cg->rp_off),
+               fail);
+  EF_CALL_GOTO(ef_buffer(ctx, CL_MEM_READ_WRITE, m * 4, NULL, "the scaled matrix columns", &cg->col_off),
+               fail);
+  EF_CALL_GOTO(ef_buffer(ctx, CL_MEM_READ_WRITE, m * 8, NULL, "the scaled values", &cg->val_off), fail);
   EF_CALL_GOTO(ef_buffer(ctx, CL_MEM_READ_WRITE, n8, NULL, "the scaling", &cg->d), fail);
   for (int i = 0; i < 4; ++i)
     EF_CALL_GOTO(ef_buffer(ctx, CL_MEM_READ_WRITE, n8, NULL, "a CG vector", &cg->v[i]), fail);

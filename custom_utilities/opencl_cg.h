@@ -141,16 +141,18 @@ int ef_cl_cg_candidates(const ef_cl_context *ctx, const ef_cl_csr *A, ef_cl_cg_c
 /* Device bytes the solver needs for a matrix of this size, the matrix itself included. */
 uint64_t ef_cl_cg_memory_bytes(int64_t n, int64_t nnz, int row_ptr_64);
 
-/* Bytes moved per iteration by the fused kernels (12 nnz + 76 n with int32 row_ptr). */
+/* Bytes moved per iteration by the fused kernels (12 (nnz - n) + 76 n with int32
+ * row_ptr: the scaled matrix's unit diagonal is not stored). */
 double ef_cl_cg_bytes_per_iteration(int64_t n, int64_t nnz, int row_ptr_64);
 
 /* Timing of a fixed number of iterations from x = 0 (rtol 0), for benchmarks: the
  * wall seconds per iteration (whole solve, setup included, no events) and the
  * summed kernel time per iteration from profiling events (iteration launches
- * only).  Either output may be NULL to skip that run. */
+ * only), and of that the matrix kernel's share.  Any output may be NULL; the
+ * wall run is skipped without the first, the profiled one without the second. */
 int ef_cl_cg_time_iterations(ef_cl_cg *cg, cl_mem b, cl_mem x, int iterations,
                              double *wall_seconds_per_iteration,
-                             double *kernel_seconds_per_iteration);
+                             double *kernel_seconds_per_iteration, double *matrix_seconds_per_iteration);
 
 #ifdef __cplusplus
 }
