@@ -138,7 +138,7 @@ for n in $sizes; do
   cat "$out/N${n}_gen.log" >&2
   for variant in standard three-term; do
     log "N=$n: ef_cl_cg $variant"
-    "$program" "$file" "$iters" --variant "$variant" "${dev_args[@]}" > "$out/N${n}_ef_$variant.log" 2>&1
+    "$program" "$file" "$iters" --variant "$variant" --verbose "${dev_args[@]}" > "$out/N${n}_ef_$variant.log" 2>&1
     cat "$out/N${n}_ef_$variant.log" >&2
   done
   if [ $have_cupy = 1 ] && [ -f "$peers/cupy_cg.py" ]; then

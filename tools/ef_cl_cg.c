@@ -30,7 +30,8 @@ static void usage(FILE *f) {
           "  --retune             ignore a cached tuning result\n"
           "  --write-solution OUT write the system with the solution appended\n"
           "  --list-devices       list OpenCL devices and exit\n"
-          "  --quiet              only the result lines\n");
+          "  --quiet              only the result lines\n"
+          "  --verbose            also every tuner candidate's time\n");
 }
 
 /* Escape a string for JSON (device names are plain, but be safe). */
@@ -45,7 +46,7 @@ static void json_string(FILE *f, const char *s) {
 
 typedef struct {
   const char *file, *device, *write_solution;
-  int iters, max_iterations, check_every, wgs_bits, rows_bits, groups, tune, retune, quiet;
+  int iters, max_iterations, check_every, wgs_bits, rows_bits, groups, tune, retune, quiet, verbose;
   ef_cg_variant variant;
   double rtol;
 } options;
@@ -76,6 +77,8 @@ static int parse(int argc, char **argv, options *o) {
       o->retune = 1;
     } else if (!strcmp(a, "--quiet")) {
       o->quiet = 1;
+    } else if (!strcmp(a, "--verbose")) {
+      o->verbose = 1;
     } else if (a[0] == '-' && a[1] == '-') {
       if (!v) {
         fprintf(stderr, "ef_cl_cg: %s needs a value\n", a);
@@ -154,7 +157,7 @@ static int run(const options *o, int *no_device) {
   s.groups = o->groups;
   s.tune = o->tune;
   s.force_retune = o->retune;
-  s.verbose = o->quiet ? 0 : 1;
+  s.verbose = o->quiet ? 0 : o->verbose ? 2 : 1;
   EF_CALL_GOTO(ef_cl_cg_create(ctx, &dA, &s, &cg), done);
   ef_cl_cg_config cfg;
   double tune_s = 0.0;
