@@ -7,7 +7,7 @@
 #                 device CG, CuPy and ViennaCL in the same call -> OUT/cg/, OUT/cg_peers.md
 #   cavity L      python_scripts/benchmark_cavity.py at levels L (e.g. 2,3) with the OpenMP
 #                 strategy on all host cores and the OpenCL strategy on the GPU -> OUT/
-#   ahmed S       scripts/run_ahmed.sh for S steps on the GPU -> OUT/ahmed/
+#   ahmed S       scripts/run_ahmed.sh for S steps ('all': to end_time) on the GPU -> OUT/ahmed/
 # Needs .deps (scripts/fetch_gpu_deps.sh) and, for ViennaCL, .deps/viennacl.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -36,7 +36,8 @@ while [ $# -gt 0 ]; do
         --strategies openmp,gpu --budget "${EF_CAVITY_BUDGET:-300}" --out "$out" --tag gpu 2>&1 | tail -25
       shift 2 ;;
     ahmed)
-      EDGEFLOW_BUILD=build-gpu bash scripts/run_ahmed.sh --steps "$2" --output "$out/ahmed" > "$out/ahmed.log" 2>&1
+      steps=(); [ "$2" = all ] || steps=(--steps "$2")
+      bash scripts/run_ahmed.sh --build-dir build-gpu --no-build "${steps[@]}" --output "$out/ahmed" > "$out/ahmed.log" 2>&1
       tail -40 "$out/ahmed.log"; shift 2 ;;
     *) echo "gpu_session.sh: unknown part $1" >&2; exit 2 ;;
   esac
