@@ -512,6 +512,8 @@ int ef_analysis_keep_advancing(ef_analysis a) {
 
 int ef_analysis_initialize_solution_step(ef_analysis a) {
   EF_CHECK(a->strategy, EF_ERR_INTERNAL, "the analysis has no strategy (not initialized, or load_only)");
+  /* A caller driving the steps itself (the Python binding) never enters run_solution_loop. */
+  if (a->wall_loop_start <= 0) a->wall_loop_start = ef_wtime();
   EF_CALL(a->strategy_ops->compute_time_step(a->strategy, &a->dt));
   /* The last step ends on end_time exactly. */
   if (a->time + a->dt > a->end_time) a->dt = a->end_time - a->time;
