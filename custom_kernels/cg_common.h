@@ -4,9 +4,7 @@
  * kernel file builds on its own):
  *   WGS_BITS      work-group size 2^WGS_BITS of the matrix kernels (spmv.cl)
  *   ROWS_BITS     rows per work-group 2^ROWS_BITS: each row gets 2^(WGS_BITS-ROWS_BITS)
- *                 lanes that stride over its nonzeros (paper section 4.2); with one
- *                 lane per row the group streams its rows' entries cooperatively
- *   STREAM_BUF    __local products of the one-lane (stream) form (spmv.cl)
+ *                 lanes that stride over its nonzeros (paper section 4.2)
  *   VEC_WGS_BITS  work-group size of the vector kernels (cg.cl)
  *   EF_ROW_PTR_64 row_ptr is int64 (else int32, enough while nnz < 2^31)
  *

@@ -16,14 +16,7 @@
  * per row block suffices (block t writes buffer t&1 while lane 0 of block t-1 may
  * still read the other), and lane 0 adds them in lane order.
  *
- * Stream (LANES == 1: one item per row): the group first reads the contiguous entry
- * range of its ROWS_PER_WG rows with consecutive items on consecutive entries (fully
- * coalesced loads, all items gathering at once) into STREAM_BUF products in __local
- * memory, then each item adds its own row's products in order.  A block with more
- * entries than STREAM_BUF is done in several chunks. */
-#ifndef STREAM_BUF
-#define STREAM_BUF (16 * WGS)
-#endif
+ * One lane (LANES == 1): each item adds its own row's entries in order. */
 #if LANES > 1
 #define EF_LANES_DECL __local double ef_lanes_[2][WGS]
 #define EF_FOR_ROWS(n, ENTRY, OWN, ...)                                                  \
@@ -50,31 +43,15 @@
     }                                                                                    \
   }
 #else
-#define EF_LANES_DECL __local double ef_prod_[STREAM_BUF]
+#define EF_LANES_DECL
 #define EF_FOR_ROWS(n, ENTRY, OWN, ...)                                                  \
   {                                                                                      \
-    const int ef_lid_ = get_local_id(0);                                                 \
-    const int ef_blocks_ = ((n) + ROWS_PER_WG - 1) >> ROWS_BITS;                         \
-    for (int ef_b_ = get_group_id(0); ef_b_ < ef_blocks_; ef_b_ += get_num_groups(0)) {  \
-      const int ef_r0_ = ef_b_ << ROWS_BITS;                                             \
-      const int row = ef_r0_ + ef_lid_;                                                  \
-      const int ef_own_ = ef_lid_ < ROWS_PER_WG && row < (n);                            \
-      OWN(row, ef_own_)                                                                  \
-      const ef_rp_t ef_s_ = rp[ef_r0_], ef_e_ = rp[min(ef_r0_ + ROWS_PER_WG, (n))];      \
-      const ef_rp_t ef_rs_ = ef_own_ ? rp[row] : 0, ef_re_ = ef_own_ ? rp[row + 1] : 0;  \
+    for (int row = get_global_id(0); row < (n); row += get_global_size(0)) {             \
+      OWN(row, 1)                                                                        \
       double row_total = 0.0;                                                            \
-      for (ef_rp_t ef_c_ = ef_s_; ef_c_ < ef_e_; ef_c_ += STREAM_BUF) {                  \
-        const ef_rp_t ef_ce_ = min(ef_c_ + STREAM_BUF, ef_e_);                           \
-        for (ef_rp_t j = ef_c_ + ef_lid_; j < ef_ce_; j += WGS)                          \
-          ef_prod_[j - ef_c_] = ENTRY(j);                                                \
-        barrier(CLK_LOCAL_MEM_FENCE);                                                    \
-        const ef_rp_t ef_a_ = max(ef_rs_, ef_c_), ef_z_ = min(ef_re_, ef_ce_);           \
-        for (ef_rp_t j = ef_a_; j < ef_z_; ++j) row_total += ef_prod_[j - ef_c_];        \
-        barrier(CLK_LOCAL_MEM_FENCE);                                                    \
-      }                                                                                  \
-      if (ef_own_) {                                                                     \
-        __VA_ARGS__                                                                      \
-      }                                                                                  \
+      const ef_rp_t ef_e_ = rp[row + 1];                                                 \
+      for (ef_rp_t j = rp[row]; j < ef_e_; ++j) row_total += ENTRY(j);                   \
+      __VA_ARGS__                                                                        \
     }                                                                                    \
   }
 #endif

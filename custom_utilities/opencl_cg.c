@@ -272,14 +272,7 @@ static int ef_cg_kernels_build(ef_cl_cg *cg, int wgs_bits, int rows_bits, ef_cg_
   const char *wide = cg->A.row_ptr_64 ? " -D EF_ROW_PTR_64" : "";
   char vec_options[128], options[128];
   snprintf(vec_options, sizeof vec_options, "-D VEC_WGS_BITS=%d%s", cg->vec_wgs_bits, wide);
-  /* The one-lane (stream) form stages 16 products per row in __local memory, less
-   * when the device has less (beside the kernels' double2 reduction buffer). */
-  const size_t wgs = (size_t)1 << wgs_bits;
-  size_t budget = cg->ctx->local_mem_bytes > 16 * wgs + 1024 ? (cg->ctx->local_mem_bytes - 16 * wgs - 1024) / 8 : 0;
-  size_t stream_buf = 16 * wgs < budget ? 16 * wgs : budget / wgs * wgs;
-  if (stream_buf < wgs) stream_buf = wgs;
-  snprintf(options, sizeof options, "-D WGS_BITS=%d -D ROWS_BITS=%d -D STREAM_BUF=%zu%s", wgs_bits, rows_bits,
-           stream_buf, wide);
+  snprintf(options, sizeof options, "-D WGS_BITS=%d -D ROWS_BITS=%d%s", wgs_bits, rows_bits, wide);
   int err = ef_cl_program_get(cg->ctx, EF_CG_VECTOR_SOURCE, vec_options, &k->vector_program);
   if (!err) err = ef_cl_program_get(cg->ctx, EF_CG_MATRIX_SOURCE, options, &k->matrix_program);
   if (err) {
