@@ -16,18 +16,7 @@
 
 #define TOL 1e-12
 
-static int failures = 0;
-#define EXPECT(cond, ...)                                      \
-  do {                                                         \
-    if (!(cond)) {                                             \
-      if (failures < 20) {                                     \
-        fprintf(stderr, "%s:%d: FAILED: ", __FILE__, __LINE__); \
-        fprintf(stderr, __VA_ARGS__);                          \
-        fputc('\n', stderr);                                   \
-      }                                                        \
-      ++failures;                                              \
-    }                                                          \
-  } while (0)
+#include "ef_test_count.h"
 
 /* Boundary integral B_IJ = oint N_I N_J n over the faces that hold both I and J
  * (I == J allowed): |F|/12 (1 + delta) n on triangles, |F|/6 (1 + delta) n on segments. */

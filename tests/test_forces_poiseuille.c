@@ -26,16 +26,7 @@
 #include "edgeflow/ef_analysis.h"
 #include "edgeflow/ef_error.h"
 
-static int failures = 0;
-#define EXPECT(cond, ...)                                      \
-  do {                                                         \
-    if (!(cond)) {                                             \
-      fprintf(stderr, "%s:%d: FAILED: ", __FILE__, __LINE__);  \
-      fprintf(stderr, __VA_ARGS__);                            \
-      fputc('\n', stderr);                                     \
-      ++failures;                                              \
-    }                                                          \
-  } while (0)
+#include "ef_test_count.h"
 
 #define L_CH 2.0
 #define H_CH 1.0

@@ -19,16 +19,7 @@
 #include "fractional_step.h"
 #include "test_mesh_gen.h"
 
-static int failures = 0;
-#define EXPECT(cond, ...)                                      \
-  do {                                                         \
-    if (!(cond)) {                                             \
-      fprintf(stderr, "%s:%d: FAILED: ", __FILE__, __LINE__);  \
-      fprintf(stderr, __VA_ARGS__);                            \
-      fputc('\n', stderr);                                     \
-      ++failures;                                              \
-    }                                                          \
-  } while (0)
+#include "ef_test_count.h"
 
 #define L_CH 3.0
 #define H_CH 1.0

@@ -25,18 +25,7 @@
 #include "fractional_step.h"
 #include "test_mesh_gen.h"
 
-static int failures = 0;
-#define EXPECT(cond, ...)                                      \
-  do {                                                         \
-    if (!(cond)) {                                             \
-      if (failures < 20) {                                     \
-        fprintf(stderr, "%s:%d: FAILED: ", __FILE__, __LINE__); \
-        fprintf(stderr, __VA_ARGS__);                          \
-        fputc('\n', stderr);                                   \
-      }                                                        \
-      ++failures;                                              \
-    }                                                          \
-  } while (0)
+#include "ef_test_count.h"
 
 #define ROW(ed, i) (int)((ed)->row_ptr[(i) + 1] - (ed)->row_ptr[i]), (ed)->col + (ed)->row_ptr[i], \
                    (ed)->values + (ed)->row_ptr[i] * (ed)->stride

@@ -24,16 +24,7 @@
 #include "host_cg.h"
 #include "test_mesh_gen.h"
 
-static int failures = 0;
-#define EXPECT(cond, ...)                                      \
-  do {                                                         \
-    if (!(cond)) {                                             \
-      fprintf(stderr, "%s:%d: FAILED: ", __FILE__, __LINE__);  \
-      fprintf(stderr, __VA_ARGS__);                            \
-      fputc('\n', stderr);                                     \
-      ++failures;                                              \
-    }                                                          \
-  } while (0)
+#include "ef_test_count.h"
 
 /* 5-point Laplacian on an N x N grid; boundary rows identity (neumann = 0) or a
  * pure-Neumann graph Laplacian (neumann = 1); diagonal shifted by `shift`. */

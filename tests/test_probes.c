@@ -15,16 +15,7 @@
 #include "edgeflow/ef_process.h"
 #include "process_internal.h"
 
-static int failures = 0;
-#define EXPECT(cond, ...)                                      \
-  do {                                                         \
-    if (!(cond)) {                                             \
-      fprintf(stderr, "%s:%d: FAILED: ", __FILE__, __LINE__);  \
-      fprintf(stderr, __VA_ARGS__);                            \
-      fputc('\n', stderr);                                     \
-      ++failures;                                              \
-    }                                                          \
-  } while (0)
+#include "ef_test_count.h"
 
 static double f_u(const double *x) { return 1.0 + 2.0 * x[0] + 3.0 * x[1] - 0.5 * x[2]; }
 static double f_v(const double *x) { return x[0] - x[1] + 4.0 * x[2]; }

@@ -63,16 +63,7 @@ void free(void *p) {
   __libc_free(p);
 }
 
-static int failures = 0;
-#define EXPECT(cond, ...)                                                \
-  do {                                                                   \
-    if (!(cond)) {                                                       \
-      fprintf(stderr, "%s:%d: FAILED %s: ", __FILE__, __LINE__, #cond);  \
-      fprintf(stderr, __VA_ARGS__);                                      \
-      fputc('\n', stderr);                                               \
-      ++failures;                                                        \
-    }                                                                    \
-  } while (0)
+#include "ef_test_count.h"
 
 /* A 3 x 3 grid of squares (18 triangles) with boundary lines, three sub
  * model parts (conditions, elements, a single node) and two variables;

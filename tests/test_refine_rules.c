@@ -12,25 +12,7 @@
 #include "edgeflow/ef_mesh_tools.h"
 #include "edgeflow/ef_model_part.h"
 
-static int failures = 0;
-#define EXPECT(cond, ...)                                     \
-  do {                                                        \
-    if (!(cond)) {                                            \
-      fprintf(stderr, "%s:%d: FAILED %s: ", __FILE__, __LINE__, #cond); \
-      fprintf(stderr, __VA_ARGS__);                           \
-      fputc('\n', stderr);                                    \
-      ++failures;                                             \
-    }                                                         \
-  } while (0)
-#define OK(call)                                                                            \
-  do {                                                                                      \
-    int rc_ = (call);                                                                       \
-    if (rc_) {                                                                              \
-      fprintf(stderr, "%s:%d: %s returned %s: %s\n", __FILE__, __LINE__, #call, ef_error_name(rc_), \
-              ef_error_message());                                                          \
-      exit(1);                                                                              \
-    }                                                                                       \
-  } while (0)
+#include "ef_test_count.h"
 
 /* Measures are sums and products of O(1) coordinates: 1e-13 relative covers rounding. */
 static const double measure_tol = 1e-13;
