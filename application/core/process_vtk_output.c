@@ -217,17 +217,14 @@ static int ef_vtk_create(const ef_process_context *ctx, ef_parameters p, void **
   opt.write_ids = write_ids;
   opt.write_conditions = !strcmp(entity, "condition");
   opt.output_sub_model_parts = sub_parts;
-  const char *one_part[1];
   if (smp) {
-    /* A sub model part by name: the whole model part, plus that part's own file. */
+    /* A sub model part by name: as Kratos, the files hold only that part (its elements, else
+     * its conditions, else its nodes) and are named after it. */
     const char *rest = part_name;
     size_t n = strlen(v->mp->name);
     if (!strncmp(rest, v->mp->name, n) && rest[n] == '.') rest += n + 1;
     EF_CHECK_GOTO(v->sub_model_part = ef_strdup(rest), EF_ERR_MEMORY, fail, "out of memory");
-    one_part[0] = v->sub_model_part;
-    opt.output_sub_model_parts = 1;
-    opt.n_sub_model_parts = 1;
-    opt.sub_model_parts = one_part;
+    opt.part = v->sub_model_part;
   }
   EF_CALL_GOTO(ef_vtk_output_create(&opt, &v->out), fail);
 

@@ -628,6 +628,7 @@ typedef struct {
 struct ef_vtk_output_s {
   char *folder;
   char *base_name; /* NULL: the model part's name */
+  char *part;      /* NULL: the whole model part in the main file */
   int n_variables;
   char **variables;
   ef_vtu_write_options write;
@@ -733,6 +734,7 @@ int ef_vtk_output_create(const ef_vtk_output_options *opt, ef_vtk_output *out) {
   const char *folder = opt->output_folder && opt->output_folder[0] ? opt->output_folder : "vtk_output";
   EF_CALL_GOTO(vtk_strdup(folder, &o->folder), fail);
   EF_CALL_GOTO(vtk_strdup(opt->base_name, &o->base_name), fail);
+  EF_CALL_GOTO(vtk_strdup(opt->part, &o->part), fail);
   EF_CALL_GOTO(vtk_strdup_list(opt->n_variables, opt->variables, "variable", &o->variables), fail);
   o->n_variables = opt->n_variables;
   EF_CALL_GOTO(vtk_strdup_list(opt->n_sub_model_parts, opt->sub_model_parts, "sub model part",
@@ -757,6 +759,7 @@ void ef_vtk_output_destroy(ef_vtk_output *out) {
   ef_vtk_output o = *out;
   free(o->folder);
   free(o->base_name);
+  free(o->part);
   vtk_free_list(o->n_variables, o->variables);
   vtk_free_list(o->n_sub_model_parts, o->sub_model_parts);
   for (int i = 0; i < o->n_series; ++i) {
@@ -1050,7 +1053,8 @@ typedef struct {
   double time;
 } vtk_write_context;
 
-/* Write one piece file (smp NULL: the whole model part) and update its series. */
+/* Write one piece file (smp NULL: the whole model part) and update its series; the file is
+ * named <base>_<path> (path NULL: <base>). */
 static int vtk_write_piece(const vtk_write_context *w, const ef_sub_model_part *smp, const char *path) {
   ef_vtk_output o = w->out;
   char *tag = NULL, *file = NULL, *full = NULL, *pvd = NULL;
@@ -1059,7 +1063,7 @@ static int vtk_write_piece(const vtk_write_context *w, const ef_sub_model_part *
   if (err) goto done;
   size_t n = strlen(w->base) + (path ? strlen(path) : 0) + 2;
   EF_CHECK_GOTO((tag = malloc(n)) != NULL, EF_ERR_MEMORY, done, "out of memory");
-  if (smp)
+  if (path)
     snprintf(tag, n, "%s_%s", w->base, path);
   else
     snprintf(tag, n, "%s", w->base);
@@ -1112,7 +1116,7 @@ int ef_vtk_output_write(ef_vtk_output out, ef_model_part mp, int step, double ti
   EF_CALL(ef_model_part_sync_to_host(mp));
   int err = EF_SUCCESS;
   ef_variable **vars = NULL;
-  ef_sub_model_part **parts = NULL;
+  ef_sub_model_part **parts = NULL, *main_part = NULL;
   char **paths = NULL;
   int n_listed = out->output_sub_model_parts ? out->n_sub_model_parts : 0;
   vars = calloc((size_t)out->n_variables + 1, sizeof *vars);
@@ -1122,6 +1126,10 @@ int ef_vtk_output_write(ef_vtk_output out, ef_model_part mp, int step, double ti
   /* Resolve every name first, so a typo writes nothing rather than half a step. */
   for (int v = 0; v < out->n_variables && !err; ++v)
     err = ef_model_part_get_variable(mp, out->variables[v], &vars[v]);
+  if (!err && out->part) {
+    err = ef_model_part_get_sub_model_part(mp, out->part, &main_part);
+    if (!err) err = vtk_check_sub_model_part(main_part, out->part, mp);
+  }
   for (int i = 0; i < n_listed && !err; ++i) {
     err = ef_model_part_get_sub_model_part(mp, out->sub_model_parts[i], &parts[i]);
     if (!err) err = vtk_smp_path(parts[i], &paths[i]);
@@ -1137,7 +1145,7 @@ int ef_vtk_output_write(ef_vtk_output out, ef_model_part mp, int step, double ti
   EF_CALL_GOTO(vtk_make_folders(out->folder), done);
   vtk_write_context w = {out, mp, vars, out->base_name ? out->base_name : mp->name, step, time};
   if (!w.base || !w.base[0]) w.base = "model_part";
-  EF_CALL_GOTO(vtk_write_piece(&w, NULL, NULL), done);
+  EF_CALL_GOTO(vtk_write_piece(&w, main_part, NULL), done);
   if (out->output_sub_model_parts && n_listed == 0)
     EF_CALL_GOTO(ef_model_part_visit_sub_model_parts(mp, vtk_visit_write, &w), done);
   for (int i = 0; i < n_listed; ++i) EF_CALL_GOTO(vtk_write_piece(&w, parts[i], paths[i]), done);

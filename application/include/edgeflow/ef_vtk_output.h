@@ -95,6 +95,8 @@ int ef_vtk_format_from_string(const char *text, ef_vtk_format *format);
 typedef struct {
   const char *output_folder; /* created (with its parents) if missing; NULL: "vtk_output" */
   const char *base_name;     /* file prefix; NULL: the model part's name */
+  const char *part;          /* NULL: the main file holds the whole model part; a sub model part
+                                (dotted path): the main file holds only that part */
   int n_variables;           /* nodal variables written as point data; each must exist */
   const char *const *variables;
   ef_vtk_format format;
@@ -111,7 +113,7 @@ typedef struct ef_vtk_output_s *ef_vtk_output;
 /* Check and copy the options (nothing is written yet). */
 int ef_vtk_output_create(const ef_vtk_output_options *opt, ef_vtk_output *out);
 
-/* Write <base>_<step>.vtu, and <base>_<path>_<step>.vtu for each selected sub
+/* Write <base>_<step>.vtu (the model part, or the part of opt.part), and <base>_<path>_<step>.vtu for each selected sub
  * model part (its elements, or its conditions when it has no elements, or its
  * nodes as vertices when it has neither; only the nodes those use, renumbered
  * locally), then rewrite <base>.pvd and <base>_<path>.pvd with every step this
