@@ -600,10 +600,14 @@ int ef_analysis_finalize_solution_step(ef_analysis a) {
 
 int ef_analysis_output_solution_step(ef_analysis a) {
   ef_log_event_begin(a->ev_output);
+  /* The step that reached the steady state is the last one: every output process writes it,
+   * on schedule or not, so the converged state is on disk. */
+  const int last_steady = a->steady_reached && a->step > 0;
   for (int i = 0; i < a->n_processes; i++) {
     ef_process_entry *e = &a->processes[i];
     if (!e->ops->print_output) continue;
-    if (e->ops->is_output_step && !e->ops->is_output_step(e->data, a->time, (int)a->step)) continue;
+    if (!last_steady && e->ops->is_output_step && !e->ops->is_output_step(e->data, a->time, (int)a->step))
+      continue;
     EF_CALL(e->ops->print_output(e->data, a->time, (int)a->step));
   }
   ef_log_event_end(a->ev_output);

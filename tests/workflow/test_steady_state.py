@@ -15,7 +15,10 @@ inlet with mean 1) started from rest.  Checks:
    2% (the slowest mode decays with time constant h^2/(pi^2 nu) = 1.01, so the
    remaining distance is about tolerance x 1.01 = 1e-3, plus the discretisation
    error of this coarse mesh, measured 0.3%);
-4. tolerance 0 switches the test off (the run reaches end_time), and a bad
+4. every output process writes the step that stopped the run: a VTK output whose
+   interval is never reached on schedule still holds FluidModelPart_<last step>.vtu,
+   and the probe (on schedule there) has no duplicate row;
+5. tolerance 0 switches the test off (the run reaches end_time), and a bad
    check_interval is an error naming the parameters file.
 """
 import json
@@ -59,7 +62,10 @@ def main():
     interval, tol, dt = 10, 1e-3, params["solver_settings"]["time_stepping"]["time_step"]
     params["output_processes"] = {"probes": [{"python_module": "probes_output_process", "Parameters": {
         "points": [[2.0, 0.5]], "output_control_type": "step", "output_interval": interval,
-        "output_file_name": "centre.csv", "sync_each_row": False}}]}
+        "output_file_name": "centre.csv", "sync_each_row": False}}],
+        "vtk_output": [{"python_module": "vtk_output_process", "Parameters": {
+            "model_part_name": "FluidModelPart", "output_control_type": "step", "output_interval": 1000000,
+            "output_path": "vtk", "nodal_solution_step_data_variables": ["VELOCITY"]}}]}
 
     r, out, _ = run(cli, params, work, "steady", {"velocity_rate_tolerance": tol, "check_interval": interval}, 20.0)
     expect(r.returncode == 0, f"steady run failed: {r.stderr}")
@@ -78,6 +84,10 @@ def main():
     data = np.genfromtxt(os.path.join(out, "centre.csv"), delimiter=",", names=True)
     t, u = np.atleast_1d(data["time"]), np.atleast_1d(data["VELOCITY_X"])
     expect(abs(t[-1] - t_end) < 1e-9, f"last probe sample at {t[-1]}, run ended at {t_end}")
+    expect(len(np.unique(t)) == len(t), "a probe row written twice at the stop")
+    vtus = sorted(os.listdir(os.path.join(out, "vtk"))) if os.path.isdir(os.path.join(out, "vtk")) else []
+    expect(f"FluidModelPart_{steps}.vtu" in vtus,
+           f"the steady stop did not write the final state off the VTK schedule (files: {vtus})")
     rate = np.abs(np.diff(u)) / np.diff(t)
     expect(rate[-1] < tol, f"probe rate at the stop {rate[-1]:.3e} >= {tol}")
     expect(len(rate) >= 2 and rate[:-1].max() >= tol, "the case was steady from the first check (no test)")
