@@ -188,6 +188,27 @@ static void test_time_control(const char *run) {
                        &v),
               EF_ERR_PARAMETER, "hdf5");
   EXPECT(v == NULL);
+
+  /* Interval 0.01 with dt = 0.01 over 20 steps: every step is an output step, the last one
+   * (t = 0.2 after twenty additions, the end time of such a run) included.  Both sides are
+   * rounded to 12 digits: the scheduled times must not drift by summing 0.01 twenty times. */
+  EXPECT_OK(make_vtk(mp, run,
+                     "{\"Parameters\": {\"model_part_name\": \"FluidModelPart\", \"output_control_type\": \"time\","
+                     " \"output_interval\": 0.01, \"output_path\": \"out_drift\"}}",
+                     &v));
+  if (v && ops) {
+    int missed = 0;
+    t = 0.0;
+    for (int step = 1; step <= 20; step++) {
+      t += 0.01;
+      if (ops->is_output_step(v, t, step))
+        EXPECT_OK(ops->print_output(v, t, step));
+      else
+        missed++;
+    }
+    EXPECT(missed == 0);
+    ops->destroy(&v);
+  }
   ef_model_part_destroy(&mp);
 }
 

@@ -327,7 +327,10 @@ static int ef_forces_print_output(void *data, double time, int step) {
   }
   if (f->output_interval > 0.0) {
     double now = f->control_time ? ef_output_time(time) : (double)step;
-    while (f->next_output <= now) f->next_output += f->output_interval;
+    /* Rounded as the step time, so the sum of intervals does not drift past it. */
+    while (f->next_output <= now)
+      f->next_output = f->control_time ? ef_output_time(f->next_output + f->output_interval)
+                                       : f->next_output + f->output_interval;
   }
   return EF_SUCCESS;
 }

@@ -449,7 +449,10 @@ static int ef_probes_print_output(void *data, double time, int step) {
   if (q->n_times) {
     while (q->next_time < q->n_times && now >= ef_output_time(q->times[q->next_time])) q->next_time++;
   } else if (q->output_interval > 0.0) {
-    while (q->next_output <= now) q->next_output += q->output_interval;
+    /* Rounded as the step time, so the sum of intervals does not drift past it. */
+    while (q->next_output <= now)
+      q->next_output = q->control_time ? ef_output_time(q->next_output + q->output_interval)
+                                       : q->next_output + q->output_interval;
   }
   return EF_SUCCESS;
 }

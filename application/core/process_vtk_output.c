@@ -47,18 +47,14 @@ static char *ef_strdup(const char *s) {
   return d;
 }
 
-/* Kratos rounds the time to 12 significant digits before comparing (1.99999999999999 -> 2). */
-static double ef_kratos_time(double t) {
-  char text[64];
-  snprintf(text, sizeof text, "%.12g", t);
-  return strtod(text, NULL);
-}
-
-/* Kratos' __ScheduleNextOutput: advance next_output past the current step or time. */
+/* Kratos' __ScheduleNextOutput: advance next_output past the current step or time.  The
+ * scheduled time is rounded like the step time, so that summing the interval does not drift
+ * past a step time that lands on it (0.01 added twenty times is 0.20000000000000004). */
 static void ef_vtk_schedule(ef_vtk_process *v, double time, int step) {
   if (v->interval <= 0.0) return; /* 0: every call is an output step */
-  double now = v->control_time ? ef_kratos_time(time) : (double)step;
-  while (v->next_output <= now) v->next_output += v->interval;
+  double now = v->control_time ? ef_output_time(time) : (double)step;
+  while (v->next_output <= now)
+    v->next_output = v->control_time ? ef_output_time(v->next_output + v->interval) : v->next_output + v->interval;
 }
 
 /* Kratos' renamed keys: output_frequency -> output_interval, folder_name ->
@@ -247,7 +243,7 @@ fail:
 /* Kratos' IsOutputStep: step >= next_output (or rounded time >= next_output). */
 static int ef_vtk_is_output_step(void *data, double time, int step) {
   ef_vtk_process *v = data;
-  double now = v->control_time ? ef_kratos_time(time) : (double)step;
+  double now = v->control_time ? ef_output_time(time) : (double)step;
   return now >= v->next_output;
 }
 
