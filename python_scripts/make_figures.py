@@ -174,7 +174,9 @@ def main():
     avtu = a.ahmed_vtu or newest(os.path.join(ROOT, "out", "ahmed*", "**", "*symmetry*.vtu"))
     if avtu:
         render(["surface", "--vtu", avtu, "--out", os.path.join(a.out, "ahmed_body_symmetry_plane.png"),
-                "--title", "Ahmed body (25° slant): |u| on the symmetry plane", "--bar-title", "|u| (m/s)"], problems)
+                "--title", "Ahmed body (25° slant): |u| on the symmetry plane", "--bar-title", "|u| (m/s)",
+                "--range", "0", "100", "--size", "1400", "620", "--box", "-0.35", "2.3", "-1", "1", "0", "0.75",
+                "--zoom", "1.3"], problems)
     else:
         print("make_figures: no Ahmed body symmetry-plane .vtu (--ahmed-vtu): its picture skipped")
 

@@ -6,9 +6,10 @@
         the cube's outline, a colour bar and a title (1200 x 900).
     render_vtk.py slice --vtu FILE --origin X Y Z --normal NX NY NZ --out PNG
         any plane through a 3D result, seen along its normal.
-    render_vtk.py surface --vtu FILE --out PNG
+    render_vtk.py surface --vtu FILE --out PNG [--box X0 X1 Y0 Y1 Z0 Z1]
         the outer surface of a result (or a surface .vtu, e.g. a symmetry plane written as a sub
-        model part), seen along its normal when it is flat, else from an oblique direction.
+        model part), seen along its normal when it is flat, else from an oblique direction;
+        --box keeps only the cells inside a box.
     render_vtk.py check
         exit 0 when offscreen rendering works here, 77 (with the reason) when it cannot.
 
@@ -341,6 +342,18 @@ def render_surface(opts):
     scalar; flat data is seen along its normal, anything else obliquely."""
     import vtk  # noqa: PLC0415
     grid, shown = read_grid(resolve_vtu(opts.vtu), opts.array)
+    if opts.box:
+        # Clip the cells to the box (straight edges; the field interpolated on the cut).
+        box = vtk.vtkBox()
+        box.SetBounds(*opts.box)
+        crop = vtk.vtkTableBasedClipDataSet()
+        crop.SetInputData(grid)
+        crop.SetClipFunction(box)
+        crop.InsideOutOn()
+        crop.Update()
+        grid = crop.GetOutput()
+        if grid.GetNumberOfPoints() == 0:
+            raise SystemExit(f"render_vtk: no cell of {opts.vtu} inside --box {opts.box}")
     surf = vtk.vtkDataSetSurfaceFilter()
     surf.SetInputData(grid)
     surf.Update()
@@ -396,6 +409,8 @@ def parse(argv):
     f.add_argument("--view", choices=["auto", "x", "y", "z", "iso"], default="auto",
                    help="looking along -x, +y, -z or obliquely; auto: along the normal of flat data")
     f.add_argument("--edges", action="store_true", help="draw the mesh edges")
+    f.add_argument("--box", type=float, nargs=6, metavar=("X0", "X1", "Y0", "Y1", "Z0", "Z1"),
+                   help="show only the cells inside this box (e.g. the region around a body)")
     sub.add_parser("check", help="exit 0 when offscreen rendering works, 77 when not")
     return ap.parse_args(argv)
 
