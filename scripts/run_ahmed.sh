@@ -37,4 +37,4 @@ fi
 "$build/bin/edgeflow" run "$root/test_examples/ahmed_body/ProjectParameters.json" --output "$out" "${args[@]}"
 echo "forces: $out/body_forces.csv"
 echo "plot:   /usr/bin/python3 $root/python_scripts/ahmed_body.py plot --forces $out/body_forces.csv --out $root/docs/figures"
-echo "ParaView: $out/vtk/symmetry_symmetry.pvd (symmetry plane), $out/vtk/symmetry.pvd (whole volume)"
+echo "ParaView: $out/vtk/symmetry.pvd (symmetry plane)"
