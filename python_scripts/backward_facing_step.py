@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """2D backward-facing step: reattachment length against Erturk (2008), Armaly et al. (1983), Gartling (1990).
 
-    /usr/bin/python3 python_scripts/backward_facing_step.py run [--cases erturk,armaly,convergence,outlet,gartling]
+    /usr/bin/python3 python_scripts/backward_facing_step.py run [--cases erturk,convergence,convergence100,outlet,inlet,armaly,gartling]
                      [--work DIR] [--results benchmarks/results/backward_facing_step.json]
     /usr/bin/python3 python_scripts/backward_facing_step.py plot --out docs/figures
                      [--results benchmarks/results/backward_facing_step.json]
@@ -12,6 +12,10 @@ Gartling: U H with H = 2 h_in the outlet channel height) gives nu = 2 / Re.  The
 (expansion ratio 2: Erturk, Gartling) or 4.9 / 5.2 (Armaly's 4.9 mm step behind a 5.2 mm inlet, ratio
 1.942).  Lengths are reported in the source's unit: x_r / h (Erturk, h = S = 1), x1 / S (Armaly) and
 x / H (Gartling, H = 2).
+
+Inflow: the parabola is imposed at the entrance of an inlet channel LIN = 5 h_in long for the Erturk
+and Armaly series (with it x_r converges to Erturk's values; imposed at the step it converges about
+10 % above them at Re 100: series 'inlet'), and at the step for Gartling's Re 800 (his set-up).
 
 Each case meshes test_examples/backward_facing_step/backward_facing_step.geo with gmsh, writes its
 ProjectParameters (ProjectParameters.json with nu, the inlet profile for S, the mesh and the steady-state
@@ -32,6 +36,7 @@ crossing from + to -, reattachment = the next one from - to +.
 """
 import argparse
 import csv
+import hashlib
 import json
 import os
 import platform
@@ -47,6 +52,9 @@ CASE_DIR = os.path.join(ROOT, "test_examples", "backward_facing_step")
 GEO = os.path.join(CASE_DIR, "backward_facing_step.geo")
 BASE_JSON = os.path.join(CASE_DIR, "ProjectParameters.json")
 S_ARMALY = 4.9 / 5.2  # step / inlet height (Armaly et al. 1983: 4.9 mm and 5.2 mm, outlet 10.1 mm)
+# Inlet channel upstream of the step (in h_in) for the Erturk and Armaly series: 3, 5 and 10 give
+# x_r within 0.1 % of each other at Re 100-400 (benchmarks/results/backward_facing_step.json).
+LIN = 5.0
 
 # Meshes (gmsh -setnumber values): 'base' is the production mesh of the sweep; 'ci' (the CTest
 # mesh) and 'fine' (cells about 1/sqrt(2) of the base ones) bracket it in the mesh-convergence
@@ -211,8 +219,10 @@ def run_case(case, work, gmsh, previous=None, quiet=True):
     import edgeflow_post as post  # noqa: PLC0415
 
     S, L = case["S"], case["L"]
-    numbers = dict(MESHES[case["mesh"]], S=S, L=L, Lf=case["Lf"], Lin=case.get("Lin", 0.0))
-    msh = os.path.join(work, f"bfs_{case['mesh']}_S{S:.4f}_L{L:g}_Lf{case['Lf']:g}_Lin{numbers['Lin']:g}.msh")
+    numbers = dict(MESHES[case["mesh"]], S=S, L=L, Lf=case["Lf"], Lin=case.get("Lin", LIN))
+    with open(GEO, "rb") as f:  # a cached mesh of an older .geo is not reused
+        geo_tag = hashlib.sha1(f.read()).hexdigest()[:8]
+    msh = os.path.join(work, f"bfs_{case['mesh']}_S{S:.4f}_L{L:g}_Lf{case['Lf']:g}_Lin{numbers['Lin']:g}_{geo_tag}.msh")
     if not os.path.exists(msh):
         mesh(gmsh, msh, numbers)
     pj = write_parameters(os.path.join(work, case["name"] + ".json"), msh, case["Re"], S, L, case["rate"],
@@ -267,45 +277,51 @@ def run_case(case, work, gmsh, previous=None, quiet=True):
 
 
 def cases_for(which):
-    """The case list of `run` (see the module docstring); each Re series shares one mesh and continues in Re."""
+    """The case list of `run` (see the module docstring); each Re series shares one mesh and continues in Re.
+
+    Erturk and Armaly series: parabolic profile at the entrance of an inlet channel LIN long (the flow
+    reaches the step with the upstream response to the expansion); Gartling: profile at the step
+    (his set-up); 'inlet': the Erturk set-up without the inlet channel, on three meshes (not gated)."""
     rate, tmin, tmax = 1e-4, 20.0, 600.0
     out = []
+
+    def case(name, series, re, mesh, S=1.0, L=40.0, Lf=12.0, Lin=LIN, **extra):
+        return dict({"name": name, "series": series, "Re": float(re), "S": S, "L": L, "Lf": Lf, "Lin": Lin,
+                     "mesh": mesh, "rate": rate, "t_min": tmin, "t_max": tmax}, **extra)
+
     if "erturk" in which:
         for re in (100, 200, 300, 400):
-            out.append({"name": f"bfs_erturk_Re{re}", "series": "erturk", "Re": float(re), "S": 1.0, "L": 40.0,
-                        "Lf": 12.0, "mesh": "base", "rate": rate, "t_min": tmin, "t_max": tmax})
+            out.append(case(f"bfs_erturk_Re{re}", "erturk", re, "base"))
     if "convergence" in which:
         # Coarse from rest, fine from the coarse steady state (P1-interpolated); the base mesh is
         # the erturk series' Re 400 case.
-        out.append({"name": "bfs_erturk_Re400_coarse", "series": "convergence", "Re": 400.0, "S": 1.0, "L": 40.0,
-                    "Lf": 12.0, "mesh": "ci", "rate": rate, "t_min": tmin, "t_max": tmax})
-        out.append({"name": "bfs_erturk_Re400_fine", "series": "convergence", "Re": 400.0, "S": 1.0, "L": 40.0,
-                    "Lf": 12.0, "mesh": "fine", "rate": rate, "t_min": tmin, "t_max": tmax,
-                    "previous": "bfs_erturk_Re400_coarse"})
+        out.append(case("bfs_erturk_Re400_coarse", "convergence", 400, "ci"))
+        out.append(case("bfs_erturk_Re400_fine", "convergence", 400, "fine", previous="bfs_erturk_Re400_coarse"))
     if "convergence100" in which:
         for m in ("ci", "fine"):
-            out.append({"name": f"bfs_erturk_Re100_{m}", "series": "convergence", "Re": 100.0, "S": 1.0, "L": 40.0,
-                        "Lf": 12.0, "mesh": m, "rate": rate, "t_min": tmin, "t_max": tmax})
+            out.append(case(f"bfs_erturk_Re100_{m}", "convergence", 100, m))
     if "outlet" in which:
         for L in (30.0, 50.0):
-            out.append({"name": f"bfs_erturk_Re400_L{L:g}", "series": "outlet", "Re": 400.0, "S": 1.0, "L": L,
-                        "Lf": 12.0, "mesh": "base", "rate": rate, "t_min": tmin, "t_max": tmax,
-                        "previous": "bfs_erturk_Re400"})
+            out.append(case(f"bfs_erturk_Re400_L{L:g}", "outlet", 400, "base", L=L, previous="bfs_erturk_Re400"))
+    if "inlet" in which:
+        for m in ("ci", "base", "fine"):
+            out.append(case(f"bfs_atstep_Re100_{m}", "inlet", 100, m, Lin=0.0))
+        for lin in (3.0, 10.0):
+            for re in (100, 400):
+                out.append(case(f"bfs_Lin{lin:g}_Re{re}", "inlet", re, "base", Lin=lin))
     if "armaly" in which:
         for re in (100.3369, 151.5253, 300.6079, 389.6823):
-            out.append({"name": f"bfs_armaly_Re{re:.0f}", "series": "armaly", "Re": re, "S": S_ARMALY, "L": 40.0,
-                        "Lf": 12.0, "mesh": "base", "rate": rate, "t_min": tmin, "t_max": tmax})
+            out.append(case(f"bfs_armaly_Re{re:.0f}", "armaly", re, "base", S=S_ARMALY))
     if "gartling" in which:
-        out.append({"name": "bfs_gartling_Re800", "series": "gartling", "Re": 800.0, "S": 1.0, "L": 60.0,
-                    "Lf": 24.0, "mesh": "base", "rate": rate, "t_min": tmin, "t_max": 900.0,
-                    "previous": "bfs_erturk_Re400"})
+        out.append(case("bfs_gartling_Re800", "gartling", 800, "base", L=60.0, Lf=24.0, Lin=0.0, t_max=900.0,
+                        previous="bfs_erturk_Re400"))
     return out
 
 
 def compare(res, ref):
     """Adds the reference value(s) and relative errors in the source's units to one result."""
     S, xr = res["S"], res["lower_reattachment"]
-    if res["series"] in ("erturk", "convergence", "outlet"):
+    if res["series"] in ("erturk", "convergence", "outlet", "inlet"):
         r = ref["erturk"].get(int(round(res["Re"])))
         res["xr_over_h"] = xr / S if xr is not None else None
         res["reference"] = {"source": "Erturk 2008", "xr_over_h": r}
@@ -387,7 +403,7 @@ def cmd_run(args):
 
 
 def write_results(path, results):
-    order = {"erturk": 0, "convergence": 1, "outlet": 2, "armaly": 3, "gartling": 4}
+    order = {"erturk": 0, "convergence": 1, "outlet": 2, "inlet": 3, "armaly": 4, "gartling": 5}
     results = sorted(results, key=lambda r: (order.get(r["series"], 9), r["Re"], r["name"]))
     out = {
         "case": "test_examples/backward_facing_step",
@@ -497,8 +513,8 @@ def main(argv=None):
     sub = ap.add_subparsers(dest="cmd", required=True)
     default_results = os.path.join(ROOT, "benchmarks", "results", "backward_facing_step.json")
     r = sub.add_parser("run", help="mesh and run the cases, write the results JSON")
-    r.add_argument("--cases", default="erturk,convergence,convergence100,outlet,armaly,gartling",
-                   help="comma-separated: erturk, convergence, convergence100, outlet, armaly, gartling")
+    r.add_argument("--cases", default="erturk,convergence,convergence100,outlet,inlet,armaly,gartling",
+                   help="comma-separated: erturk, convergence, convergence100, outlet, inlet, armaly, gartling")
     r.add_argument("--work", default="bfs_work", help="scratch folder (meshes, case files, outputs)")
     r.add_argument("--results", default=default_results)
     r.add_argument("--append", action="store_true", help="keep the other cases already in --results")

@@ -1,8 +1,8 @@
 // backward_facing_step.geo -- 2D channel expansion behind a backward-facing step, triangles.
 //
 // Lengths in units of the inlet channel height h_in (= 1).  The step face is x = 0,
-// 0 <= y <= S; the inlet is x = 0, S <= y <= S + 1 (fully developed parabolic profile imposed
-// there, as in Erturk 2008: no upstream channel is meshed); the outlet is x = L.
+// 0 <= y <= S; the inlet channel x in [-Lin, 0], S <= y <= S + 1, carries the fully developed
+// parabolic profile imposed at x = -Lin (Lin = 0: imposed at the step); the outlet is x = L.
 //   S     step height                     (Erturk: 1, expansion ratio 2;
 //                                          Armaly: 4.9/5.2, ratio 10.1/5.2 = 1.942;
 //                                          Gartling: 1 with L = 60, i.e. 30 channel heights)
@@ -13,13 +13,15 @@
 //         dx over [Lf, L] to fill it with nx2 cells
 //   ny    cells across each of the two layers (0..S and S..S+1), graded towards both of
 //         their sides (Bump): the walls and the shear layer leaving the step corner
-//   Lin   length of an optional inlet channel upstream of the step (0: none, the inlet is at the
-//         step as in Erturk 2008); nin cells along it
+//   Lin   length of the inlet channel upstream of the step (default 5: the Erturk and Armaly
+//         set-up; 0: none, Gartling's set-up).  Its cells grow upstream from corner*dx at
+//         the step (the first cell behind it) by at most 10 % per cell; nin > 0 sets their number
 // Structured quadrilaterals split into two triangles each (alternating diagonals).
 // Physical groups (sub model parts): "inlet", "walls" (step face, lower and upper walls),
 // "lower_wall" (y = 0), "upper_wall" (y = S + 1), "outlet", surface "fluid".
 //   gmsh -2 backward_facing_step.geo -o backward_facing_step.msh
 //   gmsh -2 -setnumber S 0.9423 -setnumber L 40 backward_facing_step.geo -o armaly.msh
+//   gmsh -2 -setnumber Lin 0 -setnumber L 60 -setnumber Lf 24 backward_facing_step.geo -o gartling.msh
 If (!Exists(S))
   S = 1.0;
 EndIf
@@ -42,10 +44,10 @@ If (!Exists(nx2))
   nx2 = 24;
 EndIf
 If (!Exists(Lin))
-  Lin = 0.0;
+  Lin = 5.0;
 EndIf
 If (!Exists(nin))
-  nin = 8;
+  nin = 0;
 EndIf
 If (!Exists(bump))
   bump = 0.5;
@@ -114,7 +116,21 @@ If (Lin > 0)
   Line(15) = {10, 11};
   Curve Loop(5) = {13, 10, -14, -15};
   Plane Surface(5) = {5};
-  Transfinite Curve {13, 14} = nin + 1;
+  // Cells from corner*dx at the step growing by q upstream: corner*dx (q^nin - 1)/(q - 1) = Lin,
+  // q solved by the same fixed-point iteration as r (nin from q = 1.1 unless given).
+  h0 = corner * dx;
+  If (nin <= 0)
+    nin = Ceil(Log(1.0 + Lin * 0.1 / h0) / Log(1.1));
+  EndIf
+  q = 1.1;
+  For it In {1:200}
+    q = (1.0 + Lin * (q - 1.0) / h0)^(1.0 / nin);
+  EndFor
+  If (Lin <= nin * h0)
+    q = 1.0;
+  EndIf
+  // Lines 13 and 14 run from x = -Lin to the step: the cells shrink by 1/q along them.
+  Transfinite Curve {13, 14} = nin + 1 Using Progression 1.0 / q;
   Transfinite Curve {15} = ny + 1 Using Bump bump;
   Transfinite Surface {5} Alternate;
   Physical Curve("inlet") = {15};
