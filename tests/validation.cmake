@@ -13,7 +13,13 @@ set(EF_VALIDATION_RESULTS ${CMAKE_BINARY_DIR}/validation_results)
 
 # ef_add_validation_test(NAME DRIVER SECONDS [SLOW] [GMSH] [ARGS ...])
 function(ef_add_validation_test name driver seconds)
-  cmake_parse_arguments(V "SLOW;GMSH" "" "ARGS" ${ARGN})
+  # THREADS n (default 2): OpenMP threads and the CTest PROCESSORS of the test.  Small 2D cases
+  # take 1: their parallel regions last microseconds, and two threads waiting passively at every
+  # barrier cost more than they gain (validation_bfs_quick: 392 s with 2 threads, 68 s with 1).
+  cmake_parse_arguments(V "SLOW;GMSH" "THREADS" "ARGS" ${ARGN})
+  if(NOT V_THREADS)
+    set(V_THREADS 2)
+  endif()
   set(labels validation)
   if(V_SLOW)
     list(APPEND labels slow)
@@ -28,8 +34,8 @@ function(ef_add_validation_test name driver seconds)
                    --lib ${CMAKE_LIBRARY_OUTPUT_DIRECTORY} --work ${EF_VALIDATION_WORK}/${name}
                    --results ${EF_VALIDATION_RESULTS}/${name}.json ${gmsh_args} ${V_ARGS})
   set_tests_properties(${name} PROPERTIES LABELS "${labels}" SKIP_RETURN_CODE 77 TIMEOUT ${seconds}
-                       PROCESSORS 2
-                       ENVIRONMENT "OMP_NUM_THREADS=2;OMP_WAIT_POLICY=passive;PYTHONUNBUFFERED=1")
+                       PROCESSORS ${V_THREADS}
+                       ENVIRONMENT "OMP_NUM_THREADS=${V_THREADS};OMP_WAIT_POLICY=passive;PYTHONUNBUFFERED=1")
 endfunction()
 
 if(NOT EXISTS ${EF_SYSTEM_PYTHON})
