@@ -227,6 +227,35 @@ double ef_fs_momentum_bytes(const ef_fs *fs) {
 /* ---------------------------------------------------------------------------
  * Time step. */
 
+int ef_fs_dt_check(const ef_fs_dt_settings *s) {
+  EF_CHECK(s, EF_ERR_PARAMETER, "time step: NULL settings");
+  if (s->fixed)
+    EF_CHECK(s->dt_fixed > 0.0, EF_ERR_PARAMETER, "time step: fixed step must be positive, got %g", s->dt_fixed);
+  else
+    EF_CHECK(s->cfl > 0.0 && s->dt_min > 0.0 && s->dt_max >= s->dt_min, EF_ERR_PARAMETER,
+             "time step: need cfl > 0 and 0 < dt_min <= dt_max (got cfl %g, [%g, %g])", s->cfl, s->dt_min,
+             s->dt_max);
+  return EF_SUCCESS;
+}
+
+void ef_fs_dt_choose(const ef_fs_dt_settings *s, double stable, double *dt, double *dt_stable, int *reduced) {
+  if (dt_stable) *dt_stable = stable;
+  if (reduced) *reduced = 0;
+  if (s->fixed) {
+    *dt = s->dt_fixed;
+    if (s->dt_fixed > stable) {
+      *dt = stable;
+      if (reduced) *reduced = 1;
+    }
+  } else {
+    /* ef_node_dt is linear in cfl. */
+    double d = stable == 1.0e300 ? s->dt_max : s->cfl * stable;
+    if (d > s->dt_max) d = s->dt_max;
+    if (d < s->dt_min) d = s->dt_min;
+    *dt = d;
+  }
+}
+
 /* Time step min_I cfl / (|u_I|/hmin_I + 4 nu_I/hmin_I^2), bounded, or a fixed step cut to the cfl = 1 limit. */
 int ef_fs_compute_dt(const ef_fs *fs, const double *velocity, const ef_fs_dt_settings *s, double *dt,
                      double *dt_stable, int *reduced) {
@@ -234,12 +263,7 @@ int ef_fs_compute_dt(const ef_fs *fs, const double *velocity, const ef_fs_dt_set
   const ef_edge_data *ed = fs->ed;
   const int dim = ed->dim;
   const double *hmin = ed->hmin, *nun = fs->s.nu_nodal, nu = fs->s.nu;
-  if (s->fixed)
-    EF_CHECK(s->dt_fixed > 0.0, EF_ERR_PARAMETER, "time step: fixed step must be positive, got %g", s->dt_fixed);
-  else
-    EF_CHECK(s->cfl > 0.0 && s->dt_min > 0.0 && s->dt_max >= s->dt_min, EF_ERR_PARAMETER,
-             "time step: need cfl > 0 and 0 < dt_min <= dt_max (got cfl %g, [%g, %g])", s->cfl, s->dt_min,
-             s->dt_max);
+  EF_CALL(ef_fs_dt_check(s));
   /* min is exact, so the reduction is independent of the thread count. */
   double stable = 1.0e300;
   int64_t bad = INT64_MAX;
@@ -256,21 +280,7 @@ int ef_fs_compute_dt(const ef_fs *fs, const double *velocity, const ef_fs_dt_set
   EF_CHECK(bad == INT64_MAX, EF_ERR_DIVERGED, "time step: velocity (%g, %g, %g) at node %lld is not finite",
            velocity[3 * (bad == INT64_MAX ? 0 : bad)], velocity[3 * (bad == INT64_MAX ? 0 : bad) + 1],
            velocity[3 * (bad == INT64_MAX ? 0 : bad) + 2], (long long)bad);
-  if (dt_stable) *dt_stable = stable;
-  if (reduced) *reduced = 0;
-  if (s->fixed) {
-    *dt = s->dt_fixed;
-    if (s->dt_fixed > stable) {
-      *dt = stable;
-      if (reduced) *reduced = 1;
-    }
-  } else {
-    /* ef_node_dt is linear in cfl. */
-    double d = stable == 1.0e300 ? s->dt_max : s->cfl * stable;
-    if (d > s->dt_max) d = s->dt_max;
-    if (d < s->dt_min) d = s->dt_min;
-    *dt = d;
-  }
+  ef_fs_dt_choose(s, stable, dt, dt_stable, reduced);
   return EF_SUCCESS;
 }
 

@@ -138,6 +138,13 @@ void ef_fs_destroy(ef_fs **fs);
 int ef_fs_set_settings(ef_fs *fs, const ef_fs_settings *settings);
 const ef_fs_settings *ef_fs_get_settings(const ef_fs *fs);
 
+/* The time-step rules shared by the host and device executors: ef_fs_dt_check validates the
+ * settings; ef_fs_dt_choose turns the cfl = 1 limit `stable` (1e300: no limit) into the step (a
+ * fixed step cut to `stable`, setting *reduced; else cfl * stable within [dt_min, dt_max]) and
+ * copies `stable` to *dt_stable (dt_stable and reduced may be NULL). */
+int ef_fs_dt_check(const ef_fs_dt_settings *s);
+void ef_fs_dt_choose(const ef_fs_dt_settings *s, double stable, double *dt, double *dt_stable, int *reduced);
+
 /* Time step for the state `velocity` (3 per node).  dt_stable is the limit with cfl = 1
  * (may be NULL); *reduced (may be NULL) is set to 1 when a fixed step was cut to it (the
  * caller warns once). */

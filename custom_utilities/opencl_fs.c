@@ -978,12 +978,7 @@ int ef_ocl_fs_correct(ef_ocl_fs *fs, double dt) {
 
 int ef_ocl_fs_compute_dt(ef_ocl_fs *fs, const ef_fs_dt_settings *s, double *dt, double *dt_stable, int *reduced) {
   EF_CHECK(fs && s && dt, EF_ERR_PARAMETER, "time step: NULL argument");
-  if (s->fixed)
-    EF_CHECK(s->dt_fixed > 0.0, EF_ERR_PARAMETER, "time step: fixed step must be positive, got %g", s->dt_fixed);
-  else
-    EF_CHECK(s->cfl > 0.0 && s->dt_min > 0.0 && s->dt_max >= s->dt_min, EF_ERR_PARAMETER,
-             "time step: need cfl > 0 and 0 < dt_min <= dt_max (got cfl %g, [%g, %g])", s->cfl, s->dt_min,
-             s->dt_max);
+  EF_CALL(ef_fs_dt_check(s));
   cl_kernel k = fs->k[K_DT_PARTIAL];
   const cl_long n = fs->n, count = fs->dt_groups;
   FS_ARG(k, 0, n);
@@ -1001,21 +996,7 @@ int ef_ocl_fs_compute_dt(ef_ocl_fs *fs, const ef_fs_dt_settings *s, double *dt, 
   EF_CL_CALL(clEnqueueReadBuffer(fs->ctx->queue, fs->state, CL_TRUE, 3 * 8, 8, &stable, 0, NULL, NULL));
   fs_collect(fs, NULL);
   EF_CHECK(isfinite(stable) || stable == 1.0e300, EF_ERR_DIVERGED, "time step: the velocity field is not finite");
-  if (dt_stable) *dt_stable = stable;
-  if (reduced) *reduced = 0;
-  if (s->fixed) {
-    *dt = s->dt_fixed;
-    if (s->dt_fixed > stable) {
-      *dt = stable;
-      if (reduced) *reduced = 1;
-    }
-  } else {
-    /* ef_node_dt is linear in cfl. */
-    double d = stable == 1.0e300 ? s->dt_max : s->cfl * stable;
-    if (d > s->dt_max) d = s->dt_max;
-    if (d < s->dt_min) d = s->dt_min;
-    *dt = d;
-  }
+  ef_fs_dt_choose(s, stable, dt, dt_stable, reduced);
   return EF_SUCCESS;
 }
 
@@ -1203,19 +1184,7 @@ int ef_ocl_fs_copy_pressure_system(ef_ocl_fs *fs, ef_pressure_system *out) {
   int err = EF_SUCCESS;
   cl_mem hfull = NULL, ffull = NULL;
   cl_command_queue q = fs->ctx->queue;
-  out->n = n;
-  out->nnz = nnz;
-  out->row_ptr = malloc((size_t)(n + 1) * sizeof *out->row_ptr);
-  out->col = malloc((size_t)nnz * sizeof *out->col);
-  out->values = malloc((size_t)nnz * sizeof *out->values);
-  out->values_full = malloc((size_t)nnz * sizeof *out->values_full);
-  out->rhs = malloc((size_t)n * sizeof *out->rhs);
-  out->solution = malloc((size_t)n * sizeof *out->solution);
-  out->initial_guess = malloc((size_t)n * sizeof *out->initial_guess);
-  out->fixed = malloc((size_t)n);
-  EF_CHECK_GOTO(out->row_ptr && out->col && out->values && out->values_full && out->rhs && out->solution &&
-                    out->initial_guess && out->fixed,
-                EF_ERR_MEMORY, fail, "out of memory copying the pressure system (%lld rows)", (long long)n);
+  EF_CALL(ef_pressure_system_alloc(n, nnz, out));
   memcpy(out->row_ptr, fs->h_row_ptr, (size_t)(n + 1) * sizeof *out->row_ptr);
   memcpy(out->col, fs->h_col, (size_t)nnz * sizeof *out->col);
   memcpy(out->fixed, fs->h_pfix, (size_t)n);
