@@ -714,6 +714,27 @@ int ef_analysis_copy_pressure_system(ef_analysis a, ef_pressure_system *out) {
   return a->strategy_ops->copy_pressure_system(a->strategy, out);
 }
 
+int ef_pressure_system_alloc(int64_t n, int64_t nnz, ef_pressure_system *s) {
+  EF_CHECK(s && n >= 0 && nnz >= 0, EF_ERR_PARAMETER, "ef_pressure_system_alloc: bad argument");
+  memset(s, 0, sizeof *s);
+  s->n = n;
+  s->nnz = nnz;
+  s->row_ptr = malloc((size_t)(n + 1) * sizeof *s->row_ptr);
+  s->col = malloc((size_t)nnz * sizeof *s->col);
+  s->values = malloc((size_t)nnz * sizeof *s->values);
+  s->values_full = malloc((size_t)nnz * sizeof *s->values_full);
+  s->rhs = malloc((size_t)n * sizeof *s->rhs);
+  s->solution = malloc((size_t)n * sizeof *s->solution);
+  s->initial_guess = malloc((size_t)n * sizeof *s->initial_guess);
+  s->fixed = malloc((size_t)n);
+  if (!(s->row_ptr && s->col && s->values && s->values_full && s->rhs && s->solution && s->initial_guess &&
+        s->fixed)) {
+    ef_pressure_system_free(s);
+    EF_CHECK(0, EF_ERR_MEMORY, "out of memory copying the pressure system (%lld rows)", (long long)n);
+  }
+  return EF_SUCCESS;
+}
+
 void ef_pressure_system_free(ef_pressure_system *s) {
   if (!s) return;
   free(s->row_ptr);

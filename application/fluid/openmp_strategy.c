@@ -202,20 +202,9 @@ static int ef_openmp_copy_pressure_system(void *data, ef_pressure_system *out) {
   const int64_t n = H->n, nnz = H->nnz;
   int err = EF_SUCCESS;
   double *zero = NULL;
-  out->n = n;
-  out->nnz = nnz;
-  out->row_ptr = malloc((size_t)(n + 1) * sizeof *out->row_ptr);
-  out->col = malloc((size_t)nnz * sizeof *out->col);
-  out->values = malloc((size_t)nnz * sizeof *out->values);
-  out->values_full = malloc((size_t)nnz * sizeof *out->values_full);
-  out->rhs = malloc((size_t)n * sizeof *out->rhs);
-  out->solution = malloc((size_t)n * sizeof *out->solution);
-  out->initial_guess = malloc((size_t)n * sizeof *out->initial_guess);
-  out->fixed = malloc((size_t)n);
+  EF_CALL(ef_pressure_system_alloc(n, nnz, out));
   zero = calloc((size_t)(3 * n), sizeof *zero); /* uh, p_n, xp: only f reads them, and f is dropped */
-  EF_CHECK_GOTO(out->row_ptr && out->col && out->values && out->values_full && out->rhs && out->solution &&
-                    out->initial_guess && out->fixed && zero,
-                EF_ERR_MEMORY, fail, "out of memory copying the pressure system (%lld rows)", (long long)n);
+  EF_CHECK_GOTO(zero, EF_ERR_MEMORY, fail, "out of memory copying the pressure system (%lld rows)", (long long)n);
   memcpy(out->row_ptr, H->row_ptr, (size_t)(n + 1) * sizeof *out->row_ptr);
   memcpy(out->col, H->col, (size_t)nnz * sizeof *out->col);
   memcpy(out->values, H->val, (size_t)nnz * sizeof *out->values);

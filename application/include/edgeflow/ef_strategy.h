@@ -58,6 +58,9 @@ typedef struct {
   int iterations;              /* iterations the solver used */
   double relative_residual;    /* the residual the solver reported */
 } ef_pressure_system;
+/* Allocate every array of an n-row, nnz-entry system (other fields zero); on failure nothing
+ * is left allocated. */
+int ef_pressure_system_alloc(int64_t n, int64_t nnz, ef_pressure_system *s);
 void ef_pressure_system_free(ef_pressure_system *s);
 
 typedef struct {
