@@ -87,9 +87,9 @@ if [ -z "$program" ]; then
   kernels=$(ls "$root"/custom_kernels/*.cl "$root"/custom_kernels/*.h | tr '\n' ';')
   cmake -DOUTPUT="$out/bin/embedded_kernels.c" "-DFILES=$kernels" -P "$root/cmake/embed_kernels.cmake" &&
   gcc -O3 -std=c11 -Wall -Wextra -D_POSIX_C_SOURCE=200809L -DCL_TARGET_OPENCL_VERSION=120 $cl_flags \
-      -I"$root/application/include" -I"$root/custom_utilities" \
-      "$root/tools/ef_cl_cg.c" "$root/custom_utilities/opencl_cg.c" "$root/custom_utilities/opencl_context.c" \
-      "$root/custom_utilities/matrix_io.c" "$root/application/core/error.c" "$out/bin/embedded_kernels.c" \
+      -I"$root/application/include" -I"$root/custom_utilities" -I"$root/custom_utilities/opencl" \
+      "$root/tools/ef_cl_cg.c" "$root/custom_utilities/opencl/opencl_cg.c" "$root/custom_utilities/opencl/opencl_context.c" \
+      "$root/custom_utilities/matrix_io.c" "$root/application/core/error.c" "$root/application/core/util.c" "$out/bin/embedded_kernels.c" \
       -o "$out/bin/ef_cl_cg" $cl_lib -lm || { echo "cg_peers.sh: building ef_cl_cg failed" >&2; exit 1; }
   program="$out/bin/ef_cl_cg"
 fi

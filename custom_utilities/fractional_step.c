@@ -8,20 +8,9 @@
 
 #include "edge_physics.h"
 #include "edgeflow/ef_error.h"
+#include "edgeflow/ef_util.h"
 
-#ifdef _OPENMP
-#include <omp.h>
-#define EF_OMP(x) _Pragma(#x)
-#else
-#define EF_OMP(x)
-#endif
-
-/* Rows per reduction block: depends on n only, so sums do not depend on the thread count;
- * about 1024 blocks keep every thread busy in the loops over blocks. */
-static int64_t fs_block_rows(int64_t n) {
-  int64_t b = (n + 1023) / 1024;
-  return b < 64 ? 64 : b;
-}
+#include "ef_omp.h"
 
 struct ef_fs_s {
   const ef_edge_data *ed;
@@ -39,17 +28,6 @@ struct ef_fs_s {
   ef_csr H;
   ef_host_cg *cg;
 };
-
-/* Wall seconds from a monotonic clock. */
-static double fs_wtime(void) {
-#ifdef _OPENMP
-  return omp_get_wtime();
-#else
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-#endif
-}
 
 /* Default settings (see the header for the reasons of each value). */
 void ef_fs_settings_default(ef_fs_settings *s) {
@@ -142,7 +120,7 @@ int ef_fs_create(const ef_edge_data *edges, const ef_fs_settings *settings, ef_f
   fs->ed = edges;
   fs->s = *settings;
   fs->n = n;
-  fs->block = fs_block_rows(n);
+  fs->block = ef_reduction_block_rows(n);
   fs->n_blocks = (n + fs->block - 1) / fs->block;
   const size_t v = 3 * (size_t)n;
   fs->tau = calloc((size_t)n, sizeof(double));
@@ -497,9 +475,9 @@ int ef_fs_assemble_pressure(ef_fs *fs, double dt, const double *uh, const double
 
 /* Step 3: assemble and solve H p_{n+1} = f (warm start in p_new). */
 int ef_fs_pressure(ef_fs *fs, double dt, const double *uh, const double *p_n, double *p_new, ef_fs_stats *stats) {
-  double t0 = fs_wtime();
+  double t0 = ef_wtime();
   EF_CALL(ef_fs_assemble_pressure(fs, dt, uh, p_n, p_new, stats));
-  double t1 = fs_wtime();
+  double t1 = ef_wtime();
   int its = 0;
   double res = 0.0;
   ef_linear_solver ls = fs->s.solver;
@@ -509,7 +487,7 @@ int ef_fs_pressure(ef_fs *fs, double dt, const double *uh, const double *p_n, do
     stats->cg_iterations = its;
     stats->cg_residual = res;
     stats->seconds_assembly = t1 - t0;
-    stats->seconds_solve = fs_wtime() - t1;
+    stats->seconds_solve = ef_wtime() - t1;
   }
   if (err) return ef_error_push(err, __FILE__, __LINE__, "pressure equation not solved");
   return EF_SUCCESS;
@@ -575,13 +553,13 @@ int ef_fs_step(ef_fs *fs, double t, double dt, double *velocity, double *pressur
   EF_CHECK(fs && velocity && pressure, EF_ERR_PARAMETER, "fractional step: NULL argument to step");
   ef_fs_stats st;
   memset(&st, 0, sizeof st);
-  const double t0 = fs_wtime();
+  const double t0 = ef_wtime();
   EF_CALL(ef_fs_prepare(fs, dt, velocity, pressure));
-  const double t1 = fs_wtime();
+  const double t1 = ef_wtime();
   EF_CALL(ef_fs_momentum(fs, t, dt, velocity, pressure, fs->uh, fs->pnew, reaction));
-  const double t2 = fs_wtime();
+  const double t2 = ef_wtime();
   EF_CALL(ef_fs_pressure(fs, dt, fs->uh, pressure, fs->pnew, &st));
-  const double t3 = fs_wtime();
+  const double t3 = ef_wtime();
   EF_CALL(ef_fs_correct(fs, dt, fs->uh, pressure, fs->pnew, fs->unew));
   const int64_t n = fs->n;
   const double *un = fs->unew, *pn = fs->pnew;
@@ -590,7 +568,7 @@ int ef_fs_step(ef_fs *fs, double t, double dt, double *velocity, double *pressur
     for (int c = 0; c < 3; ++c) velocity[3 * i + c] = un[3 * i + c];
     pressure[i] = pn[i];
   }
-  const double t4 = fs_wtime();
+  const double t4 = ef_wtime();
   st.seconds_prepare = t1 - t0;
   st.seconds_momentum = t2 - t1;
   st.seconds_correction = t4 - t3;

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include "matrix_io.h"
+#include "edgeflow/ef_util.h"
 #include "opencl_cg.h"
 #include "test_opencl_common.h"
 
@@ -166,7 +167,7 @@ static int run_tiny(void) {
 int main(int argc, char **argv) {
   if (argc > 1 && !strcmp(argv[1], "--tiny")) return run_tiny();
   const char *cache = argc > 1 ? argv[1] : "";
-  if (cache[0]) EXPECT_OK(ef_cl_make_dirs(cache));
+  if (cache[0]) EXPECT_OK(ef_make_folders(cache));
   unsetenv("EDGEFLOW_OPENCL_DEVICE");
   unsetenv("EDGEFLOW_KERNEL_DIR");
   ef_cl_context *ctx = NULL;

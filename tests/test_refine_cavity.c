@@ -15,15 +15,9 @@
 #include "edgeflow/ef_mesh_io.h"
 #include "edgeflow/ef_mesh_tools.h"
 #include "edgeflow/ef_model_part.h"
+#include "edgeflow/ef_util.h"
 
 #include "ef_test_count.h"
-
-/* Monotonic wall-clock seconds, for the printed timings only. */
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* qsort order of 64-bit keys: ascending. */
 static int cmp_u64(const void *pa, const void *pb) {
@@ -183,9 +177,9 @@ int main(int argc, char **argv) {
     OK(ef_mesh_count_edges(mp, &e0));
     const int64_t f0 = (4 * t0 + fb0) / 2;
     if (level > 0) {
-      const double t = now();
+      const double t = ef_wtime();
       OK(ef_mesh_refine_uniform(mp, 1));
-      seconds = now() - t;
+      seconds = ef_wtime() - t;
       EXPECT(mp->n_nodes == v0 + e0, "level %d: nodes %lld, expected V + E = %lld", level, (long long)mp->n_nodes,
              (long long)(v0 + e0));
       EXPECT(mp->n_elements == 8 * t0, "level %d: tets %lld, expected 8T", level, (long long)mp->n_elements);

@@ -72,9 +72,9 @@ static int petsc_cg(const ef_csr *H, const double *f, double rtol, int *its, dou
   PetscCall(VecSet(x, 0.0));
   PetscCall(KSPSolve(ksp, b, x));
   PetscCall(VecSet(x, 0.0));
-  double t0 = ef_triad_wtime();
+  double t0 = ef_wtime();
   PetscCall(KSPSolve(ksp, b, x));
-  double t1 = ef_triad_wtime();
+  double t1 = ef_wtime();
   PetscInt it;
   PetscCall(KSPGetIterationNumber(ksp, &it));
   *its = (int)it;
@@ -127,21 +127,21 @@ int main(int argc, char **argv) {
   if (PetscInitialize(&argc, &argv, NULL, NULL)) return 1;
 #endif
 
-  double t0 = ef_triad_wtime();
+  double t0 = ef_wtime();
   ef_test_mesh m;
   if (ef_test_mesh_3d(N, N, N, 1.0, 1.0, 1.0, jitter, 1234, &m)) {
     fprintf(stderr, "ef_bench_step: mesh generation failed\n");
     return 1;
   }
-  double t_mesh = ef_triad_wtime() - t0;
+  double t_mesh = ef_wtime() - t0;
   const int64_t n = m.n_nodes;
   ef_edge_data ed;
-  t0 = ef_triad_wtime();
+  t0 = ef_wtime();
   if (ef_edge_data_build(3, n, m.coords, m.n_elements, 4, m.elements, &ed)) {
     fprintf(stderr, "ef_bench_step: %s\n", ef_error_message());
     return 1;
   }
-  const double t_edges = ef_triad_wtime() - t0;
+  const double t_edges = ef_wtime() - t0;
 
   double *u = calloc(3 * (size_t)n, sizeof(double)), *p = calloc((size_t)n, sizeof(double));
   double *reaction = calloc(3 * (size_t)n, sizeof(double));

@@ -5,6 +5,7 @@
 #include "edgeflow/ef_mesh_io.h"
 #include "edgeflow/ef_mesh_tools.h"
 #include "edgeflow/ef_registry.h"
+#include "edgeflow/ef_util.h"
 
 #include <errno.h>
 #include <math.h>
@@ -98,29 +99,6 @@ void ef_analysis_options_default(ef_analysis_options *o) {
   memset(o, 0, sizeof *o);
   o->refinement_levels = -1;
   o->skip_unsupported_processes = -1;
-}
-
-static char *ef_strdup(const char *s) {
-  size_t n = strlen(s) + 1;
-  char *d = malloc(n);
-  if (d) memcpy(d, s, n);
-  return d;
-}
-
-/* mkdir -p */
-static int ef_make_folder(const char *path) {
-  char buf[4096];
-  snprintf(buf, sizeof buf, "%s", path);
-  for (char *p = buf + 1; *p; p++) {
-    if (*p != '/') continue;
-    *p = '\0';
-    if (mkdir(buf, 0777) && errno != EEXIST)
-      return EF_ERROR(EF_ERR_IO, "cannot create folder '%s': %s", buf, strerror(errno));
-    *p = '/';
-  }
-  if (mkdir(buf, 0777) && errno != EEXIST)
-    return EF_ERROR(EF_ERR_IO, "cannot create folder '%s': %s", buf, strerror(errno));
-  return EF_SUCCESS;
 }
 
 int ef_analysis_create(const char *parameters_path, const ef_analysis_options *options, ef_analysis *out) {
@@ -427,7 +405,7 @@ int ef_analysis_initialize(ef_analysis a) {
   if (a->options.skip_unsupported_processes >= 0) skip = a->options.skip_unsupported_processes;
   if (a->options.output_folder) folder = a->options.output_folder;
   snprintf(a->output_folder, sizeof a->output_folder, "%s", folder[0] ? folder : ".");
-  EF_CALL(ef_make_folder(a->output_folder));
+  EF_CALL(ef_make_folders(a->output_folder));
   if (tolerated[0] && !a->options.quiet)
     fprintf(stderr, "edgeflow: warning: %s: solver_settings keys used only by Kratos' own solvers are ignored: %s\n",
             a->parameters_path, tolerated);

@@ -1,6 +1,7 @@
 /* log.c -- named timing events. */
 #include "edgeflow/ef_log.h"
 #include "edgeflow/ef_error.h"
+#include "edgeflow/ef_util.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -17,12 +18,6 @@ typedef struct {
 
 static ef_event ef_events[EF_LOG_MAX_EVENTS];
 static int ef_n_events;
-
-double ef_wtime(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 int ef_log_event(const char *stage, const char *name) {
   for (int i = 0; i < ef_n_events; i++)

@@ -1,6 +1,7 @@
 /* parameters.c -- JSON parameters on cJSON, with paths and defaults. */
 #include "edgeflow/ef_parameters.h"
 #include "edgeflow/ef_error.h"
+#include "edgeflow/ef_util.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -23,13 +24,6 @@ struct ef_parameters_s {
   char *path;
   int is_root;
 };
-
-static char *ef_strdup(const char *s) {
-  size_t n = strlen(s) + 1;
-  char *d = malloc(n);
-  if (d) memcpy(d, s, n);
-  return d;
-}
 
 /* Allocate a view of `node` in `doc` at `path`. */
 static int ef_view_new(ef_document *doc, cJSON *node, const char *path, int is_root,

@@ -28,26 +28,10 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "edgeflow/ef_util.h"
 
 /* ---------------------------------------------------------------------------
  * Append-only CSV files (shared with process_probes.c). */
-
-/* mkdir -p of path (no error when it exists). */
-static int ef_csv_make_folder(const char *path) {
-  char buf[4096];
-  EF_CHECK(strlen(path) < sizeof buf, EF_ERR_PARAMETER, "folder name too long: '%s'", path);
-  snprintf(buf, sizeof buf, "%s", path);
-  for (char *p = buf + 1; *p; p++) {
-    if (*p != '/') continue;
-    *p = '\0';
-    if (mkdir(buf, 0777) && errno != EEXIST)
-      return EF_ERROR(EF_ERR_IO, "cannot create folder '%s': %s", buf, strerror(errno));
-    *p = '/';
-  }
-  if (buf[0] && mkdir(buf, 0777) && errno != EEXIST)
-    return EF_ERROR(EF_ERR_IO, "cannot create folder '%s': %s", buf, strerror(errno));
-  return EF_SUCCESS;
-}
 
 /* Open (truncate) folder/sub/name and write the header line; the folders are created. */
 int ef_csv_open(const char *folder, const char *sub, const char *name, const char *header, int sync_each_row,
@@ -64,7 +48,7 @@ int ef_csv_open(const char *folder, const char *sub, const char *name, const cha
   EF_CHECK(!strchr(name, '/'), EF_ERR_PARAMETER, "output file name '%s' contains '/'; use output_path for folders",
            name);
   EF_CHECK(name[0], EF_ERR_PARAMETER, "empty output file name");
-  EF_CALL(ef_csv_make_folder(dir));
+  EF_CALL(ef_make_folders(dir));
   int n = snprintf(f->path, sizeof f->path, "%s/%s", dir, name);
   EF_CHECK(n > 0 && (size_t)n < sizeof f->path, EF_ERR_PARAMETER, "output path too long: '%s/%s'", dir, name);
   f->fd = open(f->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);

@@ -9,6 +9,7 @@
  */
 #include "process_internal.h"
 #include "edgeflow/ef_vtk_output.h"
+#include "edgeflow/ef_util.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -39,13 +40,6 @@ typedef struct {
   char **variables;
   char *sub_model_part; /* the one part named by model_part_name, if not the root */
 } ef_vtk_process;
-
-static char *ef_strdup(const char *s) {
-  size_t n = strlen(s) + 1;
-  char *d = malloc(n);
-  if (d) memcpy(d, s, n);
-  return d;
-}
 
 /* Kratos' __ScheduleNextOutput: advance next_output past the current step or time.  The
  * scheduled time is rounded like the step time, so that summing the interval does not drift

@@ -18,6 +18,7 @@
 
 #include "edgeflow/ef_analysis.h"
 #include "edgeflow/ef_parameters.h"
+#include "edgeflow/ef_util.h"
 #include "host_cg.h"
 #include "matrix_io.h"
 #include "petsc_bridge.h"
@@ -80,13 +81,6 @@ static void fail_check(ef_verify_report *r, ef_verify_check *c, const char *why)
 static double verify_random(uint64_t *state) {
   *state = *state * 6364136223846793005ull + 1442695040888963407ull;
   return (double)(*state >> 11) / 4503599627370496.0 - 1.0;
-}
-
-/* Wall seconds from a monotonic clock. */
-static double verify_wtime(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 /* Position of the diagonal in each row (-1 when missing). */
@@ -426,9 +420,9 @@ static int petsc_reference_cg(Mat A, const double *b_in, const double *x0, int64
     EF_PETSC_CALL_GOTO(VecRestoreArray(x, &p), done);
   }
   (void)null_space; /* the null space rides on A (petsc_bridge.h); KSPSolve projects b */
-  double t0 = verify_wtime();
+  double t0 = ef_wtime();
   EF_PETSC_CALL_GOTO(KSPSolve(ksp, b, x), done);
-  *seconds = verify_wtime() - t0;
+  *seconds = ef_wtime() - t0;
   PetscInt its;
   KSPConvergedReason why;
   EF_PETSC_CALL_GOTO(KSPGetIterationNumber(ksp, &its), done);

@@ -12,12 +12,12 @@
 
 #include "edgeflow/ef_parameters.h"
 
+#include "edgeflow/ef_util.h" /* ef_wtime */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* Seconds since an arbitrary origin (monotonic clock). */
-double ef_wtime(void);
 
 /* Id of the event `name` in `stage` ("setup", "step", "kernel", ...); created on first use. */
 int ef_log_event(const char *stage, const char *name);

@@ -63,6 +63,23 @@ const char *ef_cl_error_name(cl_int code);
       goto label;                                                                    \
     }                                                                                \
   } while (0)
+/* Kernel arguments, set all at once in order, so that no index is written by hand:
+ *   EF_CL_SET_ARGS(kernel, EF_CL_ARG(n), EF_CL_ARG(x), EF_CL_LOCAL(bytes), ...);
+ * Argument i of the list is argument i of the kernel; the count must equal the kernel's
+ * (CL_KERNEL_NUM_ARGS), otherwise EF_ERR_OPENCL names the kernel, both counts and the site.
+ * A failing clSetKernelArg names the argument's position. */
+typedef struct {
+  size_t size;
+  const void *value; /* NULL with a size: __local memory of that many bytes */
+} ef_cl_arg;
+#define EF_CL_ARG(v) ((ef_cl_arg){sizeof(v), &(v)})
+#define EF_CL_LOCAL(bytes) ((ef_cl_arg){(size_t)(bytes), NULL})
+int ef_cl_set_args_at(cl_kernel kernel, const char *file, int line, int count, const ef_cl_arg *args);
+#define EF_CL_SET_ARGS(kernel, ...)                                                                \
+  EF_CALL(ef_cl_set_args_at((kernel), __FILE__, __LINE__,                                       \
+                            (int)(sizeof((ef_cl_arg[]){__VA_ARGS__}) / sizeof(ef_cl_arg)),       \
+                            (ef_cl_arg[]){__VA_ARGS__}))
+
 /* For the clCreate* calls that return their status through a pointer. */
 #define EF_CL_CHECK_STATUS(status, what)                                             \
   do {                                                                               \
@@ -161,8 +178,6 @@ uint64_t ef_cl_hash(uint64_t seed, const void *data, size_t size);
 /* Same for a NUL-terminated string (NULL hashes as ""). */
 uint64_t ef_cl_hash_str(uint64_t seed, const char *s);
 
-/* Create a folder and its parents (mkdir -p). */
-int ef_cl_make_dirs(const char *path);
 
 /* Elapsed device time of a finished profiled event, in seconds. */
 int ef_cl_event_seconds(cl_event event, double *seconds);

@@ -9,6 +9,7 @@
 #include "edgeflow/ef_vtk_output.h"
 
 #include "edgeflow/ef_error.h"
+#include "edgeflow/ef_util.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -680,35 +681,14 @@ static int vtk_strdup_list(int n, const char *const *in, const char *what, char 
   return EF_SUCCESS;
 }
 
-/* mkdir -p: create path and any missing parents. */
+/* mkdir -p of the output folder (ef_util.h), with this writer's message. */
 static int vtk_make_folders(const char *path) {
-  size_t n = strlen(path);
-  char *p;
-  EF_MALLOC(p, n + 1);
-  memcpy(p, path, n + 1);
-  int err = EF_SUCCESS;
-  for (size_t i = 1; i <= n && !err; ++i) {
-    if (p[i] != '/' && p[i] != '\0') continue;
-    if (p[i - 1] == '/') continue; /* "a//b" */
-    char saved = p[i];
-    p[i] = '\0';
-    if (mkdir(p, 0777) != 0) {
-      int e = errno;
-      struct stat st;
-      if (e == EEXIST && stat(p, &st) == 0 && S_ISDIR(st.st_mode))
-        e = 0;
-      else if (e == EEXIST)
-        e = ENOTDIR;
-      if (e) {
-        char what[64 + 4096];
-        snprintf(what, sizeof what, "cannot create '%s' on the way to the output folder", p);
-        err = VTU_IO_ERROR(what, path, e);
-      }
-    }
-    p[i] = saved;
-  }
-  free(p);
-  return err;
+  char failed[4096];
+  int e = ef_make_folders_errno(path, failed, sizeof failed);
+  if (!e) return EF_SUCCESS;
+  char what[64 + sizeof failed];
+  snprintf(what, sizeof what, "cannot create '%s' on the way to the output folder", failed);
+  return VTU_IO_ERROR(what, path, e);
 }
 
 /* Create the output object from validated, copied options. */

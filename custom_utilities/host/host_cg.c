@@ -6,22 +6,9 @@
 #include <time.h>
 
 #include "edgeflow/ef_error.h"
+#include "edgeflow/ef_util.h"
 
-#ifdef _OPENMP
-#include <omp.h>
-#define EF_OMP(x) _Pragma(#x)
-#else
-#define EF_OMP(x)
-#endif
-
-/* Rows per reduction block: partial sums per block, added in block order, make every dot
- * product independent of the thread count.  The block size depends on n only (never on the
- * thread count): about 1024 blocks, so that the loops over blocks keep every thread busy,
- * at least 64 rows so that a block is worth scheduling. */
-static int64_t cg_block_rows(int64_t n) {
-  int64_t b = (n + 1023) / 1024;
-  return b < 64 ? 64 : b;
-}
+#include "ef_omp.h"
 
 struct ef_host_cg_s {
   int64_t n, n_blocks, block;
@@ -30,17 +17,6 @@ struct ef_host_cg_s {
   int last_iterations;
   double last_seconds;
 };
-
-/* Wall seconds from a monotonic clock. */
-static double cg_wtime(void) {
-#ifdef _OPENMP
-  return omp_get_wtime();
-#else
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-#endif
-}
 
 /* Sum of the block partials in block order (every thread gets the same bits). */
 static double sum_blocks(const double *part, int64_t nb) {
@@ -57,7 +33,7 @@ int ef_host_cg_create(int64_t n, ef_host_cg **cg) {
   ef_host_cg *s = calloc(1, sizeof *s);
   EF_CHECK(s, EF_ERR_MEMORY, "host CG: out of memory");
   s->n = n;
-  s->block = cg_block_rows(n);
+  s->block = ef_reduction_block_rows(n);
   s->n_blocks = (n + s->block - 1) / s->block;
   s->r = malloc((size_t)n * sizeof *s->r);
   s->p = malloc((size_t)n * sizeof *s->p);
@@ -138,7 +114,7 @@ int ef_host_cg_solve(void *ctx, const ef_csr *A, const double *b, double *x, dou
            (long long)A->n, (long long)s->n);
   EF_CHECK(rtol > 0.0 && max_it > 0, EF_ERR_PARAMETER, "host CG: need rtol > 0 and max_it > 0 (got %g, %d)",
            rtol, max_it);
-  const double t0 = cg_wtime();
+  const double t0 = ef_wtime();
   const int64_t n = s->n, nb = s->n_blocks, B = s->block;
   const int64_t *rp = A->row_ptr;
   const int32_t *col = A->col;
@@ -265,7 +241,7 @@ int ef_host_cg_solve(void *ctx, const ef_csr *A, const double *b, double *x, dou
     }
   }
   s->last_iterations = its;
-  s->last_seconds = cg_wtime() - t0;
+  s->last_seconds = ef_wtime() - t0;
   if (iterations) *iterations = its;
   if (final_residual) *final_residual = res;
   if (bad_diag != INT64_MAX)

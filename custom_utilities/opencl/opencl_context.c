@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "edgeflow/ef_util.h"
 
 /* The table cmake/embed_kernels.cmake generates from custom_kernels/. */
 extern const struct ef_embedded_source {
@@ -135,11 +136,6 @@ static int ef_contains_nocase(const char *hay, const char *needle) {
   return 0;
 }
 
-/* Copy with truncation, always terminated. */
-static void ef_copy_string(char *dst, size_t size, const char *src) {
-  snprintf(dst, size, "%s", src ? src : "");
-}
-
 /* Printf to the context's log when its verbosity reaches level. */
 static void ef_cl_log(const ef_cl_context *ctx, int level, const char *fmt, ...)
 #if defined(__GNUC__)
@@ -208,22 +204,6 @@ static int ef_read_text_file(const char *path, char **text) {
     return err;
   }
   *text = b.data;
-  return EF_SUCCESS;
-}
-
-/* mkdir -p. */
-int ef_cl_make_dirs(const char *path) {
-  char tmp[1024];
-  ef_copy_string(tmp, sizeof tmp, path);
-  for (char *p = tmp + 1; *p; ++p) {
-    if (*p != '/') continue;
-    *p = '\0';
-    if (mkdir(tmp, 0755) != 0 && errno != EEXIST)
-      return EF_ERROR(EF_ERR_IO, "cannot create directory '%s': %s", tmp, strerror(errno));
-    *p = '/';
-  }
-  if (mkdir(tmp, 0755) != 0 && errno != EEXIST)
-    return EF_ERROR(EF_ERR_IO, "cannot create directory '%s': %s", tmp, strerror(errno));
   return EF_SUCCESS;
 }
 
@@ -348,6 +328,31 @@ static const char *ef_cl_type_name(cl_device_type t) {
 }
 
 /* Count devices on all platforms. */
+int ef_cl_set_args_at(cl_kernel kernel, const char *file, int line, int count, const ef_cl_arg *args) {
+  cl_uint expected = 0;
+  char name[128] = "?";
+  cl_int st = clGetKernelInfo(kernel, CL_KERNEL_NUM_ARGS, sizeof expected, &expected, NULL);
+  if (st != CL_SUCCESS)
+    return ef_error_set(EF_ERR_OPENCL, file, line, "clGetKernelInfo(CL_KERNEL_NUM_ARGS) failed: %s (%d)",
+                        ef_cl_error_name(st), (int)st);
+  if ((cl_uint)count != expected) {
+    (void)clGetKernelInfo(kernel, CL_KERNEL_FUNCTION_NAME, sizeof name, name, NULL);
+    name[sizeof name - 1] = '\0';
+    return ef_error_set(EF_ERR_OPENCL, file, line, "kernel %s takes %u arguments, %d were given", name,
+                        (unsigned)expected, count);
+  }
+  for (int i = 0; i < count; ++i) {
+    st = clSetKernelArg(kernel, (cl_uint)i, args[i].size, args[i].value);
+    if (st != CL_SUCCESS) {
+      (void)clGetKernelInfo(kernel, CL_KERNEL_FUNCTION_NAME, sizeof name, name, NULL);
+      name[sizeof name - 1] = '\0';
+      return ef_error_set(EF_ERR_OPENCL, file, line, "clSetKernelArg(%s, argument %d) failed: %s (%d)", name, i,
+                          ef_cl_error_name(st), (int)st);
+    }
+  }
+  return EF_SUCCESS;
+}
+
 int ef_cl_count_devices(int *count) {
   ef_cl_device_info *list;
   EF_CALL(ef_cl_enumerate(&list, count));
@@ -790,7 +795,7 @@ static void ef_cache_store(ef_cl_context *ctx, uint64_t key, cl_program program)
   unsigned char *bin = malloc(size);
   unsigned char *bins[1] = {bin};
   if (!bin || clGetProgramInfo(program, CL_PROGRAM_BINARIES, sizeof bins, bins, NULL) != CL_SUCCESS ||
-      ef_cl_make_dirs(ctx->cache_dir) != EF_SUCCESS) {
+      ef_make_folders(ctx->cache_dir) != EF_SUCCESS) {
     free(bin);
     ef_error_clear();
     return;

@@ -1,6 +1,8 @@
 /* opencl_cg.c -- host side of the device CG (kernels in custom_kernels/cg.cl, spmv.cl). */
 #include "opencl_cg.h"
 
+#include "edgeflow/ef_util.h"
+
 #include <float.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -47,13 +49,6 @@ struct ef_cl_cg_s {
 
 /* ------------------------------------------------------------------------- */
 /* Small helpers. */
-
-/* Wall clock in seconds. */
-static double ef_now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 /* Smallest power of two >= v (v >= 1). */
 static int64_t ef_pow2_ceil(int64_t v) {
@@ -650,7 +645,7 @@ int ef_cl_cg_solve(ef_cl_cg *cg, cl_mem b, cl_mem x, ef_cl_cg_result *res) {
   ef_cl_cg_result local;
   if (!res) res = &local;
   memset(res, 0, sizeof *res);
-  double t0 = ef_now();
+  double t0 = ef_wtime();
   const int three = cg->s.variant == EF_CG_THREE_TERM;
   EF_CALL(ef_cg_enqueue_setup(cg, b, x));
   int stop = -1;
@@ -693,7 +688,7 @@ int ef_cl_cg_solve(ef_cl_cg *cg, cl_mem b, cl_mem x, ef_cl_cg_result *res) {
   EF_CALL(ef_cg_enqueue_residual(cg, x, b, 0, ST_OUT + 2));
   double st[ST_SIZE];
   EF_CALL(ef_cg_read_state(cg, st));
-  res->seconds = ef_now() - t0;
+  res->seconds = ef_wtime() - t0;
   res->iterations = iterations;
   res->breakdown = st[ST_BREAK] >= 0.0;
   double bb = st[ST_BB];
@@ -787,9 +782,9 @@ int ef_cl_cg_time_iterations(ef_cl_cg *cg, cl_mem b, cl_mem x, int iterations,
     EF_CL_CALL_GOTO(clEnqueueFillBuffer(cg->ctx->queue, x, &zero, sizeof zero, 0, bytes, 0, NULL,
                                         NULL), done);
     EF_CL_CALL_GOTO(clFinish(cg->ctx->queue), done);
-    double t0 = ef_now();
+    double t0 = ef_wtime();
     EF_CALL_GOTO(ef_cl_cg_solve(cg, b, x, NULL), done);
-    wall = (ef_now() - t0) / iterations;
+    wall = (ef_wtime() - t0) / iterations;
   }
   if (kernel_seconds_per_iteration) {
     EF_CL_CALL_GOTO(clEnqueueFillBuffer(cg->ctx->queue, x, &zero, sizeof zero, 0, bytes, 0, NULL,
@@ -1007,7 +1002,7 @@ static int ef_cg_tune_load(const ef_cl_cg *cg, ef_cl_cg_config *c) {
 static void ef_cg_tune_store(const ef_cl_cg *cg, const ef_cl_cg_config *c) {
   char path[1200], tmp[1300];
   if (!ef_cg_tune_path(cg, path, sizeof path)) return;
-  if (ef_cl_make_dirs(cg->ctx->cache_dir) != EF_SUCCESS) {
+  if (ef_make_folders(cg->ctx->cache_dir) != EF_SUCCESS) {
     ef_error_clear(); /* no cache is not an error: the next run tunes again */
     return;
   }
@@ -1035,7 +1030,7 @@ static int ef_cg_tune(ef_cl_cg *cg) {
     }
     ef_error_clear(); /* an unusable cached choice: tune again */
   }
-  double t0 = ef_now();
+  double t0 = ef_wtime();
   ef_cl_cg_config *list = malloc(EF_CG_MAX_CANDIDATES * sizeof *list);
   double *work = malloc((size_t)cg->n * sizeof *work);
   ef_cg_tune_data t;
@@ -1083,7 +1078,7 @@ static int ef_cg_tune(ef_cl_cg *cg) {
   EF_CHECK_GOTO(tried > 0, EF_ERR_UNSUPPORTED, done, "the CG tuner found no working SpMV "
                 "configuration on '%s'", cg->ctx->device_name);
   EF_CALL_GOTO(ef_cg_use_config(cg, &best), done);
-  cg->tuning_seconds = ef_now() - t0;
+  cg->tuning_seconds = ef_wtime() - t0;
   ef_cg_tune_store(cg, &best);
   if (cg->s.verbose >= 1)
     fprintf(cg->ctx->log, "edgeflow: CG tuner chose wgs_bits %d, rows_bits %d (%d lanes per row), "
