@@ -5,13 +5,11 @@
 int ef_application_register(void);
 
 int ef_register_openmp_strategy(void);
-int ef_register_host_linear_solvers(void);
 #ifdef EF_HAVE_OPENCL
 int ef_register_opencl_strategy(void);
 int ef_register_opencl_commands(void);
 #endif
-/* Linear solver "petsc" and command "verify" (petsc_solver.c); in a build without
- * PETSc, stubs of both that fail saying so (verify.c). */
-int ef_register_petsc(void);
+/* Command "verify" (verify.c; without PETSc one that fails saying so). */
+int ef_register_verify_command(void);
 
 #endif

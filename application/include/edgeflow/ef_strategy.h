@@ -91,19 +91,6 @@ typedef struct {
   const double *values;
 } ef_csr_matrix;
 
-/* A linear solver registered by name (linear_solver_settings.solver_type).
- * The core only stores and finds it: what `create` returns is defined by the
- * application that registers it (for the fluid application, a pointer to an
- * ef_linear_solver record of custom_utilities/host_cg.h followed by the
- * solver's own state). */
-typedef struct {
-  const char *name;
-  const char *description;
-  /* settings: the linear_solver_settings block (the solver validates it);
-   * n_rows: size of the systems it will solve. */
-  int (*create)(ef_parameters settings, int64_t n_rows, void **solver);
-  void (*destroy)(void **solver);
-} ef_linear_solver_ops;
 
 #ifdef __cplusplus
 }
