@@ -94,7 +94,7 @@ int ef_registry_find_strategy(const char *name, const ef_strategy_ops **ops) {
     char list[1024];
     ef_table_list(&ef_strategies, list, sizeof list);
     return EF_ERROR(EF_ERR_NOT_FOUND, "unknown solver_type '%s'; registered strategies: %s", name ? name : "(null)",
-                    list[0] ? list : "none (was the fluid application loaded?)");
+                    list[0] ? list : "none (was an application loaded?)");
   }
   return EF_SUCCESS;
 }

@@ -1,5 +1,5 @@
 /* fluid_application.c -- the fluid application: registers its strategies,
- * linear solvers and commands into the core's registry when loaded. */
+ * linear solvers, processes and commands into the core's registry when loaded. */
 #include "edgeflow/ef_error.h"
 #include "edgeflow/ef_registry.h"
 
@@ -10,6 +10,8 @@
 int ef_application_register(void) {
   EF_CALL(ef_register_openmp_strategy());
   EF_CALL(ef_register_host_solvers());
+  EF_CALL(ef_register_fluid_bc_processes());
+  EF_CALL(ef_register_force_processes());
 #ifdef EF_HAVE_OPENCL
   EF_CALL(ef_register_opencl_strategy());
   EF_CALL(ef_register_opencl_commands());

@@ -253,6 +253,11 @@ static int ef_openmp_finalize(void *data) {
 static const ef_strategy_ops ef_openmp_ops = {
     .name = "openmp_edge_based",
     .description = "edge-based fractional step on the host (OpenMP)",
+    .settings_defaults = ef_fluid_settings_defaults,
+    .ignored_settings = ef_fluid_kratos_keys,
+    .steady_state_variable = "VELOCITY",
+    .add_variables = ef_fluid_add_variables,
+    .prepare = ef_fluid_prepare,
     .create = ef_openmp_create,
     .initialize = ef_openmp_initialize,
     .compute_time_step = ef_openmp_compute_time_step,

@@ -1,8 +1,8 @@
 /* ef_registry.h -- components registered by name (libCEED/PETSc style).
  *
- * The core registers its processes; an application (the fluid plugin,
- * libedgeflow_fluid.so) registers strategies, linear solvers and preconditioners when it is
- * loaded with ef_registry_load_application().  Asking for an unknown name is
+ * The core registers its processes; an application (a plugin,
+ * libedgeflow_<name>.so) registers strategies, linear solvers, preconditioners, processes
+ * and commands when it is loaded with ef_registry_load_application().  Asking for an unknown name is
  * an error that lists the registered ones.
  */
 #ifndef EF_REGISTRY_H
