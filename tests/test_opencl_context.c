@@ -39,6 +39,17 @@ static int release_nothing(void) {
   return 0;
 }
 
+/* cg_dot (n, x, y, part) given `count` of its four arguments through EF_CL_SET_ARGS. */
+static int set_cg_dot_args(cl_kernel kern, int count) {
+  const cl_int n = 0;
+  cl_mem none = NULL;
+  if (count == 3) EF_CL_SET_ARGS(kern, EF_CL_ARG(n), EF_CL_ARG(none), EF_CL_ARG(none));
+  if (count == 4) EF_CL_SET_ARGS(kern, EF_CL_ARG(n), EF_CL_ARG(none), EF_CL_ARG(none), EF_CL_ARG(none));
+  if (count == 5)
+    EF_CL_SET_ARGS(kern, EF_CL_ARG(n), EF_CL_ARG(none), EF_CL_ARG(none), EF_CL_ARG(none), EF_CL_LOCAL(64));
+  return 0;
+}
+
 /* Count occurrences of needle in hay. */
 static int count_of(const char *hay, const char *needle) {
   int c = 0;
@@ -218,6 +229,12 @@ int main(int argc, char **argv) {
   EXPECT_OK(ef_cl_program_get(c2, "cg.cl", opts, &prog));
   cl_kernel kern = clCreateKernel(prog, "cg_dot", &(cl_int){0});
   EXPECT(kern != NULL, "kernel from a cached binary");
+  /* The argument list must be as long as the kernel's, and the message names both counts. */
+  EXPECT_OK(set_cg_dot_args(kern, 4));
+  EXPECT(set_cg_dot_args(kern, 3) == EF_ERR_OPENCL && strstr(ef_error_message(), "cg_dot takes 4 arguments, 3 were"),
+         "three arguments for four: %s", ef_error_message());
+  EXPECT(set_cg_dot_args(kern, 5) == EF_ERR_OPENCL && strstr(ef_error_message(), "cg_dot takes 4 arguments, 5 were"),
+         "five arguments for four: %s", ef_error_message());
   clReleaseKernel(kern);
   clReleaseProgram(prog);
   EXPECT(c2->builds_from_disk_cache == 1 && c2->builds_from_source == 0,
