@@ -26,7 +26,7 @@
 #include "edgeflow/ef_analysis.h"
 #include "edgeflow/ef_error.h"
 
-#include "ef_test_count.h"
+#include "ef_test.h"
 
 #define L_CH 2.0
 #define H_CH 1.0

@@ -22,9 +22,9 @@
 #include "edgeflow/ef_error.h"
 #include "fractional_step.h"
 #include "host_cg.h"
-#include "test_mesh_gen.h"
+#include "ef_test_mesh.h"
 
-#include "ef_test_count.h"
+#include "ef_test.h"
 
 /* 5-point Laplacian on an N x N grid; boundary rows identity (neumann = 0) or a
  * pure-Neumann graph Laplacian (neumann = 1); diagonal shifted by `shift`. */

@@ -15,7 +15,7 @@
 #include "edgeflow/ef_process.h"
 #include "process_internal.h"
 
-#include "ef_test_count.h"
+#include "ef_test.h"
 
 static double f_u(const double *x) { return 1.0 + 2.0 * x[0] + 3.0 * x[1] - 0.5 * x[2]; }
 static double f_v(const double *x) { return x[0] - x[1] + 4.0 * x[2]; }

@@ -209,8 +209,6 @@ static int fs_launch(ef_ocl_fs *fs, int record, int phase, size_t global, size_t
 /* n rounded up to a multiple of m (a grid of whole work-groups). */
 static size_t fs_round_up(int64_t n, size_t m) { return (size_t)((n + (int64_t)m - 1) / (int64_t)m) * m; }
 
-#define FS_ARG(kernel, index, value) EF_CL_CALL(clSetKernelArg((kernel), (cl_uint)(index), sizeof(value), &(value)))
-
 /* Phase spans and per-record sums of the finished tracked commands; releases them.  A
  * device that gives no profiling data leaves the times at 0. */
 typedef struct {
@@ -711,36 +709,48 @@ int ef_ocl_fs_read(ef_ocl_fs *fs, double *velocity, double *pressure, double *re
 }
 
 /* ---------------------------------------------------------------------------
- * Kernel launches.  Each edge kernel runs once per row block; args 0-5 are the block's. */
+ * Kernel launches.  Each edge kernel runs once per row block; its arguments 0-5 are the block's
+ * (FS_ROW_ARGS in fs_kernels.cl), and every launch sets the kernel's whole list. */
 
-/* Set the block arguments of an edge kernel for block b. */
-static int fs_block_args(ef_ocl_fs *fs, cl_kernel k, int b) {
-  const cl_long rb = fs->row_begin[b], nr = fs->row_begin[b + 1] - rb, eb = fs->ed->row_ptr[rb];
-  FS_ARG(k, 0, rb);
-  FS_ARG(k, 1, nr);
-  FS_ARG(k, 2, eb);
-  FS_ARG(k, 3, fs->row_ptr);
-  FS_ARG(k, 4, fs->col_b[b]);
-  FS_ARG(k, 5, fs->ev_b[b]);
-  return EF_SUCCESS;
+/* Row block `index` of the edge kernels: its rows, first edge, grid and first work-group. */
+typedef struct {
+  int index;          /* -1 before the first block */
+  cl_long row0, rows; /* the block's rows: [row0, row0 + rows) */
+  cl_long edge0;      /* its first edge (row_ptr[row0]) */
+  cl_long edges;
+  cl_long group_base; /* index of its first work-group among all blocks' */
+  size_t global;      /* work-items: rows rounded up to whole work-groups */
+  cl_mem col, ev;     /* its edge columns and records */
+} fs_block;
+
+#define FS_BLOCK_START {.index = -1}
+/* Arguments 0-5 of an edge kernel for block blk, as the first entries of EF_CL_SET_ARGS. */
+#define FS_BLOCK_ARGS(fs, blk) \
+  EF_CL_ARG((blk).row0), EF_CL_ARG((blk).rows), EF_CL_ARG((blk).edge0), EF_CL_ARG((fs)->row_ptr), \
+      EF_CL_ARG((blk).col), EF_CL_ARG((blk).ev)
+
+/* Advance blk to the next row block; 0 after the last. */
+static int fs_block_next(const ef_ocl_fs *fs, fs_block *blk) {
+  const cl_long group_base = blk->index < 0 ? 0 : blk->group_base + (cl_long)(blk->global / fs->wgs);
+  const int b = blk->index + 1;
+  if (b >= fs->n_blocks) return 0;
+  const int64_t r0 = fs->row_begin[b], r1 = fs->row_begin[b + 1];
+  blk->index = b;
+  blk->row0 = r0;
+  blk->rows = r1 - r0;
+  blk->edge0 = fs->ed->row_ptr[r0];
+  blk->edges = fs->ed->row_ptr[r1] - blk->edge0;
+  blk->group_base = group_base;
+  blk->global = fs_round_up(r1 - r0, fs->wgs);
+  blk->col = fs->col_b[b];
+  blk->ev = fs->ev_b[b];
+  return 1;
 }
 
-/* Launch edge kernel `record` over every block (stage and fixed_values only size the profile's
- * bytes); group_base_arg >= 0: that argument receives the block's first work-group index. */
-static int fs_launch_rows(ef_ocl_fs *fs, int record, int phase, int stage, int fixed_values, int group_base_arg) {
-  cl_kernel k = fs->k[record];
-  cl_long group_base = 0;
-  for (int b = 0; b < fs->n_blocks; ++b) {
-    const int64_t r0 = fs->row_begin[b], r1 = fs->row_begin[b + 1];
-    EF_CALL(fs_block_args(fs, k, b));
-    if (group_base_arg >= 0) FS_ARG(k, group_base_arg, group_base);
-    const size_t global = fs_round_up(r1 - r0, fs->wgs);
-    group_base += (cl_long)(global / fs->wgs);
-    const double bytes =
-        fs_kernel_bytes(fs, record, stage, fixed_values, r1 - r0, fs->ed->row_ptr[r1] - fs->ed->row_ptr[r0]);
-    EF_CALL(fs_launch(fs, record, phase, global, fs->wgs, bytes));
-  }
-  return EF_SUCCESS;
+/* Launch edge kernel `record` over block blk (stage and fixed_values only size the profile's bytes). */
+static int fs_launch_block(ef_ocl_fs *fs, int record, int phase, const fs_block *blk, int stage, int fixed_values) {
+  const double bytes = fs_kernel_bytes(fs, record, stage, fixed_values, blk->rows, blk->edges);
+  return fs_launch(fs, record, phase, blk->global, fs->wgs, bytes);
 }
 
 /* Step 1 projections and tau from (un, pn). */
@@ -748,20 +758,13 @@ static int fs_enqueue_prepare(ef_ocl_fs *fs, double dt, cl_mem un, cl_mem pn, in
   cl_kernel k = fs->k[K_PREPARE];
   const ef_fs_settings *s = &fs->s.fs;
   const cl_int stab = s->stabilization != 0;
-  FS_ARG(k, 6, un);
-  FS_ARG(k, 7, pn);
-  FS_ARG(k, 8, fs->inv_mass);
-  FS_ARG(k, 9, fs->h);
-  FS_ARG(k, 10, s->nu);
-  FS_ARG(k, 11, dt);
-  FS_ARG(k, 12, s->tau_c1);
-  FS_ARG(k, 13, s->tau_c2);
-  FS_ARG(k, 14, s->tau_c3);
-  FS_ARG(k, 15, stab);
-  FS_ARG(k, 16, fs->tau);
-  FS_ARG(k, 17, fs->xi);
-  FS_ARG(k, 18, fs->xp);
-  return fs_launch_rows(fs, K_PREPARE, phase, 0, 0, -1);
+  for (fs_block blk = FS_BLOCK_START; fs_block_next(fs, &blk);) {
+    EF_CL_SET_ARGS(k, FS_BLOCK_ARGS(fs, blk), EF_CL_ARG(un), EF_CL_ARG(pn), EF_CL_ARG(fs->inv_mass),
+                   EF_CL_ARG(fs->h), EF_CL_ARG(s->nu), EF_CL_ARG(dt), EF_CL_ARG(s->tau_c1), EF_CL_ARG(s->tau_c2),
+                   EF_CL_ARG(s->tau_c3), EF_CL_ARG(stab), EF_CL_ARG(fs->tau), EF_CL_ARG(fs->xi), EF_CL_ARG(fs->xp));
+    EF_CALL(fs_launch_block(fs, K_PREPARE, phase, &blk, 0, 0));
+  }
+  return EF_SUCCESS;
 }
 
 /* One RK4 stage from us into out (u_n = un, p_n = pn); stage 3 also writes the reactions and
@@ -771,31 +774,16 @@ static int fs_enqueue_stage(ef_ocl_fs *fs, int stage, double dt, cl_mem un, cl_m
   cl_kernel k = fs->k[K_STAGE];
   const cl_int st = stage, fixed = use_fixed != 0;
   const double inv_dt = 1.0 / dt;
-  FS_ARG(k, 6, st);
-  FS_ARG(k, 7, dt);
-  FS_ARG(k, 8, inv_dt);
-  FS_ARG(k, 9, fs->s.fs.nu);
-  FS_ARG(k, 10, fs->mass);
-  FS_ARG(k, 11, fs->inv_mass);
-  FS_ARG(k, 12, fs->tau);
-  FS_ARG(k, 13, fs->xi);
-  FS_ARG(k, 14, fs->body_force);
-  FS_ARG(k, 15, un);
-  FS_ARG(k, 16, pn);
-  FS_ARG(k, 17, us);
-  FS_ARG(k, 18, fs->acc);
-  FS_ARG(k, 19, out);
-  FS_ARG(k, 20, fs->vfix);
-  FS_ARG(k, 21, fs->slip);
-  FS_ARG(k, 22, fs->slip_normal);
-  FS_ARG(k, 23, fs->slip_tangent);
-  FS_ARG(k, 24, fixed);
-  FS_ARG(k, 25, fs->fixu);
-  FS_ARG(k, 26, fs->fixp);
-  FS_ARG(k, 27, fs->pfix);
-  FS_ARG(k, 28, fs->reaction);
-  FS_ARG(k, 29, pnew);
-  return fs_launch_rows(fs, K_STAGE, phase, stage, use_fixed, -1);
+  for (fs_block blk = FS_BLOCK_START; fs_block_next(fs, &blk);) {
+    EF_CL_SET_ARGS(k, FS_BLOCK_ARGS(fs, blk), EF_CL_ARG(st), EF_CL_ARG(dt), EF_CL_ARG(inv_dt),
+                   EF_CL_ARG(fs->s.fs.nu), EF_CL_ARG(fs->mass), EF_CL_ARG(fs->inv_mass), EF_CL_ARG(fs->tau),
+                   EF_CL_ARG(fs->xi), EF_CL_ARG(fs->body_force), EF_CL_ARG(un), EF_CL_ARG(pn), EF_CL_ARG(us),
+                   EF_CL_ARG(fs->acc), EF_CL_ARG(out), EF_CL_ARG(fs->vfix), EF_CL_ARG(fs->slip),
+                   EF_CL_ARG(fs->slip_normal), EF_CL_ARG(fs->slip_tangent), EF_CL_ARG(fixed), EF_CL_ARG(fs->fixu),
+                   EF_CL_ARG(fs->fixp), EF_CL_ARG(fs->pfix), EF_CL_ARG(fs->reaction), EF_CL_ARG(pnew));
+    EF_CALL(fs_launch_block(fs, K_STAGE, phase, &blk, stage, use_fixed));
+  }
+  return EF_SUCCESS;
 }
 
 /* Step 2 assembly into (hval, f); with want_sums (no fixed pressure) also the flux sums and
@@ -805,32 +793,18 @@ static int fs_enqueue_assembly(ef_ocl_fs *fs, double dt, cl_mem uh, cl_mem pn, c
   cl_kernel k = fs->k[K_PRESSURE];
   const double cc = 0.5 * dt;
   const cl_int hf = has_fixed != 0, ws = want_sums != 0;
-  FS_ARG(k, 6, cc);
-  FS_ARG(k, 7, fs->tau);
-  FS_ARG(k, 8, uh);
-  FS_ARG(k, 9, pn);
-  FS_ARG(k, 10, pf);
-  FS_ARG(k, 11, fs->xp);
-  FS_ARG(k, 12, fs->pfix);
-  FS_ARG(k, 13, hf);
-  FS_ARG(k, 14, hval);
-  FS_ARG(k, 15, f);
-  FS_ARG(k, 16, fs->flags);
-  FS_ARG(k, 17, ws);
-  FS_ARG(k, 19, fs->partials);
-  EF_CALL(fs_launch_rows(fs, K_PRESSURE, phase, 0, 0, 18));
+  for (fs_block blk = FS_BLOCK_START; fs_block_next(fs, &blk);) {
+    EF_CL_SET_ARGS(k, FS_BLOCK_ARGS(fs, blk), EF_CL_ARG(cc), EF_CL_ARG(fs->tau), EF_CL_ARG(uh), EF_CL_ARG(pn),
+                   EF_CL_ARG(pf), EF_CL_ARG(fs->xp), EF_CL_ARG(fs->pfix), EF_CL_ARG(hf), EF_CL_ARG(hval),
+                   EF_CL_ARG(f), EF_CL_ARG(fs->flags), EF_CL_ARG(ws), EF_CL_ARG(blk.group_base),
+                   EF_CL_ARG(fs->partials));
+    EF_CALL(fs_launch_block(fs, K_PRESSURE, phase, &blk, 0, 0));
+  }
   if (!want_sums) return EF_SUCCESS;
   const cl_long count = fs->assembly_groups, n = fs->n;
-  k = fs->k[K_SUM];
-  FS_ARG(k, 0, count);
-  FS_ARG(k, 1, fs->partials);
-  FS_ARG(k, 2, n);
-  FS_ARG(k, 3, fs->state);
+  EF_CL_SET_ARGS(fs->k[K_SUM], EF_CL_ARG(count), EF_CL_ARG(fs->partials), EF_CL_ARG(n), EF_CL_ARG(fs->state));
   EF_CALL(fs_launch(fs, K_SUM, phase, fs->wgs, fs->wgs, 16.0 * (double)count + 24.0));
-  k = fs->k[K_MEAN];
-  FS_ARG(k, 0, n);
-  FS_ARG(k, 1, f);
-  FS_ARG(k, 2, fs->state);
+  EF_CL_SET_ARGS(fs->k[K_MEAN], EF_CL_ARG(n), EF_CL_ARG(f), EF_CL_ARG(fs->state));
   return fs_launch(fs, K_MEAN, phase, fs_round_up(n, fs->wgs), fs->wgs, 16.0 * (double)n);
 }
 
@@ -839,19 +813,13 @@ static int fs_enqueue_correct(ef_ocl_fs *fs, double dt, cl_mem uh, cl_mem pn, cl
                               int phase) {
   cl_kernel k = fs->k[K_CORRECT];
   const double cc = 0.5 * dt, bound2 = fs->s.fs.velocity_bound * fs->s.fs.velocity_bound;
-  FS_ARG(k, 6, cc);
-  FS_ARG(k, 7, fs->inv_mass);
-  FS_ARG(k, 8, uh);
-  FS_ARG(k, 9, pn);
-  FS_ARG(k, 10, pnew);
-  FS_ARG(k, 11, unew);
-  FS_ARG(k, 12, fs->vfix);
-  FS_ARG(k, 13, fs->slip);
-  FS_ARG(k, 14, fs->slip_normal);
-  FS_ARG(k, 15, fs->slip_tangent);
-  FS_ARG(k, 16, bound2);
-  FS_ARG(k, 17, fs->flags);
-  return fs_launch_rows(fs, K_CORRECT, phase, 0, 0, -1);
+  for (fs_block blk = FS_BLOCK_START; fs_block_next(fs, &blk);) {
+    EF_CL_SET_ARGS(k, FS_BLOCK_ARGS(fs, blk), EF_CL_ARG(cc), EF_CL_ARG(fs->inv_mass), EF_CL_ARG(uh), EF_CL_ARG(pn),
+                   EF_CL_ARG(pnew), EF_CL_ARG(unew), EF_CL_ARG(fs->vfix), EF_CL_ARG(fs->slip),
+                   EF_CL_ARG(fs->slip_normal), EF_CL_ARG(fs->slip_tangent), EF_CL_ARG(bound2), EF_CL_ARG(fs->flags));
+    EF_CALL(fs_launch_block(fs, K_CORRECT, phase, &blk, 0, 0));
+  }
+  return EF_SUCCESS;
 }
 
 /* flags = {INT_MAX, INT_MAX}: no bad node yet. */
@@ -864,14 +832,9 @@ static int fs_enqueue_reset_flags(ef_ocl_fs *fs, int phase) {
 
 /* Values of the fixed dofs (count of them in vals) into u and p. */
 static int fs_enqueue_scatter(ef_ocl_fs *fs, cl_mem vals, cl_mem u, cl_mem p, int phase) {
-  cl_kernel k = fs->k[K_SCATTER];
   const cl_int count = (cl_int)fs->n_fixed_dofs, n3 = (cl_int)(3 * fs->n);
-  FS_ARG(k, 0, count);
-  FS_ARG(k, 1, fs->d_fixed_dofs);
-  FS_ARG(k, 2, vals);
-  FS_ARG(k, 3, n3);
-  FS_ARG(k, 4, u);
-  FS_ARG(k, 5, p);
+  EF_CL_SET_ARGS(fs->k[K_SCATTER], EF_CL_ARG(count), EF_CL_ARG(fs->d_fixed_dofs), EF_CL_ARG(vals), EF_CL_ARG(n3),
+                 EF_CL_ARG(u), EF_CL_ARG(p));
   return fs_launch(fs, K_SCATTER, phase, fs_round_up(count, fs->wgs), fs->wgs, 20.0 * (double)count);
 }
 
@@ -979,18 +942,11 @@ int ef_ocl_fs_correct(ef_ocl_fs *fs, double dt) {
 int ef_ocl_fs_compute_dt(ef_ocl_fs *fs, const ef_fs_dt_settings *s, double *dt, double *dt_stable, int *reduced) {
   EF_CHECK(fs && s && dt, EF_ERR_PARAMETER, "time step: NULL argument");
   EF_CALL(ef_fs_dt_check(s));
-  cl_kernel k = fs->k[K_DT_PARTIAL];
   const cl_long n = fs->n, count = fs->dt_groups;
-  FS_ARG(k, 0, n);
-  FS_ARG(k, 1, fs->hmin);
-  FS_ARG(k, 2, fs->u[fs->cur]);
-  FS_ARG(k, 3, fs->s.fs.nu);
-  FS_ARG(k, 4, fs->partials);
+  EF_CL_SET_ARGS(fs->k[K_DT_PARTIAL], EF_CL_ARG(n), EF_CL_ARG(fs->hmin), EF_CL_ARG(fs->u[fs->cur]),
+                 EF_CL_ARG(fs->s.fs.nu), EF_CL_ARG(fs->partials));
   EF_CALL(fs_launch(fs, K_DT_PARTIAL, FS_PHASE_NONE, (size_t)count * fs->wgs, fs->wgs, 32.0 * (double)n));
-  k = fs->k[K_DT_FINAL];
-  FS_ARG(k, 0, count);
-  FS_ARG(k, 1, fs->partials);
-  FS_ARG(k, 2, fs->state);
+  EF_CL_SET_ARGS(fs->k[K_DT_FINAL], EF_CL_ARG(count), EF_CL_ARG(fs->partials), EF_CL_ARG(fs->state));
   EF_CALL(fs_launch(fs, K_DT_FINAL, FS_PHASE_NONE, fs->wgs, fs->wgs, 8.0 * (double)count));
   double stable = 0.0;
   EF_CL_CALL(clEnqueueReadBuffer(fs->ctx->queue, fs->state, CL_TRUE, 3 * 8, 8, &stable, 0, NULL, NULL));
@@ -1029,14 +985,9 @@ static int fs_fixed_values(ef_ocl_fs *fs, double t, int slot) {
   if (!fs->eval_p) EF_MALLOC(fs->eval_p, n);
   if (!fs->fixed_cur_valid) {
     /* The device's current values at the fixed dofs: bases for entries the callback skips. */
-    cl_kernel k = fs->k[K_GATHER];
     const cl_int c = (cl_int)count, n3 = (cl_int)(3 * n);
-    FS_ARG(k, 0, c);
-    FS_ARG(k, 1, fs->d_fixed_dofs);
-    FS_ARG(k, 2, n3);
-    FS_ARG(k, 3, fs->u[fs->cur]);
-    FS_ARG(k, 4, fs->p[fs->cur]);
-    FS_ARG(k, 5, fs->d_fixed_vals[slot]);
+    EF_CL_SET_ARGS(fs->k[K_GATHER], EF_CL_ARG(c), EF_CL_ARG(fs->d_fixed_dofs), EF_CL_ARG(n3),
+                   EF_CL_ARG(fs->u[fs->cur]), EF_CL_ARG(fs->p[fs->cur]), EF_CL_ARG(fs->d_fixed_vals[slot]));
     EF_CALL(fs_launch(fs, K_GATHER, FS_PHASE_UPLOAD, fs_round_up(count, fs->wgs), fs->wgs, 20.0 * (double)count));
     EF_CL_CALL(clEnqueueReadBuffer(fs->ctx->queue, fs->d_fixed_vals[slot], CL_TRUE, 0, (size_t)count * 8,
                                    fs->fixed_cur, 0, NULL, NULL));
