@@ -7,11 +7,15 @@
 int main(void) {
   EXPECT_OK(ef_registry_load_application("fluid"));
   const ef_linear_solver_ops *ops = NULL;
-  EXPECT_OK(ef_registry_find_linear_solver("petsc", &ops));
+  EXPECT_OK(ef_registry_find_linear_solver("petsc", EF_MEMORY_HOST, &ops));
   ef_parameters p = NULL;
   EXPECT_OK(ef_parameters_parse("{\"solver_type\": \"petsc\"}", "<test>", &p));
-  void *solver = &p;
-  EXPECT_FAIL(ops->create(p, 10, &solver), EF_ERR_UNSUPPORTED, "no PETSc");
+  int64_t rp[2] = {0, 1};
+  int32_t col[1] = {0};
+  double val[1] = {1.0};
+  ef_matrix A = {.memory = EF_MEMORY_HOST, .layout = {1, 0, NULL}, .nnz = 1, .row_ptr = rp, .col = col, .values = val};
+  ef_linear_solver *solver = (ef_linear_solver *)&p;
+  EXPECT_FAIL(ef_linear_solver_create(p, EF_MEMORY_HOST, &A, &solver), EF_ERR_UNSUPPORTED, "no PETSc");
   EXPECT(solver == NULL, "a failed create must leave no object");
   ef_parameters_destroy(&p);
   const ef_command_ops *verify = ef_registry_lookup_command("verify");

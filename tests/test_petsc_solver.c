@@ -2,29 +2,49 @@
  * the same stopping test as the host CG, values changed in place, the constant null
  * space, the options database, and PETSc errors turned into ours. */
 #include "edgeflow/ef_parameters.h"
+#include "edgeflow/ef_linear_solver.h"
 #include "edgeflow/ef_registry.h"
 #include "petsc_bridge.h"
 #include "test_petsc_common.h"
 
-/* Create "petsc" from a JSON text through the registry, as the OpenMP strategy does. */
-static int make_solver(const char *json, int64_t n, void **solver, ef_parameters *p) {
-  const ef_linear_solver_ops *ops;
-  EF_CALL(ef_registry_find_linear_solver("petsc", &ops));
-  EF_CALL(ef_parameters_parse(json, "<test settings>", p));
-  return ops->create(*p, n, solver);
+/* The ef_matrix (ef_linear_solver.h) of a test CSR. */
+static ef_matrix matrix_of(const ef_csr *A) {
+  ef_matrix M = {.memory = EF_MEMORY_HOST, .layout = {A->n, 0, NULL}, .nnz = A->nnz,
+                 .constant_null_space = A->constant_null_space, .row_ptr = A->row_ptr, .row_ptr32 = A->row_ptr32,
+                 .col = A->col, .values = A->val, .diag = A->diag};
+  return M;
 }
 
-static void free_solver(void **solver, ef_parameters *p) {
-  const ef_linear_solver_ops *ops;
-  if (!ef_registry_find_linear_solver("petsc", &ops)) ops->destroy(solver);
+/* Create "petsc" from a JSON text through the registry, as the OpenMP strategy does. */
+static int make_solver(const char *json, const ef_csr *A, ef_linear_solver **solver, ef_parameters *p) {
+  EF_CALL(ef_parameters_parse(json, "<test settings>", p));
+  const ef_matrix M = matrix_of(A);
+  return ef_linear_solver_create(*p, EF_MEMORY_HOST, &M, solver);
+}
+
+static void free_solver(ef_linear_solver **solver, ef_parameters *p) {
+  ef_linear_solver_destroy(solver);
   ef_parameters_destroy(p);
 }
 
-/* x = solve(A, b) from x0 = 0 with a solver record. */
-static int solve(ef_linear_solver ls, const ef_csr *A, const double *b, double *x, double rtol, int *its,
-                 double *res) {
+/* x = solve(A, b) from x0 = 0 (the solver's tolerance and iteration limit). */
+static int solve(ef_linear_solver *ls, const ef_csr *A, const double *b, double *x, int *its, double *res) {
   memset(x, 0, (size_t)A->n * sizeof *x);
-  return ls.solve(ls.ctx, A, b, x, rtol, 10000, its, res);
+  const ef_matrix M = matrix_of(A);
+  ef_vector bv = {EF_MEMORY_HOST, M.layout, (double *)b, NULL}, xv = {EF_MEMORY_HOST, M.layout, x, NULL};
+  ef_solve_result r;
+  EF_CALL(ef_linear_solver_setup(ls, &M));
+  int err = ef_linear_solver_solve(ls, &bv, &xv, &r);
+  if (its) *its = r.iterations;
+  if (res) *res = r.residual;
+  return err;
+}
+
+/* The host CG on the same system (its own stopping test at rtol). */
+static int solve_host_cg(ef_host_cg *cg, const ef_csr *A, const double *b, double *x, double rtol, int *its,
+                         double *res) {
+  memset(x, 0, (size_t)A->n * sizeof *x);
+  return ef_host_cg_solve(cg, A, b, x, rtol, 10000, its, res);
 }
 
 static double rel_diff(const double *a, const double *b, int64_t n) {
@@ -94,21 +114,20 @@ static int test_same_as_host_cg(int null_space) {
   double *xp = malloc((size_t)n * sizeof *xp), *xh = malloc((size_t)n * sizeof *xh);
   uint64_t st = 5;
   for (int64_t i = 0; i < n; ++i) b0[i] = b[i] = tp_random(&st) + (null_space ? 0.3 : 0.0);
-  void *obj = NULL;
+  ef_linear_solver *obj = NULL;
   ef_parameters p = NULL;
-  EXPECT_OK(make_solver("{\"solver_type\": \"petsc\", \"cg_variant\": \"standard\", \"autotune\": true}", n, &obj, &p));
+  EXPECT_OK(make_solver("{\"solver_type\": \"petsc\", \"cg_variant\": \"standard\", \"autotune\": true}", &A, &obj, &p));
   /* The defaults were filled in (tolerance is what the strategy reads next). */
   double tol = 0.0;
   EXPECT_OK(ef_parameters_get_double(p, "tolerance", &tol));
   EXPECT(tol == 1e-8, "default tolerance %g", tol);
-  ef_linear_solver ls = *(ef_linear_solver *)obj;
   ef_host_cg *cg = NULL;
   EXPECT_OK(ef_host_cg_create(n, &cg));
   int its_p = 0, its_h = 0;
   double res_p = 0.0, res_h = 0.0;
   const double rtol = 1e-8;
-  EXPECT_OK(solve(ls, &A, b, xp, rtol, &its_p, &res_p));
-  EXPECT_OK(solve(ef_host_cg_solver(cg), &A, b, xh, rtol, &its_h, &res_h));
+  EXPECT_OK(solve(obj, &A, b, xp, &its_p, &res_p));
+  EXPECT_OK(solve_host_cg(cg, &A, b, xh, rtol, &its_h, &res_h));
   EXPECT(!memcmp(b, b0, (size_t)n * sizeof *b), "the solver wrote to b");
   /* The same test on the same iterates: rounding differences of the two implementations
    * can move the crossing of rtol by one iteration at most. */
@@ -157,21 +176,21 @@ static int test_values_changed(void) {
   double *s = malloc((size_t)n * sizeof *s);
   uint64_t st = 9;
   for (int64_t i = 0; i < n; ++i) b[i] = tp_random(&st);
-  void *o1 = NULL, *o2 = NULL;
+  ef_linear_solver *o1 = NULL, *o2 = NULL;
   ef_parameters p1 = NULL, p2 = NULL;
-  EXPECT_OK(make_solver("{\"solver_type\": \"petsc\"}", n, &o1, &p1));
+  EXPECT_OK(make_solver("{\"solver_type\": \"petsc\"}", &A, &o1, &p1));
   int its1, its2;
   double r1, r2;
-  EXPECT_OK(solve(*(ef_linear_solver *)o1, &A, b, x1, 1e-8, &its1, &r1));
+  EXPECT_OK(solve(o1, &A, b, x1, &its1, &r1));
   /* S A S with scales in [1/4, 4]: the diagonal changes non-uniformly, so a stale Jacobi
    * preconditioner would change the iterates. */
   for (int64_t i = 0; i < n; ++i) s[i] = exp(log(4.0) * tp_random(&st));
   for (int64_t i = 0; i < n; ++i)
     for (int64_t k = m.rp[i]; k < m.rp[i + 1]; ++k)
       if (!m.fixed[i]) m.val[k] *= s[i] * s[m.col[k]];
-  EXPECT_OK(solve(*(ef_linear_solver *)o1, &A, b, x1, 1e-8, &its1, &r1));
-  EXPECT_OK(make_solver("{\"solver_type\": \"petsc\"}", n, &o2, &p2));
-  EXPECT_OK(solve(*(ef_linear_solver *)o2, &A, b, x2, 1e-8, &its2, &r2));
+  EXPECT_OK(solve(o1, &A, b, x1, &its1, &r1));
+  EXPECT_OK(make_solver("{\"solver_type\": \"petsc\"}", &A, &o2, &p2));
+  EXPECT_OK(solve(o2, &A, b, x2, &its2, &r2));
   EXPECT(its1 == its2, "after a change of values: %d iterations, a fresh solver %d", its1, its2);
   /* The same computation on the same data: bitwise, so 1e-15 is generous. */
   EXPECT(rel_diff(x1, x2, n) <= 1e-15, "solutions differ by %.3e", rel_diff(x1, x2, n));
@@ -190,32 +209,31 @@ static int test_errors(void) {
   tp_matrix m;
   EXPECT(!tp_laplacian(20, 20, 1, 3, &m), "matrix");
   ef_csr A = tp_view(&m);
-  void *o = NULL;
+  ef_linear_solver *o = NULL;
   ef_parameters p = NULL;
-  EXPECT_FAIL(make_solver("{\"solver_type\": \"petsc\", \"ksp_type\": \"no_such_ksp\"}", m.n, &o, &p), EF_ERR_PETSC,
+  EXPECT_FAIL(make_solver("{\"solver_type\": \"petsc\", \"ksp_type\": \"no_such_ksp\"}", &A, &o, &p), EF_ERR_PETSC,
               "no_such_ksp");
   EXPECT(o == NULL, "a failed create must leave no object");
   ef_parameters_destroy(&p);
-  EXPECT_FAIL(make_solver("{\"solver_type\": \"petsc\", \"preconditioner\": \"jacobi\"}", m.n, &o, &p),
+  EXPECT_FAIL(make_solver("{\"solver_type\": \"petsc\", \"preconditioner\": \"jacobi\"}", &A, &o, &p),
               EF_ERR_PARAMETER, "preconditioner");
   ef_parameters_destroy(&p);
-  EXPECT_FAIL(make_solver("{\"solver_type\": \"petsc\", \"norm_type\": \"energy\"}", m.n, &o, &p), EF_ERR_PARAMETER,
+  EXPECT_FAIL(make_solver("{\"solver_type\": \"petsc\", \"norm_type\": \"energy\"}", &A, &o, &p), EF_ERR_PARAMETER,
               "norm_type");
   ef_parameters_destroy(&p);
-  EXPECT_FAIL(make_solver("{\"solver_type\": \"petsc\", \"tolerance\": 2}", m.n, &o, &p), EF_ERR_PARAMETER,
+  EXPECT_FAIL(make_solver("{\"solver_type\": \"petsc\", \"tolerance\": 2}", &A, &o, &p), EF_ERR_PARAMETER,
               "tolerance");
   ef_parameters_destroy(&p);
   /* Too few iterations: EF_ERR_SOLVER naming PETSc's reason. */
-  EXPECT_OK(make_solver("{\"solver_type\": \"petsc\"}", m.n, &o, &p));
+  EXPECT_OK(make_solver("{\"solver_type\": \"petsc\", \"tolerance\": 1e-10, \"max_iteration\": 3}", &A, &o, &p));
   double *b = calloc((size_t)m.n, sizeof *b), *x = calloc((size_t)m.n, sizeof *x);
   for (int64_t i = 0; i < m.n; ++i) b[i] = 1.0;
-  ef_linear_solver ls = *(ef_linear_solver *)o;
-  EXPECT_FAIL(ls.solve(ls.ctx, &A, b, x, 1e-10, 3, NULL, NULL), EF_ERR_SOLVER, "DIVERGED_ITS");
+  EXPECT_FAIL(solve(o, &A, b, x, NULL, NULL), EF_ERR_SOLVER, "DIVERGED_ITS");
   /* A system of another size. */
   tp_matrix small;
   EXPECT(!tp_laplacian(5, 5, 1, 3, &small), "matrix");
   ef_csr S = tp_view(&small);
-  EXPECT_FAIL(ls.solve(ls.ctx, &S, b, x, 1e-8, 100, NULL, NULL), EF_ERR_PARAMETER, "created for");
+  EXPECT_FAIL(solve(o, &S, b, x, NULL, NULL), EF_ERR_PARAMETER, "created for");
   free_solver(&o, &p);
   free(b);
   free(x);
@@ -233,15 +251,15 @@ static int test_options(void) {
   double *b = malloc((size_t)m.n * sizeof *b), *x = malloc((size_t)m.n * sizeof *x);
   uint64_t st = 1;
   for (int64_t i = 0; i < m.n; ++i) b[i] = tp_random(&st);
-  void *o = NULL;
+  ef_linear_solver *o = NULL;
   ef_parameters p = NULL;
   int its_j, its_none;
   double r;
-  EXPECT_OK(make_solver("{\"solver_type\": \"petsc\"}", m.n, &o, &p));
-  EXPECT_OK(solve(*(ef_linear_solver *)o, &A, b, x, 1e-8, &its_j, &r));
+  EXPECT_OK(make_solver("{\"solver_type\": \"petsc\"}", &A, &o, &p));
+  EXPECT_OK(solve(o, &A, b, x, &its_j, &r));
   free_solver(&o, &p);
-  EXPECT_OK(make_solver("{\"solver_type\": \"petsc\", \"petsc_options\": \"-pc_type none\"}", m.n, &o, &p));
-  EXPECT_OK(solve(*(ef_linear_solver *)o, &A, b, x, 1e-8, &its_none, &r));
+  EXPECT_OK(make_solver("{\"solver_type\": \"petsc\", \"petsc_options\": \"-pc_type none\"}", &A, &o, &p));
+  EXPECT_OK(solve(o, &A, b, x, &its_none, &r));
   /* Row scales in [1/3, 3] make unpreconditioned CG slower than Jacobi. */
   EXPECT(its_none > its_j, "no preconditioner: %d iterations, Jacobi %d", its_none, its_j);
   free_solver(&o, &p);

@@ -16,6 +16,7 @@ static int run(const char *case_file, const char *out, const char *linear_solver
                int *its, ef_verify_report *rep) {
   ef_analysis_options o;
   ef_analysis_options_default(&o);
+  o.applications = EF_DEFAULT_APPLICATIONS;
   o.solver_type = "openmp_edge_based";
   o.output_folder = out;
   o.max_steps = STEPS;

@@ -85,7 +85,6 @@ static int create(ef_model_part mp, const char *folder, const char *json, ef_par
   ctx.model_part = mp;
   ctx.output_folder = folder;
   ctx.case_folder = ".";
-  ctx.density = 1.0;
   if (ef_parameters_parse(json, "<test>", p)) return 1;
   return ef_probes_output_process_ops.create(&ctx, *p, data);
 }

@@ -130,6 +130,7 @@ int main(void) {
     }
   }
   EXPECT_OK(ef_register_core_processes());
+  EXPECT_OK(ef_registry_load_application("fluid")); /* inlet, outlet, walls */
   for (int c = 0; c < 2; c++) run_case(folder[c], cases[c][1]);
   if (failures) fprintf(stderr, "%d failure(s)\n", failures);
   return failures ? 1 : 0;

@@ -215,6 +215,7 @@ TP_HELPER int tp_process(ef_model_part mp, const char *module, const char *json,
                       void **data) {
   *data = NULL;
   EF_CALL(ef_register_core_processes());
+  EF_CALL(ef_registry_load_application("fluid")); /* inlet, outlet, walls, forces */
   *ops = ef_registry_lookup_process(module);
   EF_CHECK(*ops, EF_ERR_NOT_FOUND, "process '%s' is not registered", module);
   ef_parameters root = NULL, p = NULL;
@@ -225,7 +226,7 @@ TP_HELPER int tp_process(ef_model_part mp, const char *module, const char *json,
   ef_process_context ctx;
   memset(&ctx, 0, sizeof ctx);
   ctx.model_part = mp;
-  ctx.density = 1000.0;
+  EF_CALL(ef_model_part_set_value(mp, "DENSITY", 1000.0));
   if (!err) err = (*ops)->create(&ctx, p, data);
   ef_parameters_destroy(&root);
   return err;

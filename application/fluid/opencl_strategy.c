@@ -365,6 +365,11 @@ static int ef_opencl_finalize(void *data) {
 static const ef_strategy_ops ef_opencl_ops = {
     .name = "opencl_edge_based",
     .description = "edge-based fractional step on an OpenCL device (solution resident on the device)",
+    .settings_defaults = ef_fluid_settings_defaults,
+    .ignored_settings = ef_fluid_kratos_keys,
+    .steady_state_variable = "VELOCITY",
+    .add_variables = ef_fluid_add_variables,
+    .prepare = ef_fluid_prepare,
     .create = ef_opencl_create,
     .initialize = ef_opencl_initialize,
     .compute_time_step = ef_opencl_compute_time_step,
