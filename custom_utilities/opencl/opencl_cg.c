@@ -3,6 +3,8 @@
  * opencl_cg_tuner.c. */
 #include "opencl_cg_private.h"
 
+#include "opencl_solvers.h"
+
 #include "edgeflow/ef_util.h"
 
 #include <inttypes.h>
@@ -384,7 +386,7 @@ void ef_cl_cg_settings_default(ef_cl_cg_settings *s) {
   memset(s, 0, sizeof *s);
   s->variant = EF_CG_STANDARD;
   s->rtol = 1e-8;
-  s->max_iterations = 1000;
+  s->max_iterations = 5000; /* EF_LINEAR_SOLVER_COMMON_DEFAULTS' max_iteration */
   s->check_every = 8;
   s->tune = 1;
   s->verbose = 1;
@@ -507,3 +509,133 @@ fail:
   ef_cl_cg_destroy(&cg);
   return err;
 }
+/* ------------------------------------------------------------------------- */
+/* The device linear solver "cg" (opencl_solvers.h). */
+
+/* The device CG's own keys of linear_solver_settings, with their defaults:
+ *   cg_variant               "standard" or "three_term"
+ *   check_every              read the convergence state back every this many iterations (1..1000)
+ *   workgroup_size_bits      SpMV work-group 2^bits items; -1 or 0: tuned (autotune) or default
+ *   rows_per_workgroup_bits  2^bits rows per work-group; -1: workgroup_size_bits - 1 (2 lanes
+ *                            per row) when the group size is given
+ *   autotune, retune         run the SpMV tuner (when no group size is given); ignore its cache */
+#define EF_CL_CG_DEFAULTS                                                                         \
+  "{\"cg_variant\": \"standard\", \"check_every\": 1, \"workgroup_size_bits\": -1,"                 \
+  " \"rows_per_workgroup_bits\": -1, \"autotune\": true, \"retune\": false}"
+
+/* The keys above and the shared ones into the solver's settings. */
+static int ef_cl_cg_read_settings(ef_parameters p, const ef_linear_solver_common *common, const ef_cl_context *ctx,
+                                  ef_cl_cg_settings *s) {
+  const char *variant;
+  long check, wg, rows;
+  int autotune, retune;
+  EF_CALL(ef_parameters_get_string(p, "cg_variant", &variant));
+  EF_CALL(ef_parameters_get_int(p, "check_every", &check));
+  EF_CALL(ef_parameters_get_int(p, "workgroup_size_bits", &wg));
+  EF_CALL(ef_parameters_get_int(p, "rows_per_workgroup_bits", &rows));
+  EF_CALL(ef_parameters_get_bool(p, "autotune", &autotune));
+  EF_CALL(ef_parameters_get_bool(p, "retune", &retune));
+  const char *path = ef_parameters_path(p);
+  EF_CHECK(!strcmp(variant, "standard") || !strcmp(variant, "three_term"), EF_ERR_PARAMETER,
+           "%s.cg_variant is '%s', expected \"standard\" or \"three_term\"", path, variant);
+  EF_CHECK(check >= 1 && check <= 1000, EF_ERR_PARAMETER, "%s.check_every must be 1..1000", path);
+  EF_CHECK(wg == -1 || (wg >= 0 && wg <= 10), EF_ERR_PARAMETER, "%s.workgroup_size_bits must be -1 or 0..10", path);
+  EF_CHECK(rows == -1 || (rows >= 0 && rows <= 10), EF_ERR_PARAMETER, "%s.rows_per_workgroup_bits must be -1 or 0..10",
+           path);
+  ef_cl_cg_settings_default(s);
+  s->variant = !strcmp(variant, "three_term") ? EF_CG_THREE_TERM : EF_CG_STANDARD;
+  s->rtol = common->tolerance;
+  s->max_iterations = common->max_iteration;
+  s->check_every = (int)check;
+  s->wgs_bits = wg > 0 ? (int)wg : 0;
+  s->rows_bits = rows > 0 ? (int)rows : 0;
+  if (s->wgs_bits > 0 && rows < 0) s->rows_bits = s->wgs_bits - 1; /* 2 lanes per row, a fair default */
+  s->tune = autotune;
+  s->force_retune = retune;
+  /* Tuning lines follow the device's verbosity (solver_settings.device.verbose). */
+  s->verbose = ctx->verbose > common->verbosity ? ctx->verbose : common->verbosity;
+  return EF_SUCCESS;
+}
+
+/* The CG on the device matrix; its symmetric scaling is the "jacobi" preconditioning. */
+static int ef_cl_cg_ops_create(ef_parameters settings, const ef_linear_solver_common *common, const ef_matrix *M,
+                               ef_preconditioner *pc, void **out) {
+  (void)pc;
+  *out = NULL;
+  const ef_cl_csr *A = ef_cl_matrix_csr(M);
+  ef_cl_context *ctx = ef_cl_matrix_context(M);
+  EF_CHECK(A && ctx, EF_ERR_PARAMETER, "device cg: needs a device matrix and its OpenCL context");
+  EF_CHECK(!strcmp(common->preconditioner_type, "jacobi"), EF_ERR_UNSUPPORTED,
+           "%s.preconditioner_type is '%s': the device cg preconditions by its symmetric diagonal scaling only "
+           "(\"jacobi\"); use solver_type \"bicgstab\" for other device preconditioners",
+           ef_parameters_path(settings), common->preconditioner_type);
+  ef_cl_cg_settings s;
+  EF_CALL(ef_cl_cg_read_settings(settings, common, ctx, &s));
+  ef_cl_cg *cg = NULL;
+  EF_CALL(ef_cl_cg_create(ctx, A, &s, &cg));
+  *out = cg;
+  return EF_SUCCESS;
+}
+
+/* New values in the same buffers: rescale. */
+static int ef_cl_cg_ops_setup(void *data, const ef_matrix *M) {
+  ef_cl_cg *cg = data;
+  const ef_cl_csr *A = ef_cl_matrix_csr(M);
+  EF_CHECK(A && A->values == cg->A.values && A->n == cg->A.n, EF_ERR_PARAMETER,
+           "device cg: not the device matrix it was created for");
+  return ef_cl_cg_update_matrix(cg);
+}
+
+/* residual: the recurrence residual of the scaled system; true_residual: ||b - A x|| / ||b||. */
+static int ef_cl_cg_ops_solve(void *data, const ef_vector *b, ef_vector *x, ef_solve_result *result) {
+  ef_cl_cg_result res;
+  memset(&res, 0, sizeof res);
+  int err = ef_cl_cg_solve(data, ef_cl_vector_mem(b), ef_cl_vector_mem(x), &res);
+  result->iterations = res.iterations;
+  result->converged = res.converged;
+  result->residual = res.relres;
+  result->true_residual = res.true_relres_unscaled;
+  return err;
+}
+
+/* Variant, stopping, the SpMV configuration ("spmv": as the run summary reports it) and the
+ * memory figures. */
+static int ef_cl_cg_ops_view(void *data, ef_parameters report) {
+  const ef_cl_cg *cg = data;
+  ef_cl_cg_config c;
+  double tuning = 0.0;
+  ef_cl_cg_get_config(cg, &c, &tuning);
+  EF_CALL(ef_parameters_set_string(report, "cg_variant", cg->s.variant == EF_CG_THREE_TERM ? "three_term" : "standard"));
+  EF_CALL(ef_parameters_set_double(report, "check_every", cg->s.check_every));
+  EF_CALL(ef_parameters_set_double(report, "bytes_per_iteration",
+                                   ef_cl_cg_bytes_per_iteration(cg->A.n, cg->A.nnz, cg->A.row_ptr_64)));
+  EF_CALL(ef_parameters_set_double(report, "memory_bytes", (double)ef_cl_cg_memory_bytes(cg->A.n, cg->A.nnz,
+                                                                                         cg->A.row_ptr_64)));
+  char json[512];
+  snprintf(json, sizeof json,
+           "{\"wgs_bits\": %d, \"rows_bits\": %d, \"lanes_per_row\": %d, \"groups\": %d,"
+           " \"tuned_us_per_iteration\": %.6g, \"tuning_seconds\": %.6f}",
+           c.wgs_bits, c.rows_bits, 1 << (c.wgs_bits - c.rows_bits), c.groups, 1e6 * c.seconds_per_iteration, tuning);
+  return ef_parameters_set_json(report, "spmv", json);
+}
+
+static void ef_cl_cg_ops_destroy(void **data) {
+  if (!data) return;
+  ef_cl_cg *cg = *data;
+  ef_cl_cg_destroy(&cg);
+  *data = NULL;
+}
+
+const ef_linear_solver_ops ef_cl_cg_ops = {
+    .name = "cg",
+    .description = "CG on the device: symmetric Jacobi scaling, fused iterations, tuned SpMV (standard or "
+                   "three-term recurrence)",
+    .memory = EF_MEMORY_DEVICE,
+    .defaults = EF_CL_CG_DEFAULTS,
+    .uses_preconditioner = 0,
+    .create = ef_cl_cg_ops_create,
+    .setup = ef_cl_cg_ops_setup,
+    .solve = ef_cl_cg_ops_solve,
+    .view = ef_cl_cg_ops_view,
+    .destroy = ef_cl_cg_ops_destroy,
+};

@@ -56,7 +56,7 @@ typedef struct {
   int verbose;          /* 0 quiet, 1 winner and tuning cost, 2 every candidate */
 } ef_cl_cg_settings;
 
-/* Standard CG, rtol 1e-8, 1000 iterations, check every 8, tuner on. */
+/* Standard CG, rtol 1e-8, 5000 iterations (the shared default), check every 8, tuner on. */
 void ef_cl_cg_settings_default(ef_cl_cg_settings *s);
 
 /* One SpMV configuration. */
