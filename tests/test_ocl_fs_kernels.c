@@ -226,7 +226,6 @@ static int run_case(ef_cl_context *ctx, int dim) {
   ef_ocl_fs_settings os;
   ef_ocl_fs_settings_default(&os);
   os.fs = t.s;
-  os.cg.verbose = 0;
   os.max_block_doubles = (ed->n_edges / 3 + ed->max_row) * ed->stride;
   ef_ocl_fs *fs = NULL;
   ASSERT_OK(ef_ocl_fs_create(ctx, ed, &os, &fs));

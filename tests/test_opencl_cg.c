@@ -5,7 +5,7 @@
 
 #include "matrix_io.h"
 #include "edgeflow/ef_util.h"
-#include "opencl_cg.h"
+#include "opencl_cg_tuner.h"
 #include "test_opencl_common.h"
 
 /* Under oclgrind (--tiny) vectors are kept until the end: oclgrind 21.10 reports

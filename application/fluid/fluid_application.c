@@ -6,6 +6,9 @@
 #include "fluid_application.h"
 #include "host_cg.h"
 #include "petsc_solver.h"
+#ifdef EF_HAVE_OPENCL
+#include "opencl_solvers.h"
+#endif
 
 int ef_application_register(void) {
   EF_CALL(ef_register_openmp_strategy());
@@ -13,6 +16,7 @@ int ef_application_register(void) {
   EF_CALL(ef_register_fluid_bc_processes());
   EF_CALL(ef_register_force_processes());
 #ifdef EF_HAVE_OPENCL
+  EF_CALL(ef_register_opencl_solvers());
   EF_CALL(ef_register_opencl_strategy());
   EF_CALL(ef_register_opencl_commands());
 #endif

@@ -11,6 +11,8 @@
 #include "edge_physics.h"
 #include "edgeflow/ef_error.h"
 #include "edgeflow/ef_log.h"
+#include "opencl_cg.h" /* ef_cl_cg_memory_bytes: the memory estimate's solver share */
+#include "opencl_solvers.h"
 
 #define FS_SOURCE "fs_kernels.cl"
 #define FS_DEFAULT_WGS_BITS 7 /* 128 items: 4 warps, enough groups per SM for latency hiding */
@@ -32,7 +34,7 @@ enum {
   K_N_KERNELS,
   R_UPLOAD = K_N_KERNELS, /* boundary values to the device */
   R_FLAGS,                /* flag/sum fill and read-back of a step */
-  R_CG,                   /* the CG solve (wall clock: its kernels are opencl_cg's) */
+  R_CG,                   /* the pressure solve (wall clock: its kernels are the solver's) */
   R_COUNT
 };
 static const char *const fs_record_names[R_COUNT] = {
@@ -80,7 +82,8 @@ struct ef_ocl_fs_s {
   int64_t *h_row_ptr;
   int32_t *h_col;
   ef_cl_csr H;
-  ef_cl_cg *cg;
+  ef_linear_solver *solver;          /* the strategy's, borrowed */
+  double solver_bytes_per_iteration; /* its traffic figure (ef_ocl_fs_set_solver) */
   /* Reductions. */
   cl_mem partials, state, flags;
   int64_t assembly_groups;
@@ -312,7 +315,7 @@ double ef_ocl_fs_bytes_per_step(const ef_ocl_fs *fs, int cg_iterations) {
   double b = fs_kernel_bytes(fs, K_PREPARE, 0, 0, n, E);
   for (int s = 0; s < 4; ++s) b += fs_kernel_bytes(fs, K_STAGE, s, 0, n, E);
   b += fs_kernel_bytes(fs, K_PRESSURE, 0, 0, n, E) + fs_kernel_bytes(fs, K_CORRECT, 0, 0, n, E);
-  b += (double)cg_iterations * ef_cl_cg_bytes_per_iteration(fs->n, fs->nnz, fs->H.row_ptr_64);
+  b += (double)cg_iterations * fs->solver_bytes_per_iteration;
   return b;
 }
 
@@ -374,8 +377,6 @@ int ef_ocl_fs_read_array(ef_ocl_fs *fs, ef_ocl_fs_array which, double *host) {
 void ef_ocl_fs_settings_default(ef_ocl_fs_settings *s) {
   memset(s, 0, sizeof *s);
   ef_fs_settings_default(&s->fs);
-  ef_cl_cg_settings_default(&s->cg);
-  s->cg.check_every = 1;
 }
 
 /* Finish the queue, drop the profile, release kernels and buffers. */
@@ -385,7 +386,6 @@ void ef_ocl_fs_destroy(ef_ocl_fs **pfs) {
   if (fs->ctx && fs->ctx->queue) clFinish(fs->ctx->queue);
   fs_collect(fs, NULL);
   free(fs->pend);
-  ef_cl_cg_destroy(&fs->cg);
   ef_cl_csr_release(&fs->H);
   for (int i = 0; i < 2; ++i)
     if (fs->fixed_write[i]) clReleaseEvent(fs->fixed_write[i]);
@@ -467,7 +467,7 @@ static int fs_matrix_structure(ef_ocl_fs *fs) {
     }
     if (!placed) fs->h_col[o++] = (int32_t)i;
   }
-  /* The device CSR in opencl_cg.h's form, values writable (the assembly kernel fills them). */
+  /* The device CSR in opencl_csr.h's form, values writable (the assembly kernel fills them). */
   ef_cl_csr *H = &fs->H;
   H->n = n;
   H->nnz = fs->nnz;
@@ -603,7 +603,14 @@ void ef_ocl_fs_matrix_structure(const ef_ocl_fs *fs, int64_t *n, int64_t *nnz, c
 }
 
 /* Accessors. */
-ef_cl_cg *ef_ocl_fs_solver(ef_ocl_fs *fs) { return fs ? fs->cg : NULL; }
+ef_linear_solver *ef_ocl_fs_solver(ef_ocl_fs *fs) { return fs ? fs->solver : NULL; }
+const ef_cl_csr *ef_ocl_fs_pressure_matrix(const ef_ocl_fs *fs) { return fs ? &fs->H : NULL; }
+
+void ef_ocl_fs_set_solver(ef_ocl_fs *fs, ef_linear_solver *solver, double bytes_per_iteration) {
+  if (!fs) return;
+  fs->solver = solver;
+  fs->solver_bytes_per_iteration = bytes_per_iteration;
+}
 int ef_ocl_fs_blocks(const ef_ocl_fs *fs) { return fs ? fs->n_blocks : 0; }
 
 /* ---------------------------------------------------------------------------
@@ -959,10 +966,9 @@ int ef_ocl_fs_compute_dt(ef_ocl_fs *fs, const ef_fs_dt_settings *s, double *dt, 
 /* ---------------------------------------------------------------------------
  * The solver. */
 
-int ef_ocl_fs_setup_solver(ef_ocl_fs *fs, double dt) {
-  EF_CHECK(fs && dt > 0.0, EF_ERR_PARAMETER, "ef_ocl_fs_setup_solver: bad argument");
-  if (fs->cg) return EF_SUCCESS;
-  /* Any state gives the matrix's true sparsity and a representative spectrum for the tuner. */
+int ef_ocl_fs_assemble_pressure(ef_ocl_fs *fs, double dt) {
+  EF_CHECK(fs && dt > 0.0, EF_ERR_PARAMETER, "ef_ocl_fs_assemble_pressure: bad argument");
+  /* Any state gives the matrix's true sparsity and a representative spectrum (a tuner's). */
   EF_CL_CALL(clEnqueueCopyBuffer(fs->ctx->queue, fs->p[fs->cur], fs->p[1 - fs->cur], 0, 0, (size_t)fs->n * 8, 0,
                                  NULL, NULL));
   EF_CALL(fs_enqueue_prepare(fs, dt, fs->u[fs->cur], fs->p[fs->cur], FS_PHASE_NONE));
@@ -971,8 +977,6 @@ int ef_ocl_fs_setup_solver(ef_ocl_fs *fs, double dt) {
                               0, FS_PHASE_NONE));
   EF_CL_CALL(clFinish(fs->ctx->queue));
   fs_collect(fs, NULL);
-  int err = ef_cl_cg_create(fs->ctx, &fs->H, &fs->s.cg, &fs->cg);
-  if (err) return ef_error_push(err, __FILE__, __LINE__, "while setting up the device CG for the pressure");
   return EF_SUCCESS;
 }
 
@@ -1036,7 +1040,7 @@ static int fs_fixed_values(ef_ocl_fs *fs, double t, int slot) {
 int ef_ocl_fs_step(ef_ocl_fs *fs, double t, double dt, ef_ocl_fs_stats *stats) {
   EF_CHECK(fs, EF_ERR_PARAMETER, "fractional step: NULL argument to step");
   EF_CHECK(dt > 0.0 && isfinite(dt), EF_ERR_PARAMETER, "fractional step: time step must be positive, got %g", dt);
-  if (!fs->cg) EF_CALL(ef_ocl_fs_setup_solver(fs, dt));
+  EF_CHECK(fs->solver, EF_ERR_PARAMETER, "fractional step: no pressure solver (ef_ocl_fs_set_solver)");
   const double w0 = ef_wtime();
   ef_ocl_fs_stats st;
   memset(&st, 0, sizeof st);
@@ -1065,14 +1069,17 @@ int ef_ocl_fs_step(ef_ocl_fs *fs, double t, double dt, ef_ocl_fs_stats *stats) {
   EF_CALL(fs_enqueue_stage(fs, 3, dt, un, pn, fs->ua, fs->uh, fixed_values, pnew, FS_PHASE_1));
   EF_CL_CALL(clFlush(fs->ctx->queue));
 
-  /* Step 2: assembly, then the CG (its convergence reads are the step's only other syncs). */
+  /* Step 2: assembly, then the solver (its own reads are the step's only other syncs). */
   const int nullspace = fs->n_fixed_pressure == 0;
   EF_CALL(fs_enqueue_reset_flags(fs, FS_PHASE_2));
   EF_CALL(fs_enqueue_assembly(fs, dt, fs->uh, pn, pnew, fs->H.values, fs->f, 1, nullspace, FS_PHASE_2));
-  ef_cl_cg_result res;
+  ef_solve_result res;
   memset(&res, 0, sizeof res);
-  int cg_err = ef_cl_cg_update_matrix(fs->cg);
-  if (!cg_err) cg_err = ef_cl_cg_solve(fs->cg, fs->f, pnew, &res);
+  const ef_matrix A = ef_cl_matrix_wrap(&fs->H, fs->ctx, nullspace);
+  const ef_vector vb = ef_cl_vector_wrap(fs->f, fs->n);
+  ef_vector vx = ef_cl_vector_wrap(pnew, fs->n);
+  int cg_err = ef_linear_solver_setup(fs->solver, &A);
+  if (!cg_err) cg_err = ef_linear_solver_solve(fs->solver, &vb, &vx, &res);
   char cg_message[1024] = "";
   if (cg_err) snprintf(cg_message, sizeof cg_message, "%s", ef_error_message());
 
@@ -1087,12 +1094,12 @@ int ef_ocl_fs_step(ef_ocl_fs *fs, double t, double dt, ef_ocl_fs_stats *stats) {
   fs_record *rcg = &fs->rec[R_CG];
   rcg->seconds += res.seconds;
   rcg->calls++;
-  const double cg_bytes = (double)res.iterations * ef_cl_cg_bytes_per_iteration(fs->n, fs->nnz, fs->H.row_ptr_64);
+  const double cg_bytes = (double)res.iterations * fs->solver_bytes_per_iteration;
   rcg->bytes += cg_bytes;
   ef_log_event_add(rcg->log_event, res.seconds);
   ef_log_event_add_bytes(rcg->log_event, cg_bytes);
   st.cg_iterations = res.iterations;
-  st.cg_residual = res.relres;
+  st.cg_residual = res.residual;
   st.flux_imbalance = nullspace ? imbalance : 0.0;
   st.n_fixed_pressure = (int)(fs->n_fixed_pressure > INT32_MAX ? INT32_MAX : fs->n_fixed_pressure);
   st.seconds_upload = eval_seconds + sp.sum[FS_PHASE_UPLOAD];
@@ -1110,9 +1117,10 @@ int ef_ocl_fs_step(ef_ocl_fs *fs, double t, double dt, ef_ocl_fs_stats *stats) {
     err = ef_error_set(cg_err, __FILE__, __LINE__, "%s", cg_message);
     return ef_error_push(err, __FILE__, __LINE__, "pressure equation not solved");
   }
+  const ef_linear_solver_common *lc = ef_linear_solver_settings(fs->solver);
   if (!res.converged) {
-    err = EF_ERROR(EF_ERR_SOLVER, "device CG: no convergence in %d iterations (relative residual %.3e > %.3e)",
-                   res.iterations, res.relres, fs->s.cg.rtol);
+    err = EF_ERROR(EF_ERR_SOLVER, "device %s: no convergence in %d iterations (relative residual %.3e > %.3e)",
+                   lc->solver_type, res.iterations, res.residual, lc->tolerance);
     return ef_error_push(err, __FILE__, __LINE__, "pressure equation not solved");
   }
   if (fs->h_flags[0] != INT_MAX) return fs_divergence_error(fs, fs->h_flags[0], unew, pnew);
@@ -1120,7 +1128,7 @@ int ef_ocl_fs_step(ef_ocl_fs *fs, double t, double dt, ef_ocl_fs_stats *stats) {
   fs->stepped = 1;
   fs->last_dt = dt;
   fs->last_iterations = res.iterations;
-  fs->last_residual = res.relres;
+  fs->last_residual = res.residual;
   return EF_SUCCESS;
 }
 
@@ -1160,7 +1168,7 @@ int ef_ocl_fs_copy_pressure_system(ef_ocl_fs *fs, ef_pressure_system *out) {
   EF_CL_CALL_GOTO(clEnqueueReadBuffer(q, hfull, CL_TRUE, 0, (size_t)nnz * 8, out->values_full, 0, NULL, NULL),
                   fail);
   fs_collect(fs, NULL);
-  out->tolerance = fs->s.cg.rtol;
+  out->tolerance = fs->solver ? ef_linear_solver_settings(fs->solver)->tolerance : 0.0;
   out->iterations = fs->last_iterations;
   out->relative_residual = fs->last_residual;
   fs_release_mem(&hfull);
