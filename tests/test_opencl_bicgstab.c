@@ -39,17 +39,17 @@ static int device_solve(ef_cl_context *ctx, const ef_cl_csr *dA, int null_space,
   ef_parameters p = NULL;
   ef_linear_solver *s = NULL;
   cl_mem dx = NULL;
-  EXPECT_OK(ef_parameters_parse(settings, "test linear_solver_settings", &p));
+  ASSERT_OK(ef_parameters_parse(settings, "test linear_solver_settings", &p));
   const ef_matrix A = ef_cl_matrix_wrap(dA, ctx, null_space);
-  EXPECT_OK(ef_linear_solver_create(p, EF_MEMORY_DEVICE, &A, &s));
-  EXPECT_OK(ef_linear_solver_setup(s, &A));
+  ASSERT_OK(ef_linear_solver_create(p, EF_MEMORY_DEVICE, &A, &s));
+  ASSERT_OK(ef_linear_solver_setup(s, &A));
   /* From host zeros: oclgrind does not count a fill as initialisation. */
   for (int64_t i = 0; i < dA->n; ++i) x[i] = 0.0;
-  EXPECT_OK(ef_cl_vector_create(ctx, dA->n, x, &dx));
+  ASSERT_OK(ef_cl_vector_create(ctx, dA->n, x, &dx));
   const ef_vector vb = ef_cl_vector_wrap(db, dA->n);
   ef_vector vx = ef_cl_vector_wrap(dx, dA->n);
-  EXPECT_OK(ef_linear_solver_solve(s, &vb, &vx, res));
-  EXPECT_OK(ef_cl_vector_read(ctx, dx, dA->n, x));
+  ASSERT_OK(ef_linear_solver_solve(s, &vb, &vx, res));
+  ASSERT_OK(ef_cl_vector_read(ctx, dx, dA->n, x));
   clReleaseMemObject(dx);
   ef_linear_solver_destroy(&s);
   ef_parameters_destroy(&p);
@@ -79,36 +79,36 @@ static int check_system(ef_cl_context *ctx, const ef_csr_matrix *A, const double
   const int64_t n = A->n;
   ef_cl_csr dA;
   cl_mem db = NULL;
-  EXPECT_OK(ef_cl_csr_upload(ctx, A, &dA));
-  EXPECT_OK(ef_cl_vector_create(ctx, n, b, &db));
+  ASSERT_OK(ef_cl_csr_upload(ctx, A, &dA));
+  ASSERT_OK(ef_cl_vector_create(ctx, n, b, &db));
   double *xb = malloc((size_t)n * sizeof *xb), *xb4 = malloc((size_t)n * sizeof *xb4);
   double *xc = malloc((size_t)n * sizeof *xc);
-  EXPECT(xb && xb4 && xc, "out of memory");
+  ASSERT(xb && xb4 && xc, "out of memory");
   ef_solve_result rb, rb4, rc = {0, 1, 0.0, 0.0, 0.0};
-  EXPECT_OK(device_solve(ctx, &dA, null_space, db,
+  ASSERT_OK(device_solve(ctx, &dA, null_space, db,
                          "{\"solver_type\": \"bicgstab\", \"preconditioner_type\": \"jacobi\", \"tolerance\": 1e-9,"
                          " \"max_iteration\": 5000, \"check_every\": 1}",
                          xb, &rb));
-  EXPECT_OK(device_solve(ctx, &dA, null_space, db,
+  ASSERT_OK(device_solve(ctx, &dA, null_space, db,
                          "{\"solver_type\": \"bicgstab\", \"tolerance\": 1e-9, \"max_iteration\": 5000,"
                          " \"check_every\": 4}",
                          xb4, &rb4));
   if (x_ref)
     memcpy(xc, x_ref, (size_t)n * sizeof *xc);
   else
-    EXPECT_OK(device_solve(ctx, &dA, null_space, db,
+    ASSERT_OK(device_solve(ctx, &dA, null_space, db,
                            "{\"solver_type\": \"cg\", \"tolerance\": 1e-9, \"max_iteration\": 5000,"
                            " \"autotune\": false, \"check_every\": 8, \"verbosity\": 0}",
                            xc, &rc));
-  EXPECT(rb.converged && rb.residual <= 1e-9, "%s: bicgstab did not converge (%d iterations, residual %.3e)", name,
+  ASSERT(rb.converged && rb.residual <= 1e-9, "%s: bicgstab did not converge (%d iterations, residual %.3e)", name,
          rb.iterations, rb.residual);
-  EXPECT(rb.true_residual >= 0.0 && rb.true_residual <= 2e-9, "%s: bicgstab true residual %.3e > 2e-9", name,
+  ASSERT(rb.true_residual >= 0.0 && rb.true_residual <= 2e-9, "%s: bicgstab true residual %.3e > 2e-9", name,
          rb.true_residual);
-  EXPECT(rc.converged, "%s: cg did not converge (%d iterations)", name, rc.iterations);
-  EXPECT(rb4.iterations == rb.iterations && !memcmp(xb, xb4, (size_t)n * sizeof *xb),
+  ASSERT(rc.converged, "%s: cg did not converge (%d iterations)", name, rc.iterations);
+  ASSERT(rb4.iterations == rb.iterations && !memcmp(xb, xb4, (size_t)n * sizeof *xb),
          "%s: check_every 4 changed bicgstab's result (%d vs %d iterations)", name, rb4.iterations, rb.iterations);
   const double d = diff_modulo_constant(xb, xc, n);
-  EXPECT(d <= 1e-6, "%s: bicgstab and cg solutions differ by %.3e (relative, means removed)", name, d);
+  ASSERT(d <= 1e-6, "%s: bicgstab and cg solutions differ by %.3e (relative, means removed)", name, d);
   if (getenv("EF_TEST_VERBOSE"))
     printf("%s: n %lld, bicgstab %d iterations (true residual %.2e), cg %d (%.2e), difference %.2e\n", name,
            (long long)n, rb.iterations, rb.true_residual, rc.iterations, rc.true_residual, d);
@@ -130,16 +130,16 @@ static int export_system(const char *case_file, const char *work, const char *pa
   o.quiet = 1;
   ef_analysis a = NULL;
   ef_parameters ss, ls, dev;
-  EXPECT_OK(ef_make_folders(work));
-  EXPECT_OK(ef_analysis_create(case_file, &o, &a));
-  EXPECT_OK(ef_parameters_get(ef_analysis_parameters(a), "solver_settings", &ss));
-  EXPECT_OK(ef_parameters_get(ss, "linear_solver_settings", &ls));
-  EXPECT_OK(ef_parameters_set_double(ls, "tolerance", 1e-10));
-  EXPECT_OK(ef_parameters_set_string(ls, "export_pressure_system", path));
-  if (!ef_parameters_has(ss, "device")) EXPECT_OK(ef_parameters_set_json(ss, "device", "{}"));
-  EXPECT_OK(ef_parameters_get(ss, "device", &dev));
-  EXPECT_OK(ef_parameters_set_double(dev, "verbose", 0));
-  EXPECT_OK(ef_analysis_run(a));
+  ASSERT_OK(ef_make_folders(work));
+  ASSERT_OK(ef_analysis_create(case_file, &o, &a));
+  ASSERT_OK(ef_parameters_get(ef_analysis_parameters(a), "solver_settings", &ss));
+  ASSERT_OK(ef_parameters_get(ss, "linear_solver_settings", &ls));
+  ASSERT_OK(ef_parameters_set_double(ls, "tolerance", 1e-10));
+  ASSERT_OK(ef_parameters_set_string(ls, "export_pressure_system", path));
+  if (!ef_parameters_has(ss, "device")) ASSERT_OK(ef_parameters_set_json(ss, "device", "{}"));
+  ASSERT_OK(ef_parameters_get(ss, "device", &dev));
+  ASSERT_OK(ef_parameters_set_double(dev, "verbose", 0));
+  ASSERT_OK(ef_analysis_run(a));
   ef_analysis_destroy(&a);
   return 0;
 }
@@ -148,16 +148,16 @@ static int export_system(const char *case_file, const char *work, const char *pa
  * preconditioner. */
 static int check_errors(void) {
   ef_parameters p = NULL;
-  EXPECT_OK(ef_parameters_parse("{\"solver_type\": \"no_such_solver\"}", "test", &p));
+  ASSERT_OK(ef_parameters_parse("{\"solver_type\": \"no_such_solver\"}", "test", &p));
   int err = ef_linear_solver_validate(p, EF_MEMORY_DEVICE);
   const char *m = ef_error_message();
-  EXPECT(err == EF_ERR_NOT_FOUND && strstr(m, "no_such_solver") && strstr(m, "cg") && strstr(m, "bicgstab"),
+  ASSERT(err == EF_ERR_NOT_FOUND && strstr(m, "no_such_solver") && strstr(m, "cg") && strstr(m, "bicgstab"),
          "unknown device solver: %d '%s'", err, m);
   ef_error_clear();
   ef_parameters_destroy(&p);
-  EXPECT_OK(ef_parameters_parse("{\"solver_type\": \"cg\", \"preconditioner_type\": \"none\"}", "test", &p));
+  ASSERT_OK(ef_parameters_parse("{\"solver_type\": \"cg\", \"preconditioner_type\": \"none\"}", "test", &p));
   err = ef_linear_solver_validate(p, EF_MEMORY_DEVICE);
-  EXPECT(err == EF_ERR_PARAMETER && strstr(ef_error_message(), "preconditioner_type"),
+  ASSERT(err == EF_ERR_PARAMETER && strstr(ef_error_message(), "preconditioner_type"),
          "device cg with preconditioner 'none': %d '%s'", err, ef_error_message());
   ef_error_clear();
   ef_parameters_destroy(&p);
@@ -169,14 +169,14 @@ static int check_errors(void) {
  * oclgrind sees the BiCGStab and Jacobi kernels only. */
 static int run_tiny(ef_cl_context *ctx) {
   test_csr m;
-  EXPECT_OK(test_laplacian(5, 4, 1, 7, &m));
+  ASSERT_OK(test_laplacian(5, 4, 1, 7, &m));
   double *b = malloc((size_t)m.n * sizeof *b);
-  EXPECT(b, "out of memory");
+  ASSERT(b, "out of memory");
   uint64_t seed = 3;
-  for (int64_t i = 0; i < m.n; ++i) b[i] = test_random(&seed);
+  for (int64_t i = 0; i < m.n; ++i) b[i] = ef_test_uniform(&seed);
   double *x = calloc((size_t)m.n, sizeof *x);
-  EXPECT(x, "out of memory");
-  EXPECT(test_host_cg(&m, b, x, 1e-12, 1000) >= 0, "host CG failed");
+  ASSERT(x, "out of memory");
+  ASSERT(test_host_cg(&m, b, x, 1e-12, 1000) >= 0, "host CG failed");
   const ef_csr_matrix A = test_view(&m);
   int rc = check_system(ctx, &A, b, 0, x, "tiny");
   free(x);
@@ -187,8 +187,8 @@ static int run_tiny(ef_cl_context *ctx) {
 
 int main(int argc, char **argv) {
   const int tiny = argc > 1 && !strcmp(argv[1], "--tiny");
-  EXPECT(tiny || argc == 4, "usage: test_opencl_bicgstab CASE2D.json CASE3D.json WORK | --tiny");
-  EXPECT_OK(ef_registry_load_application("fluid"));
+  ASSERT(tiny || argc == 4, "usage: test_opencl_bicgstab CASE2D.json CASE3D.json WORK | --tiny");
+  ASSERT_OK(ef_registry_load_application("fluid"));
   if (check_errors()) return 1;
   ef_cl_context *ctx = NULL;
   int rc = test_context(&ctx, tiny ? "" : argv[3]);
