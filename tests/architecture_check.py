@@ -10,7 +10,9 @@ Checks, each failure printed with its file and line:
      plugin, OpenCL, PETSc or MPI library;
   3. neither the core sources nor the built library contain the word "fluid" (any case),
      except Kratos' default model part name "FluidModelPart" (EF_DEFAULT_MODEL_PART_NAME),
-     which mesh files and cases use.
+     which mesh files and cases use;
+  4. no C source anywhere sets an OpenCL kernel argument by index (clSetKernelArg) outside the
+     one helper, ef_cl_set_args_at in custom_utilities/opencl/opencl_context.c (EF_CL_SET_ARGS).
 """
 import os
 import re
@@ -18,6 +20,9 @@ import subprocess
 import sys
 
 CORE_DIRS = ("application/core", "application/include")
+ALL_C_DIRS = ("application", "custom_utilities", "custom_kernels", "tests", "tools", "benchmarks")
+KERNEL_ARG_HELPER = os.path.join("custom_utilities", "opencl", "opencl_context.c")
+SET_KERNEL_ARG = re.compile(r"\bclSetKernelArg\s*\(")
 PLUGIN_DIRS = ("application/fluid", "custom_utilities", "custom_kernels")
 ALLOWED = re.compile(rb"FluidModelPart")
 FLUID = re.compile(rb"fluid", re.IGNORECASE)
@@ -58,6 +63,16 @@ def main():
             if FLUID.search(ALLOWED.sub(b"", raw)):
                 problems.append(f"{rel}:{number}: the core names the fluid: {line.strip()}")
 
+    for path in files_under(root, ALL_C_DIRS, (".c", ".h", ".cpp")):
+        rel = os.path.relpath(path, root)
+        if rel == KERNEL_ARG_HELPER:
+            continue
+        with open(path, encoding="utf-8", errors="replace") as f:
+            for number, line in enumerate(f, 1):
+                code = line.split("//")[0]
+                if SET_KERNEL_ARG.search(code) and not code.lstrip().startswith(("*", "/*")):
+                    problems.append(f"{rel}:{number}: a kernel argument set by index; use EF_CL_SET_ARGS")
+
     out = subprocess.run(["readelf", "-d", library], capture_output=True, text=True)
     if out.returncode != 0:
         problems.append(f"readelf -d {library} failed: {out.stderr.strip()}")
@@ -82,7 +97,8 @@ def main():
     for p in problems:
         print(p)
     if problems:
-        print(f"architecture check: {len(problems)} problem(s): the core must not know its plugins")
+        print(f"architecture check: {len(problems)} problem(s): the core must not know its plugins, and kernel "
+              "arguments go through EF_CL_SET_ARGS")
         return 1
     return 0
 
