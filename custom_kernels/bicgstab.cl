@@ -25,18 +25,13 @@
  * Tunables (-D options, each with a default so that the file builds on its own):
  *   VEC_WGS_BITS  work-group size 2^VEC_WGS_BITS
  *   EF_ROW_PTR_64 row_ptr is int64 (else int32) */
-#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#include "ef_reduce.h"
 
 #ifndef VEC_WGS_BITS
 #define VEC_WGS_BITS 8
 #endif
 #define VWGS (1 << VEC_WGS_BITS)
 
-#ifdef EF_ROW_PTR_64
-typedef long ef_rp_t;
-#else
-typedef int ef_rp_t;
-#endif
 
 /* State slots (doubles); mirrored in opencl_bicgstab.c. */
 #define BS_BB 0       /* b.b */
@@ -60,37 +55,9 @@ typedef int ef_rp_t;
 #define BM_RHO 4
 #define BM_OUT 5
 
-/* Sums of (a, b) over the work-group in a fixed tree order; every item receives them. */
-double2 bcg_group_sum2(double2 v, __local double2 *scratch) {
-  const int lid = get_local_id(0);
-  scratch[lid] = v;
-  barrier(CLK_LOCAL_MEM_FENCE);
-  for (int s = VWGS >> 1; s > 0; s >>= 1) {
-    if (lid < s) scratch[lid] += scratch[lid + s];
-    barrier(CLK_LOCAL_MEM_FENCE);
-  }
-  const double2 total = scratch[0];
-  barrier(CLK_LOCAL_MEM_FENCE);
-  return total;
-}
-
-/* Sum of v over the work-group in a fixed tree order; every item receives it. */
-double bcg_group_sum(double v, __local double *scratch) {
-  const int lid = get_local_id(0);
-  scratch[lid] = v;
-  barrier(CLK_LOCAL_MEM_FENCE);
-  for (int s = VWGS >> 1; s > 0; s >>= 1) {
-    if (lid < s) scratch[lid] += scratch[lid + s];
-    barrier(CLK_LOCAL_MEM_FENCE);
-  }
-  const double total = scratch[0];
-  barrier(CLK_LOCAL_MEM_FENCE);
-  return total;
-}
-
 /* Write one group's two partials: part[g] and part[groups + g]. */
 void bcg_write_partials(double2 acc, __local double2 *scratch, __global double *part) {
-  const double2 s = bcg_group_sum2(acc, scratch);
+  const double2 s = ef_group_sum2(acc, scratch, VWGS);
   if (get_local_id(0) == 0) {
     part[get_group_id(0)] = s.x;
     part[get_num_groups(0) + get_group_id(0)] = s.y;
@@ -238,7 +205,7 @@ void bcg_reduce(__global const double *restrict part, const int count, const int
     ax += part[g];
     ay += part[count + g];
   }
-  const double sx = bcg_group_sum(ax, red), sy = bcg_group_sum(ay, red);
+  const double sx = ef_group_sum(ax, red, VWGS), sy = ef_group_sum(ay, red, VWGS);
   if (get_local_id(0) != 0) return; /* after the last barrier */
   if (mode == BM_OUT) {
     state[BS_OUT] = sx;

@@ -4,18 +4,13 @@
  * Tunables (-D options, each with a default so that the file builds on its own):
  *   VEC_WGS_BITS  work-group size 2^VEC_WGS_BITS
  *   EF_ROW_PTR_64 row_ptr is int64 (else int32) */
-#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#include "ef_reduce.h"
 
 #ifndef VEC_WGS_BITS
 #define VEC_WGS_BITS 8
 #endif
 #define VWGS (1 << VEC_WGS_BITS)
 
-#ifdef EF_ROW_PTR_64
-typedef long ef_rp_t;
-#else
-typedef int ef_rp_t;
-#endif
 
 /* inv_diag_i = 1 / a_ii; *bad = the smallest row whose diagonal is missing, <= 0 or not finite. */
 __kernel __attribute__((reqd_work_group_size(VWGS, 1, 1)))
