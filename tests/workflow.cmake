@@ -28,3 +28,12 @@ if(EXISTS ${EF_SYSTEM_PYTHON})
   set_tests_properties(steady_state_stop PROPERTIES LABELS "unit" TIMEOUT 120
                        ENVIRONMENT "EDGEFLOW_PLUGIN_DIR=${CMAKE_LIBRARY_OUTPUT_DIRECTORY};OMP_NUM_THREADS=2")
 endif()
+
+# A fixed time_step cut by the stability limit: step-based schedules count the user's time steps.
+if(EXISTS ${EF_SYSTEM_PYTHON})
+  add_test(NAME time_step_semantics
+           COMMAND ${EF_SYSTEM_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/workflow/test_time_step_semantics.py
+                   ${CMAKE_SOURCE_DIR} $<TARGET_FILE:edgeflow> ${EF_WORKFLOW_OUT}/time_step_semantics)
+  set_tests_properties(time_step_semantics PROPERTIES LABELS "unit;io" TIMEOUT 120
+                       ENVIRONMENT "EDGEFLOW_PLUGIN_DIR=${CMAKE_LIBRARY_OUTPUT_DIRECTORY};OMP_NUM_THREADS=2")
+endif()

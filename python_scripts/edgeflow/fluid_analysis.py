@@ -96,7 +96,15 @@ class FluidAnalysis:
 
     @property
     def step(self):
+        """Solver steps taken."""
         return self._L.lib.ef_analysis_step(self._h)
+
+    @property
+    def output_step(self):
+        """The step the processes count: the user's fixed time steps completed when the stability
+        limit made the solver cut them (it lands on each of their ends), else the solver's step.
+        Schedule "every N steps" on this to keep the user's meaning, as the C processes do."""
+        return self._L.lib.ef_analysis_output_step(self._h)
 
     @property
     def pressure_iterations(self):

@@ -61,7 +61,10 @@ int ef_analysis_copy_pressure_system(ef_analysis a, ef_pressure_system *out);
 ef_parameters ef_analysis_parameters(ef_analysis a);
 double ef_analysis_time(ef_analysis a);
 double ef_analysis_delta_time(ef_analysis a);
-long ef_analysis_step(ef_analysis a);
+long ef_analysis_step(ef_analysis a); /* solver steps taken */
+/* The step the processes see: the solver's step, or, once the stability limit cut a fixed time_step,
+ * the number of those time steps completed (the solver then lands on each of their ends). */
+long ef_analysis_output_step(ef_analysis a);
 int ef_analysis_last_iterations(ef_analysis a);
 const char *ef_analysis_output_folder(ef_analysis a);
 
