@@ -37,3 +37,12 @@ if(EXISTS ${EF_SYSTEM_PYTHON})
   set_tests_properties(time_step_semantics PROPERTIES LABELS "unit;io" TIMEOUT 120
                        ENVIRONMENT "EDGEFLOW_PLUGIN_DIR=${CMAKE_LIBRARY_OUTPUT_DIRECTORY};OMP_NUM_THREADS=2")
 endif()
+
+# kill -9 during a run writing a VTK file per solver step: the .pvd parses and lists the files.
+if(EXISTS ${EF_SYSTEM_PYTHON})
+  add_test(NAME pvd_kill9
+           COMMAND ${EF_SYSTEM_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/workflow/test_pvd_kill9.py
+                   ${CMAKE_SOURCE_DIR} $<TARGET_FILE:edgeflow> ${EF_WORKFLOW_OUT}/pvd_kill9)
+  set_tests_properties(pvd_kill9 PROPERTIES LABELS "unit;io" TIMEOUT 180
+                       ENVIRONMENT "EDGEFLOW_PLUGIN_DIR=${CMAKE_LIBRARY_OUTPUT_DIRECTORY};OMP_NUM_THREADS=1")
+endif()

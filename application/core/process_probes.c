@@ -27,7 +27,7 @@ static const char ef_probes_defaults[] =
     "{\"model_part_name\": \"\", \"output_file_name\": \"probes.csv\", \"output_path\": \"\","
     " \"points\": [], \"lines\": [], \"variables\": [\"VELOCITY\", \"PRESSURE\"],"
     " \"output_control_type\": \"step\", \"output_interval\": 1.0, \"output_times\": [],"
-    " \"search_tolerance\": 1e-9, \"sync_each_row\": true}";
+    " \"search_tolerance\": 1e-9, \"sync_each_row\": false}";
 
 typedef struct {
   ef_model_part mp;

@@ -25,7 +25,8 @@ static const char ef_vtk_defaults[] =
     " \"write_ids\": false, \"nodal_solution_step_data_variables\": [], \"nodal_data_value_variables\": [],"
     " \"nodal_flags\": [], \"element_data_value_variables\": [], \"element_flags\": [],"
     " \"condition_data_value_variables\": [], \"condition_flags\": [],"
-    " \"gauss_point_variables_extrapolated_to_nodes\": [], \"gauss_point_variables_in_elements\": []}";
+    " \"gauss_point_variables_extrapolated_to_nodes\": [], \"gauss_point_variables_in_elements\": [],"
+    " \"sync_each_file\": false}"; /* the last key is edgeflow's (ef_vtk_output_options.sync) */
 
 typedef struct {
   ef_model_part mp;
@@ -168,8 +169,9 @@ static int ef_vtk_create(const ef_process_context *ctx, ef_parameters p, void **
   EF_CHECK_GOTO(!strcmp(entity, "automatic") || !strcmp(entity, "element") || !strcmp(entity, "condition"),
                 EF_ERR_PARAMETER, fail, "%s: entity_type is '%s'; expected \"automatic\", \"element\" or \"condition\"",
                 v->label, entity);
-  int deformed;
+  int deformed, sync_each_file;
   EF_CALL_GOTO(ef_parameters_get_bool(p, "write_deformed_configuration", &deformed), fail);
+  EF_CALL_GOTO(ef_parameters_get_bool(p, "sync_each_file", &sync_each_file), fail);
 
   char missing[2048] = "";
   EF_CALL_GOTO(ef_vtk_collect(v, p, "nodal_solution_step_data_variables", 1, missing, sizeof missing), fail);
@@ -205,6 +207,7 @@ static int ef_vtk_create(const ef_process_context *ctx, ef_parameters p, void **
   opt.write_ids = write_ids;
   opt.write_conditions = !strcmp(entity, "condition");
   opt.output_sub_model_parts = sub_parts;
+  opt.sync = sync_each_file;
   if (smp) {
     /* A sub model part by name: as Kratos, the files hold only that part (its elements, else
      * its conditions, else its nodes) and are named after it. */
@@ -249,6 +252,13 @@ static int ef_vtk_print_output(void *data, double time, int step) {
   return EF_SUCCESS;
 }
 
+/* The end of the run: make every file durable once (fsync), instead of at every output. */
+static int ef_vtk_finalize(void *data) {
+  ef_vtk_process *v = data;
+  int err = ef_vtk_output_sync(v->out);
+  return err ? ef_error_push(err, __FILE__, __LINE__, "%s", v->label) : EF_SUCCESS;
+}
+
 static void ef_vtk_destroy(void **data) {
   if (!data || !*data) return;
   ef_vtk_free(*data);
@@ -260,5 +270,6 @@ const ef_process_ops ef_vtk_output_process_ops = {
     .create = ef_vtk_create,
     .is_output_step = ef_vtk_is_output_step,
     .print_output = ef_vtk_print_output,
+    .execute_finalize = ef_vtk_finalize,
     .destroy = ef_vtk_destroy,
 };
