@@ -6,6 +6,7 @@
 #include "edgeflow/ef_mesh_tools.h"
 #include "edgeflow/ef_registry.h"
 #include "edgeflow/ef_util.h"
+#include "process_internal.h"
 
 #include <errno.h>
 #include <math.h>
@@ -24,7 +25,8 @@ static const char ef_problem_data_defaults[] =
     "{\"problem_name\": \"edgeflow\", \"parallel_type\": \"OpenMP\", \"echo_level\": 0,"
     " \"start_time\": 0.0, \"end_time\": 1.0, \"output_folder\": \"\","
     " \"progress_interval\": 10, \"skip_unsupported_processes\": false, \"applications\": [],"
-    " \"steady_state\": {\"velocity_rate_tolerance\": 0.0, \"check_interval\": 10, \"minimum_time\": 0.0}}";
+    " \"steady_state\": {\"velocity_rate_tolerance\": 0.0, \"check_interval\": 10, \"minimum_time\": 0.0,"
+    "     \"relative_tolerance\": 0.0, \"hold_time\": 0.0}}";
 
 /* The solver_settings keys the core reads itself; the strategy adds its own (ef_strategy_ops). */
 static const char ef_solver_defaults[] =
@@ -79,6 +81,7 @@ struct ef_analysis_s {
   double user_dt, cut_time, landing_time;
   long cut_step, process_step;
   int cut;
+  int stop_requested; /* a process (stop_when_steady_process) ended the run */
   int ev_initialize, ev_read, ev_refine, ev_strategy_init, ev_step, ev_processes, ev_output;
 };
 
@@ -222,6 +225,62 @@ static int ef_analysis_add_process(ef_analysis a, ef_parameters block, int is_ou
     return ef_error_push(err, __FILE__, __LINE__, "%s: creating '%s' at %s", a->parameters_path, module,
                          ef_parameters_path(block));
   a->n_processes++;
+  return EF_SUCCESS;
+}
+
+/* ---------------------------------------------------------------------------
+ * Stop when steady (process_steady_state.c): problem_data.steady_state.relative_tolerance or the
+ * --stop-when-steady switch add a stop_when_steady_process after the case's own processes; a
+ * Kratos user may list one among the processes instead.  Any process may ask to stop. */
+
+/* Add the stop_when_steady_process problem_data.steady_state or the switch ask for. */
+static int ef_analysis_add_steady_stop(ef_analysis a) {
+  ef_parameters steady, block = NULL;
+  double tolerance, hold, minimum;
+  long interval;
+  EF_CALL(ef_parameters_get(a->problem_data, "steady_state", &steady));
+  EF_CALL(ef_parameters_get_double(steady, "relative_tolerance", &tolerance));
+  EF_CALL(ef_parameters_get_double(steady, "hold_time", &hold));
+  EF_CALL(ef_parameters_get_double(steady, "minimum_time", &minimum));
+  EF_CALL(ef_parameters_get_int(steady, "check_interval", &interval));
+  EF_CHECK(tolerance >= 0 && hold >= 0, EF_ERR_PARAMETER,
+           "%s: problem_data.steady_state needs relative_tolerance >= 0 (0: off) and hold_time >= 0 (got %g, %g)",
+           a->parameters_path, tolerance, hold);
+  if (tolerance == 0 && !a->options.stop_when_steady) return EF_SUCCESS;
+  for (int i = 0; i < a->n_processes; i++)
+    if (!strcmp(a->processes[i].module, "stop_when_steady_process")) return EF_SUCCESS; /* the case has one */
+  if (tolerance == 0) tolerance = EF_STEADY_DEFAULT_RELATIVE_TOLERANCE;
+  char json[512];
+  snprintf(json, sizeof json,
+           "{\"python_module\": \"stop_when_steady_process\", \"Parameters\": {\"relative_tolerance\": %.17g,"
+           " \"hold_time\": %.17g, \"check_interval\": %ld, \"minimum_time\": %.17g, \"echo\": %s}}",
+           tolerance, hold, interval, minimum, a->options.quiet ? "false" : "true");
+  EF_CALL(ef_parameters_parse(json, "problem_data.steady_state", &block));
+  ef_process_context context = {a->mp, a->project, a->output_folder, a->case_folder, a->echo_level, &a->step};
+  int err = ef_analysis_add_process(a, block, 0, &context, 0);
+  ef_parameters_destroy(&block);
+  return err;
+}
+
+/* After the processes' finalize_solution_step: a process that asks to stop ends the run here. */
+static void ef_analysis_poll_stop_requests(ef_analysis a) {
+  for (int i = 0; i < a->n_processes; i++)
+    if (a->processes[i].ops->stop_requested && a->processes[i].ops->stop_requested(a->processes[i].data))
+      a->stop_requested = 1;
+}
+
+/* run_summary.json: "steady_state_relative" {tolerance reached, last rate, stop time}. */
+static int ef_analysis_report_steady_stop(ef_analysis a) {
+  for (int i = 0; i < a->n_processes; i++) {
+    if (strcmp(a->processes[i].module, "stop_when_steady_process")) continue;
+    double rate;
+    int reached;
+    EF_CALL(ef_steady_state_process_report(a->processes[i].data, &rate, &reached));
+    char json[256];
+    snprintf(json, sizeof json, "{\"reached\": %s, \"last_relative_rate\": %.6g, \"time\": %.17g}",
+             reached ? "true" : "false", rate, a->time);
+    EF_CALL(ef_parameters_set_json(a->summary, "steady_state_relative", json));
+  }
   return EF_SUCCESS;
 }
 
@@ -402,6 +461,7 @@ int ef_analysis_initialize(ef_analysis a) {
   }
 
   EF_CALL(ef_analysis_create_processes(a, skip));
+  EF_CALL(ef_analysis_add_steady_stop(a));
   a->time = a->start_time;
   a->initialized = 1;
   const char *solver_type = a->strategy_ops->name;
@@ -496,7 +556,7 @@ long ef_analysis_output_step(ef_analysis a) { return a->process_step; }
 
 int ef_analysis_keep_advancing(ef_analysis a) {
   if (a->options.max_steps > 0 && a->step >= a->options.max_steps) return 0;
-  if (a->steady_reached) return 0;
+  if (a->steady_reached || a->stop_requested) return 0;
   return a->time < a->end_time - 1e-12 * fmax(1.0, fabs(a->end_time));
 }
 
@@ -582,6 +642,7 @@ int ef_analysis_finalize_solution_step(ef_analysis a) {
       EF_CALL(a->processes[i].ops->execute_finalize_solution_step(a->processes[i].data, a->time,
                                                                   (int)a->process_step));
   ef_log_event_end(a->ev_processes);
+  ef_analysis_poll_stop_requests(a);
   if (!a->options.quiet && (a->step % a->progress_interval == 0 || !ef_analysis_keep_advancing(a))) {
     double wall = ef_wtime() - a->wall_loop_start;
     double done = (a->time - a->start_time) / fmax(a->end_time - a->start_time, 1e-300);
@@ -598,7 +659,7 @@ int ef_analysis_output_solution_step(ef_analysis a) {
   ef_log_event_begin(a->ev_output);
   /* The step that reached the steady state is the last one: every output process writes it,
    * on schedule or not, so the converged state is on disk. */
-  const int last_steady = a->steady_reached && a->step > 0;
+  const int last_steady = (a->steady_reached || a->stop_requested) && a->step > 0;
   for (int i = 0; i < a->n_processes; i++) {
     ef_process_entry *e = &a->processes[i];
     if (!e->ops->print_output) continue;
@@ -659,6 +720,7 @@ int ef_analysis_finalize(ef_analysis a) {
              a->steady_tolerance, a->steady_reached ? "true" : "false", a->steady_rate);
     EF_CALL(ef_parameters_set_json(s, "steady_state", json));
   }
+  EF_CALL(ef_analysis_report_steady_stop(a));
   snprintf(json, sizeof json,
            "{\"momentum\": %.6f, \"pressure\": %.6f, \"correction\": %.6f, \"transfer\": %.6f,"
            " \"setup\": %.6f, \"output\": %.6f, \"processes\": %.6f}",

@@ -27,6 +27,7 @@ class _Options(ctypes.Structure):
         ("quiet", ctypes.c_int),
         ("load_only", ctypes.c_int),
         ("applications", ctypes.c_char_p),
+        ("stop_when_steady", ctypes.c_int),
     ]
 
 

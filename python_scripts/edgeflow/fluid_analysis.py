@@ -16,7 +16,7 @@ class FluidAnalysis:
     applications = "fluid"
 
     def __init__(self, parameters_file, solver_type=None, output_folder=None, refinement_levels=None,
-                 max_steps=None, skip_unsupported_processes=None, quiet=False):
+                 max_steps=None, skip_unsupported_processes=None, quiet=False, stop_when_steady=False):
         self._L = Library.get()
         opts = self._L.Options()
         self._L.lib.ef_analysis_options_default(ctypes.byref(opts))
@@ -32,6 +32,7 @@ class FluidAnalysis:
         if skip_unsupported_processes is not None:
             opts.skip_unsupported_processes = 1 if skip_unsupported_processes else 0
         opts.quiet = 1 if quiet else 0
+        opts.stop_when_steady = 1 if stop_when_steady else 0
         # The plugins to load when the case names none in problem_data.applications.
         opts.applications = self._str(self.applications)
         self._h = ctypes.c_void_p()

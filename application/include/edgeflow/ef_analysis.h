@@ -37,7 +37,12 @@ typedef struct {
   int load_only;                /* initialize reads the mesh and parameters, no strategy */
   const char *applications;     /* comma-separated plugins to load when problem_data.applications
                                    names none (the program's default list) */
+  int stop_when_steady;         /* 1: stop once the relative change of velocity and pressure per unit
+                                   time stays below problem_data.steady_state.relative_tolerance
+                                   (EF_STEADY_DEFAULT_RELATIVE_TOLERANCE when that is 0) */
 } ef_analysis_options;
+
+#define EF_STEADY_DEFAULT_RELATIVE_TOLERANCE 1e-3
 
 void ef_analysis_options_default(ef_analysis_options *options);
 

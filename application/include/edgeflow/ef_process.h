@@ -45,6 +45,9 @@ typedef struct {
   int (*is_output_step)(void *data, double time, int step);
   int (*print_output)(void *data, double time, int step);
   int (*execute_finalize)(void *data);
+  /* Optional: 1 when the process asks the analysis to end the run after this step (a steady
+   * state); every output process then writes that step. */
+  int (*stop_requested)(void *data);
   void (*destroy)(void **data);
 } ef_process_ops;
 
