@@ -23,13 +23,13 @@ typedef struct {
 } encoding;
 
 static const encoding encodings[] = {
-    {"binary", {EF_VTK_FORMAT_BINARY, 0, 0, 0}, 0, 0},
+    {"binary", {EF_VTK_FORMAT_BINARY, 0, 0, 0, 0}, 0, 0},
 #ifdef TVR_HAVE_ZLIB
-    {"zlib", {EF_VTK_FORMAT_BINARY, 1, 0, 0}, 1, 0},
-    {"zlib1", {EF_VTK_FORMAT_BINARY, 1, 1, 1 << 15}, 1, 0},
-    {"zlib9", {EF_VTK_FORMAT_BINARY, 1, 9, 1 << 20}, 1, 0},
+    {"zlib", {EF_VTK_FORMAT_BINARY, 1, 0, 0, 0}, 1, 0},
+    {"zlib1", {EF_VTK_FORMAT_BINARY, 1, 1, 1 << 15, 0}, 1, 0},
+    {"zlib9", {EF_VTK_FORMAT_BINARY, 1, 9, 1 << 20, 0}, 1, 0},
 #endif
-    {"ascii", {EF_VTK_FORMAT_ASCII, 0, 0, 0}, 0, 1},
+    {"ascii", {EF_VTK_FORMAT_ASCII, 0, 0, 0, 0}, 0, 1},
 };
 #define N_ENCODINGS ((int)(sizeof encodings / sizeof encodings[0]))
 
@@ -203,13 +203,13 @@ int main(int argc, char **argv) {
   ef_vtk_data_array no_values = {"H", EF_VTK_FLOAT64, 1, NULL};
   bad.point_data = &no_values;
   expect_refused("no_values", &bad, NULL, EF_ERR_PARAMETER, "'H' has no values");
-  ef_vtu_write_options ascii_zlib = {EF_VTK_FORMAT_ASCII, 1, 0, 0};
+  ef_vtu_write_options ascii_zlib = {EF_VTK_FORMAT_ASCII, 1, 0, 0, 0};
   expect_refused("ascii_zlib", &grid_mesh, &ascii_zlib, EF_ERR_PARAMETER, "binary");
 #ifdef TVR_HAVE_ZLIB
-  ef_vtu_write_options odd_block = {EF_VTK_FORMAT_BINARY, 1, 0, 1000};
+  ef_vtu_write_options odd_block = {EF_VTK_FORMAT_BINARY, 1, 0, 1000, 0};
   expect_refused("odd_block", &grid_mesh, &odd_block, EF_ERR_PARAMETER, "block size 1000");
 #else
-  ef_vtu_write_options zlib = {EF_VTK_FORMAT_BINARY, 1, 0, 0};
+  ef_vtu_write_options zlib = {EF_VTK_FORMAT_BINARY, 1, 0, 0, 0};
   expect_refused("no_zlib", &grid_mesh, &zlib, EF_ERR_UNSUPPORTED, "zlib");
 #endif
 

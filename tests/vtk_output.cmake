@@ -33,3 +33,7 @@ if(EF_WITH_VTK_TESTS)
                        FIXTURES_REQUIRED ef_vtk_files
                        ENVIRONMENT "PYTHONPATH=;PYTHONHOME=;PYTHONNOUSERSITE=1")
 endif()
+
+# A .pvd entry costs O(1): output 10,000 against output 100 (prints the figure).
+ef_add_c_test(test_pvd_append SOURCES test_pvd_append.c LIBS ef_test_vtu_readback
+              LABELS io unit ARGS ${CMAKE_CURRENT_BINARY_DIR}/pvd_append)

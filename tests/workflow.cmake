@@ -28,3 +28,36 @@ if(EXISTS ${EF_SYSTEM_PYTHON})
   set_tests_properties(steady_state_stop PROPERTIES LABELS "unit" TIMEOUT 120
                        ENVIRONMENT "EDGEFLOW_PLUGIN_DIR=${CMAKE_LIBRARY_OUTPUT_DIRECTORY};OMP_NUM_THREADS=2")
 endif()
+
+# A fixed time_step cut by the stability limit: step-based schedules count the user's time steps.
+if(EXISTS ${EF_SYSTEM_PYTHON})
+  add_test(NAME time_step_semantics
+           COMMAND ${EF_SYSTEM_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/workflow/test_time_step_semantics.py
+                   ${CMAKE_SOURCE_DIR} $<TARGET_FILE:edgeflow> ${EF_WORKFLOW_OUT}/time_step_semantics)
+  set_tests_properties(time_step_semantics PROPERTIES LABELS "unit;io" TIMEOUT 120
+                       ENVIRONMENT "EDGEFLOW_PLUGIN_DIR=${CMAKE_LIBRARY_OUTPUT_DIRECTORY};OMP_NUM_THREADS=2")
+endif()
+
+# kill -9 during a run writing a VTK file per solver step: the .pvd parses and lists the files.
+if(EXISTS ${EF_SYSTEM_PYTHON})
+  add_test(NAME pvd_kill9
+           COMMAND ${EF_SYSTEM_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/workflow/test_pvd_kill9.py
+                   ${CMAKE_SOURCE_DIR} $<TARGET_FILE:edgeflow> ${EF_WORKFLOW_OUT}/pvd_kill9)
+  set_tests_properties(pvd_kill9 PROPERTIES LABELS "unit;io" TIMEOUT 180
+                       ENVIRONMENT "EDGEFLOW_PLUGIN_DIR=${CMAKE_LIBRARY_OUTPUT_DIRECTORY};OMP_NUM_THREADS=1")
+endif()
+
+# --stop-when-steady on the Re 20 cylinder (against recorded full-run figures) and the process form;
+# stop_when_steady_full repeats the full run and compares live.
+if(EXISTS ${EF_SYSTEM_PYTHON})
+  add_test(NAME stop_when_steady
+           COMMAND ${EF_SYSTEM_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/workflow/test_stop_when_steady.py
+                   ${CMAKE_SOURCE_DIR} $<TARGET_FILE:edgeflow> ${EF_WORKFLOW_OUT}/stop_when_steady)
+  set_tests_properties(stop_when_steady PROPERTIES LABELS "validation" TIMEOUT 300
+                       ENVIRONMENT "EDGEFLOW_PLUGIN_DIR=${CMAKE_LIBRARY_OUTPUT_DIRECTORY};OMP_NUM_THREADS=2")
+  add_test(NAME stop_when_steady_full
+           COMMAND ${EF_SYSTEM_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/workflow/test_stop_when_steady.py
+                   ${CMAKE_SOURCE_DIR} $<TARGET_FILE:edgeflow> ${EF_WORKFLOW_OUT}/stop_when_steady_full --full)
+  set_tests_properties(stop_when_steady_full PROPERTIES LABELS "validation;slow" TIMEOUT 600
+                       ENVIRONMENT "EDGEFLOW_PLUGIN_DIR=${CMAKE_LIBRARY_OUTPUT_DIRECTORY};OMP_NUM_THREADS=2")
+endif()

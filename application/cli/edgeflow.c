@@ -38,6 +38,8 @@ static void usage(FILE *out) {
           "  --steps N              stop after N time steps\n"
           "  --output DIR           output folder (run_summary.json, VTK files)\n"
           "  --skip-unsupported     skip process modules edgeflow cannot honour (remeshing, GiD output)\n"
+          "  --stop-when-steady     stop once velocity and pressure change by less than\n"
+          "                         problem_data.steady_state.relative_tolerance (default 1e-3) per unit time\n"
           "  --quiet                no progress lines\n");
   if (load_default_applications() == 0) {
     char list[1024];
@@ -82,6 +84,8 @@ static int parse_options(int argc, char **argv, ef_analysis_options *o) {
       o->output_folder = argv[++i];
     } else if (!strcmp(a, "--skip-unsupported")) {
       o->skip_unsupported_processes = 1;
+    } else if (!strcmp(a, "--stop-when-steady")) {
+      o->stop_when_steady = 1;
     } else if (!strcmp(a, "--quiet")) {
       o->quiet = 1;
     } else {

@@ -6,6 +6,7 @@
 #include "edgeflow/ef_mesh_tools.h"
 #include "edgeflow/ef_registry.h"
 #include "edgeflow/ef_util.h"
+#include "process_internal.h"
 
 #include <errno.h>
 #include <math.h>
@@ -24,7 +25,8 @@ static const char ef_problem_data_defaults[] =
     "{\"problem_name\": \"edgeflow\", \"parallel_type\": \"OpenMP\", \"echo_level\": 0,"
     " \"start_time\": 0.0, \"end_time\": 1.0, \"output_folder\": \"\","
     " \"progress_interval\": 10, \"skip_unsupported_processes\": false, \"applications\": [],"
-    " \"steady_state\": {\"velocity_rate_tolerance\": 0.0, \"check_interval\": 10, \"minimum_time\": 0.0}}";
+    " \"steady_state\": {\"velocity_rate_tolerance\": 0.0, \"check_interval\": 10, \"minimum_time\": 0.0,"
+    "     \"relative_tolerance\": 0.0, \"hold_time\": 0.0}}";
 
 /* The solver_settings keys the core reads itself; the strategy adds its own (ef_strategy_ops). */
 static const char ef_solver_defaults[] =
@@ -73,6 +75,13 @@ struct ef_analysis_s {
   double steady_tolerance, steady_min_time, steady_t_check, steady_rate;
   int steady_interval, steady_reached;
   double *steady_u;
+  /* Time-step semantics (ef_analysis_keep_user_time_step): the user's fixed time_step, and from the first
+   * step the solver had to cut it, the grid t_cut + k * user_dt the solver lands on and whose k (plus the
+   * steps before the cut) the processes see as their step. */
+  double user_dt, cut_time, landing_time;
+  long cut_step, process_step;
+  int cut;
+  int stop_requested; /* a process (stop_when_steady_process) ended the run */
   int ev_initialize, ev_read, ev_refine, ev_strategy_init, ev_step, ev_processes, ev_output;
 };
 
@@ -219,6 +228,62 @@ static int ef_analysis_add_process(ef_analysis a, ef_parameters block, int is_ou
   return EF_SUCCESS;
 }
 
+/* ---------------------------------------------------------------------------
+ * Stop when steady (process_steady_state.c): problem_data.steady_state.relative_tolerance or the
+ * --stop-when-steady switch add a stop_when_steady_process after the case's own processes; a
+ * Kratos user may list one among the processes instead.  Any process may ask to stop. */
+
+/* Add the stop_when_steady_process problem_data.steady_state or the switch ask for. */
+static int ef_analysis_add_steady_stop(ef_analysis a) {
+  ef_parameters steady, block = NULL;
+  double tolerance, hold, minimum;
+  long interval;
+  EF_CALL(ef_parameters_get(a->problem_data, "steady_state", &steady));
+  EF_CALL(ef_parameters_get_double(steady, "relative_tolerance", &tolerance));
+  EF_CALL(ef_parameters_get_double(steady, "hold_time", &hold));
+  EF_CALL(ef_parameters_get_double(steady, "minimum_time", &minimum));
+  EF_CALL(ef_parameters_get_int(steady, "check_interval", &interval));
+  EF_CHECK(tolerance >= 0 && hold >= 0, EF_ERR_PARAMETER,
+           "%s: problem_data.steady_state needs relative_tolerance >= 0 (0: off) and hold_time >= 0 (got %g, %g)",
+           a->parameters_path, tolerance, hold);
+  if (tolerance == 0 && !a->options.stop_when_steady) return EF_SUCCESS;
+  for (int i = 0; i < a->n_processes; i++)
+    if (!strcmp(a->processes[i].module, "stop_when_steady_process")) return EF_SUCCESS; /* the case has one */
+  if (tolerance == 0) tolerance = EF_STEADY_DEFAULT_RELATIVE_TOLERANCE;
+  char json[512];
+  snprintf(json, sizeof json,
+           "{\"python_module\": \"stop_when_steady_process\", \"Parameters\": {\"relative_tolerance\": %.17g,"
+           " \"hold_time\": %.17g, \"check_interval\": %ld, \"minimum_time\": %.17g, \"echo\": %s}}",
+           tolerance, hold, interval, minimum, a->options.quiet ? "false" : "true");
+  EF_CALL(ef_parameters_parse(json, "problem_data.steady_state", &block));
+  ef_process_context context = {a->mp, a->project, a->output_folder, a->case_folder, a->echo_level, &a->step};
+  int err = ef_analysis_add_process(a, block, 0, &context, 0);
+  ef_parameters_destroy(&block);
+  return err;
+}
+
+/* After the processes' finalize_solution_step: a process that asks to stop ends the run here. */
+static void ef_analysis_poll_stop_requests(ef_analysis a) {
+  for (int i = 0; i < a->n_processes; i++)
+    if (a->processes[i].ops->stop_requested && a->processes[i].ops->stop_requested(a->processes[i].data))
+      a->stop_requested = 1;
+}
+
+/* run_summary.json: "steady_state_relative" {tolerance reached, last rate, stop time}. */
+static int ef_analysis_report_steady_stop(ef_analysis a) {
+  for (int i = 0; i < a->n_processes; i++) {
+    if (strcmp(a->processes[i].module, "stop_when_steady_process")) continue;
+    double rate;
+    int reached;
+    EF_CALL(ef_steady_state_process_report(a->processes[i].data, &rate, &reached));
+    char json[256];
+    snprintf(json, sizeof json, "{\"reached\": %s, \"last_relative_rate\": %.6g, \"time\": %.17g}",
+             reached ? "true" : "false", rate, a->time);
+    EF_CALL(ef_parameters_set_json(a->summary, "steady_state_relative", json));
+  }
+  return EF_SUCCESS;
+}
+
 /* Every list inside "processes" and "output_processes", in file order. */
 static int ef_analysis_create_processes(ef_analysis a, int skip_unsupported) {
   static ef_process_context context;
@@ -227,6 +292,7 @@ static int ef_analysis_create_processes(ef_analysis a, int skip_unsupported) {
   context.output_folder = a->output_folder;
   context.case_folder = a->case_folder;
   context.echo_level = a->echo_level;
+  context.solver_step = &a->step;
   const char *groups[2] = {"processes", "output_processes"};
   for (int g = 0; g < 2; g++) {
     ef_parameters group;
@@ -395,6 +461,7 @@ int ef_analysis_initialize(ef_analysis a) {
   }
 
   EF_CALL(ef_analysis_create_processes(a, skip));
+  EF_CALL(ef_analysis_add_steady_stop(a));
   a->time = a->start_time;
   a->initialized = 1;
   const char *solver_type = a->strategy_ops->name;
@@ -432,13 +499,64 @@ int ef_analysis_initialize(ef_analysis a) {
   ef_log_event_begin(a->ev_strategy_init);
   EF_CALL(a->strategy_ops->initialize(a->strategy));
   ef_log_event_end(a->ev_strategy_init);
+  if (a->strategy_ops->fixed_time_step) EF_CALL(a->strategy_ops->fixed_time_step(a->strategy, &a->user_dt));
   ef_log_event_end(a->ev_initialize);
   return EF_SUCCESS;
 }
 
+/* ---------------------------------------------------------------------------
+ * Time-step semantics.  A user who gives a fixed time_step Δt_u counts in units of it: "output every
+ * step", "forces every 10 steps".  When the explicit step's stability limit forces a smaller Δt, the
+ * solver takes n = ceil(Δt_u / Δt_stable) equal steps per Δt_u, landing on every t_cut + k Δt_u, and
+ * the step the processes see is the number of Δt_u completed, so those schedules keep their meaning in
+ * simulated time.  Without a cut (or with automatic stepping) the processes see the solver's step. */
+
+/* Called after compute_time_step: detect the first cut (one warning) and, once cut, shorten dt so
+ * the step lands on the next multiple of Δt_u if fewer than one stable step remains to it. */
+static int ef_analysis_keep_user_time_step(ef_analysis a) {
+  a->landing_time = -HUGE_VAL;
+  if (a->user_dt <= 0.0) return EF_SUCCESS;
+  if (!a->cut) {
+    if (a->dt >= a->user_dt * (1.0 - 1e-12)) return EF_SUCCESS;
+    a->cut = 1;
+    a->cut_time = a->time;
+    a->cut_step = a->step;
+    {
+      /* stderr even when quiet: it changes what the run writes. */
+      const double per = ceil(a->user_dt / a->dt - 1e-9);
+      fprintf(stderr,
+              "edgeflow: warning: the fixed time step %g exceeds the stability limit %g (t = %g); the solver takes "
+              "%.0f steps of %.4g per time step, landing on every multiple of %g, and step-based schedules "
+              "(\"output_control_type\": \"step\" of outputs and processes) count time steps of %g, not solver "
+              "steps (\"output_control_type\": \"solver_step\" counts solver steps)\n",
+              a->user_dt, a->dt, a->time, per, a->user_dt / per, a->user_dt, a->user_dt);
+    }
+  }
+  const double k = floor((a->time - a->cut_time) / a->user_dt + 1e-6);
+  const double target = a->cut_time + (k + 1.0) * a->user_dt;
+  const double remaining = target - a->time;
+  const double n = fmax(1.0, ceil(remaining / a->dt - 1e-9));
+  a->dt = remaining / n;
+  if (n == 1.0) a->landing_time = target;
+  return EF_SUCCESS;
+}
+
+/* Called after time += dt: snap onto the grid point the step was aimed at, and count the steps the
+ * processes see. */
+static void ef_analysis_count_user_steps(ef_analysis a) {
+  if (!a->cut) {
+    a->process_step = a->step;
+    return;
+  }
+  if (a->landing_time > -HUGE_VAL) a->time = a->landing_time;
+  a->process_step = a->cut_step + (long)floor((a->time - a->cut_time) / a->user_dt + 1e-6);
+}
+
+long ef_analysis_output_step(ef_analysis a) { return a->process_step; }
+
 int ef_analysis_keep_advancing(ef_analysis a) {
   if (a->options.max_steps > 0 && a->step >= a->options.max_steps) return 0;
-  if (a->steady_reached) return 0;
+  if (a->steady_reached || a->stop_requested) return 0;
   return a->time < a->end_time - 1e-12 * fmax(1.0, fabs(a->end_time));
 }
 
@@ -447,8 +565,12 @@ int ef_analysis_initialize_solution_step(ef_analysis a) {
   /* A caller driving the steps itself (the Python binding) never enters run_solution_loop. */
   if (a->wall_loop_start <= 0) a->wall_loop_start = ef_wtime();
   EF_CALL(a->strategy_ops->compute_time_step(a->strategy, &a->dt));
+  EF_CALL(ef_analysis_keep_user_time_step(a));
   /* The last step ends on end_time exactly. */
-  if (a->time + a->dt > a->end_time) a->dt = a->end_time - a->time;
+  if (a->time + a->dt > a->end_time) {
+    a->dt = a->end_time - a->time;
+    a->landing_time = -HUGE_VAL;
+  }
   EF_CHECK(a->dt > 0 && isfinite(a->dt), EF_ERR_SOLVER, "time step %g at t = %g is not positive", a->dt, a->time);
   a->step++;
   ef_log_event_begin(a->ev_processes);
@@ -470,6 +592,7 @@ int ef_analysis_solve_solution_step(ef_analysis a) {
                          "complete output on disk is the last one written before this step", a->step, a->time,
                          a->time + a->dt, a->dt);
   a->time += a->dt;
+  ef_analysis_count_user_steps(a);
   a->last_iterations = info.pressure_iterations;
   a->last_residual = info.pressure_residual;
   a->total_iterations += info.pressure_iterations;
@@ -516,8 +639,10 @@ int ef_analysis_finalize_solution_step(ef_analysis a) {
   ef_log_event_begin(a->ev_processes);
   for (int i = 0; i < a->n_processes; i++)
     if (a->processes[i].ops->execute_finalize_solution_step)
-      EF_CALL(a->processes[i].ops->execute_finalize_solution_step(a->processes[i].data, a->time, (int)a->step));
+      EF_CALL(a->processes[i].ops->execute_finalize_solution_step(a->processes[i].data, a->time,
+                                                                  (int)a->process_step));
   ef_log_event_end(a->ev_processes);
+  ef_analysis_poll_stop_requests(a);
   if (!a->options.quiet && (a->step % a->progress_interval == 0 || !ef_analysis_keep_advancing(a))) {
     double wall = ef_wtime() - a->wall_loop_start;
     double done = (a->time - a->start_time) / fmax(a->end_time - a->start_time, 1e-300);
@@ -534,13 +659,13 @@ int ef_analysis_output_solution_step(ef_analysis a) {
   ef_log_event_begin(a->ev_output);
   /* The step that reached the steady state is the last one: every output process writes it,
    * on schedule or not, so the converged state is on disk. */
-  const int last_steady = a->steady_reached && a->step > 0;
+  const int last_steady = (a->steady_reached || a->stop_requested) && a->step > 0;
   for (int i = 0; i < a->n_processes; i++) {
     ef_process_entry *e = &a->processes[i];
     if (!e->ops->print_output) continue;
-    if (!last_steady && e->ops->is_output_step && !e->ops->is_output_step(e->data, a->time, (int)a->step))
+    if (!last_steady && e->ops->is_output_step && !e->ops->is_output_step(e->data, a->time, (int)a->process_step))
       continue;
-    EF_CALL(e->ops->print_output(e->data, a->time, (int)a->step));
+    EF_CALL(e->ops->print_output(e->data, a->time, (int)a->process_step));
   }
   ef_log_event_end(a->ev_output);
   return EF_SUCCESS;
@@ -583,12 +708,19 @@ int ef_analysis_finalize(ef_analysis a) {
            a->step, a->start_time, a->time, a->time - a->start_time, ef_wtime() - a->wall_start, loop_wall,
            a->step ? loop_wall / (double)a->step : 0.0);
   EF_CALL(ef_parameters_set_json(s, "run", json));
+  if (a->user_dt > 0) {
+    snprintf(json, sizeof json,
+             "{\"fixed\": %.17g, \"cut_by_stability_limit\": %s, \"cut_at_time\": %.17g, \"output_steps\": %ld}",
+             a->user_dt, a->cut ? "true" : "false", a->cut ? a->cut_time : 0.0, a->process_step);
+    EF_CALL(ef_parameters_set_json(s, "time_step", json));
+  }
   if (a->steady_tolerance > 0) {
     snprintf(json, sizeof json,
              "{\"velocity_rate_tolerance\": %.6g, \"reached\": %s, \"last_velocity_rate\": %.6g}",
              a->steady_tolerance, a->steady_reached ? "true" : "false", a->steady_rate);
     EF_CALL(ef_parameters_set_json(s, "steady_state", json));
   }
+  EF_CALL(ef_analysis_report_steady_stop(a));
   snprintf(json, sizeof json,
            "{\"momentum\": %.6f, \"pressure\": %.6f, \"correction\": %.6f, \"transfer\": %.6f,"
            " \"setup\": %.6f, \"output\": %.6f, \"processes\": %.6f}",

@@ -451,7 +451,7 @@ void ef_bc_destroy(void **data) {
 int ef_register_core_processes(void) {
   const ef_process_ops *all[] = {&ef_assign_scalar_variable_process_ops, &ef_assign_vector_variable_process_ops,
                                  &ef_assign_vector_by_direction_process_ops, &ef_vtk_output_process_ops,
-                                 &ef_probes_output_process_ops};
+                                 &ef_probes_output_process_ops, &ef_stop_when_steady_process_ops};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) EF_CALL(ef_registry_add_process(all[i]));
   return EF_SUCCESS;
 }

@@ -77,3 +77,27 @@ double ef_output_time(double t) {
   snprintf(text, sizeof text, "%.12g", t);
   return strtod(text, NULL);
 }
+
+/* Which clock an output_interval counts. */
+int ef_output_control_parse(const char *label, const char *text, ef_output_control *control) {
+  if (!strcmp(text, "step")) *control = EF_CONTROL_STEP;
+  else if (!strcmp(text, "time")) *control = EF_CONTROL_TIME;
+  else if (!strcmp(text, "solver_step")) *control = EF_CONTROL_SOLVER_STEP;
+  else
+    return EF_ERROR(EF_ERR_PARAMETER, "%s: output_control_type is '%s'; expected \"step\", \"time\" or \"solver_step\"",
+                    label, text);
+  return EF_SUCCESS;
+}
+
+/* now = rounded t, the (user) step, or the solver's step. */
+double ef_output_clock(ef_output_control control, const long *solver_step, double time, int step) {
+  if (control == EF_CONTROL_TIME) return ef_output_time(time);
+  if (control == EF_CONTROL_SOLVER_STEP && solver_step) return (double)*solver_step;
+  return (double)step;
+}
+
+/* next <- next + k interval, the smallest k with next > now. */
+void ef_output_schedule(ef_output_control control, double interval, double now, double *next) {
+  if (interval <= 0.0) return;
+  while (*next <= now) *next = control == EF_CONTROL_TIME ? ef_output_time(*next + interval) : *next + interval;
+}

@@ -14,5 +14,8 @@ extern const ef_process_ops ef_assign_vector_variable_process_ops;
 extern const ef_process_ops ef_assign_vector_by_direction_process_ops;
 extern const ef_process_ops ef_vtk_output_process_ops;
 extern const ef_process_ops ef_probes_output_process_ops;
+extern const ef_process_ops ef_stop_when_steady_process_ops;
+/* The last relative rate of a stop_when_steady_process and whether it stopped the run. */
+int ef_steady_state_process_report(void *data, double *rate, int *reached);
 
 #endif

@@ -27,7 +27,7 @@ static const char ef_probes_defaults[] =
     "{\"model_part_name\": \"\", \"output_file_name\": \"probes.csv\", \"output_path\": \"\","
     " \"points\": [], \"lines\": [], \"variables\": [\"VELOCITY\", \"PRESSURE\"],"
     " \"output_control_type\": \"step\", \"output_interval\": 1.0, \"output_times\": [],"
-    " \"search_tolerance\": 1e-9, \"sync_each_row\": true}";
+    " \"search_tolerance\": 1e-9, \"sync_each_row\": false}";
 
 typedef struct {
   ef_model_part mp;
@@ -42,7 +42,8 @@ typedef struct {
   double *lambda;      /* 4 per probe */
   int n_variables;
   char **variables;
-  int control_time;
+  ef_output_control control;
+  const long *solver_step; /* the solver's step count, for "solver_step" schedules */
   double output_interval, next_output;
   int n_times, next_time;
   double *times;       /* sorted output times */
@@ -190,9 +191,8 @@ static int ef_probes_create(const ef_process_context *ctx, ef_parameters p, void
   EF_CALL_GOTO(ef_parameters_get_string(p, "output_path", &text), fail);
   snprintf(q->output_path, sizeof q->output_path, "%s", text);
   EF_CALL_GOTO(ef_parameters_get_string(p, "output_control_type", &control), fail);
-  EF_CHECK_GOTO(!strcmp(control, "step") || !strcmp(control, "time"), EF_ERR_PARAMETER, fail,
-                "%s: output_control_type is '%s'; expected \"step\" or \"time\"", q->label, control);
-  q->control_time = !strcmp(control, "time");
+  EF_CALL_GOTO(ef_output_control_parse(q->label, control, &q->control), fail);
+  q->solver_step = ctx->solver_step;
   EF_CALL_GOTO(ef_parameters_get_double(p, "output_interval", &q->output_interval), fail);
   EF_CHECK_GOTO(isfinite(q->output_interval) && q->output_interval >= 0.0, EF_ERR_PARAMETER, fail,
                 "%s: output_interval = %g must be >= 0 (0: every step)", q->label, q->output_interval);
@@ -413,7 +413,7 @@ static int ef_probes_initialize(void *data) {
  * output_interval steps or time units (0: every step); the initial state counts. */
 static int ef_probes_is_output_step(void *data, double time, int step) {
   ef_probes *q = data;
-  double now = q->control_time || q->n_times ? ef_output_time(time) : (double)step;
+  double now = q->n_times ? ef_output_time(time) : ef_output_clock(q->control, q->solver_step, time, step);
   if (q->n_times) return q->next_time < q->n_times && now >= ef_output_time(q->times[q->next_time]);
   if (q->output_interval <= 0.0) return 1;
   return now >= q->next_output;
@@ -445,14 +445,11 @@ static int ef_probes_print_output(void *data, double time, int step) {
   }
   int err = ef_csv_append(&q->csv, q->row, used);
   if (err) return ef_error_push(err, __FILE__, __LINE__, "%s at step %d", q->label, step);
-  double now = q->control_time || q->n_times ? ef_output_time(time) : (double)step;
+  double now = q->n_times ? ef_output_time(time) : ef_output_clock(q->control, q->solver_step, time, step);
   if (q->n_times) {
     while (q->next_time < q->n_times && now >= ef_output_time(q->times[q->next_time])) q->next_time++;
-  } else if (q->output_interval > 0.0) {
-    /* Rounded as the step time, so the sum of intervals does not drift past it. */
-    while (q->next_output <= now)
-      q->next_output = q->control_time ? ef_output_time(q->next_output + q->output_interval)
-                                       : q->next_output + q->output_interval;
+  } else {
+    ef_output_schedule(q->control, q->output_interval, now, &q->next_output);
   }
   return EF_SUCCESS;
 }

@@ -25,13 +25,15 @@ static const char ef_vtk_defaults[] =
     " \"write_ids\": false, \"nodal_solution_step_data_variables\": [], \"nodal_data_value_variables\": [],"
     " \"nodal_flags\": [], \"element_data_value_variables\": [], \"element_flags\": [],"
     " \"condition_data_value_variables\": [], \"condition_flags\": [],"
-    " \"gauss_point_variables_extrapolated_to_nodes\": [], \"gauss_point_variables_in_elements\": []}";
+    " \"gauss_point_variables_extrapolated_to_nodes\": [], \"gauss_point_variables_in_elements\": [],"
+    " \"sync_each_file\": false}"; /* the last key is edgeflow's (ef_vtk_output_options.sync) */
 
 typedef struct {
   ef_model_part mp;
   ef_vtk_output out;
   char label[EF_PROCESS_LABEL_MAX];
-  int control_time; /* 1: "time", 0: "step" */
+  ef_output_control control;
+  const long *solver_step; /* the solver's step count, for "solver_step" schedules */
   double interval;
   double next_output;
   char *folder;
@@ -45,10 +47,9 @@ typedef struct {
  * scheduled time is rounded like the step time, so that summing the interval does not drift
  * past a step time that lands on it (0.01 added twenty times is 0.20000000000000004). */
 static void ef_vtk_schedule(ef_vtk_process *v, double time, int step) {
-  if (v->interval <= 0.0) return; /* 0: every call is an output step */
-  double now = v->control_time ? ef_output_time(time) : (double)step;
-  while (v->next_output <= now)
-    v->next_output = v->control_time ? ef_output_time(v->next_output + v->interval) : v->next_output + v->interval;
+  /* interval 0: every call is an output step */
+  ef_output_schedule(v->control, v->interval, ef_output_clock(v->control, v->solver_step, time, step),
+                     &v->next_output);
 }
 
 /* Kratos' renamed keys: output_frequency -> output_interval, folder_name ->
@@ -145,9 +146,7 @@ static int ef_vtk_create(const ef_process_context *ctx, ef_parameters p, void **
   int save_in_folder, sub_parts, write_ids;
   EF_CALL_GOTO(ef_process_resolve_part(v->mp, p, "model_part_name", &smp, &part_name), fail);
   EF_CALL_GOTO(ef_parameters_get_string(p, "output_control_type", &control), fail);
-  EF_CHECK_GOTO(!strcmp(control, "step") || !strcmp(control, "time"), EF_ERR_PARAMETER, fail,
-                "%s: output_control_type is '%s'; expected \"step\" or \"time\"", v->label, control);
-  v->control_time = !strcmp(control, "time");
+  EF_CALL_GOTO(ef_output_control_parse(v->label, control, &v->control), fail);
   EF_CALL_GOTO(ef_parameters_get_double(p, "output_interval", &v->interval), fail);
   EF_CHECK_GOTO(isfinite(v->interval) && v->interval >= 0.0, EF_ERR_PARAMETER, fail,
                 "%s: output_interval = %g must be >= 0 (0: every step)", v->label, v->interval);
@@ -170,8 +169,9 @@ static int ef_vtk_create(const ef_process_context *ctx, ef_parameters p, void **
   EF_CHECK_GOTO(!strcmp(entity, "automatic") || !strcmp(entity, "element") || !strcmp(entity, "condition"),
                 EF_ERR_PARAMETER, fail, "%s: entity_type is '%s'; expected \"automatic\", \"element\" or \"condition\"",
                 v->label, entity);
-  int deformed;
+  int deformed, sync_each_file;
   EF_CALL_GOTO(ef_parameters_get_bool(p, "write_deformed_configuration", &deformed), fail);
+  EF_CALL_GOTO(ef_parameters_get_bool(p, "sync_each_file", &sync_each_file), fail);
 
   char missing[2048] = "";
   EF_CALL_GOTO(ef_vtk_collect(v, p, "nodal_solution_step_data_variables", 1, missing, sizeof missing), fail);
@@ -207,6 +207,7 @@ static int ef_vtk_create(const ef_process_context *ctx, ef_parameters p, void **
   opt.write_ids = write_ids;
   opt.write_conditions = !strcmp(entity, "condition");
   opt.output_sub_model_parts = sub_parts;
+  opt.sync = sync_each_file;
   if (smp) {
     /* A sub model part by name: as Kratos, the files hold only that part (its elements, else
      * its conditions, else its nodes) and are named after it. */
@@ -227,6 +228,7 @@ static int ef_vtk_create(const ef_process_context *ctx, ef_parameters p, void **
     ef_error_clear();
   v->next_output = 0.0;
   ef_vtk_schedule(v, start_time, 0);
+  v->solver_step = ctx->solver_step; /* after the schedule at construction: the solver is at step 0 */
   *data = v;
   return EF_SUCCESS;
 fail:
@@ -237,16 +239,24 @@ fail:
 /* Kratos' IsOutputStep: step >= next_output (or rounded time >= next_output). */
 static int ef_vtk_is_output_step(void *data, double time, int step) {
   ef_vtk_process *v = data;
-  double now = v->control_time ? ef_output_time(time) : (double)step;
-  return now >= v->next_output;
+  return ef_output_clock(v->control, v->solver_step, time, step) >= v->next_output;
 }
 
 static int ef_vtk_print_output(void *data, double time, int step) {
   ef_vtk_process *v = data;
-  int err = ef_vtk_output_write(v->out, v->mp, step, time);
+  /* Files are numbered by the clock that schedules them, so solver steps never share a name. */
+  const int number = v->control == EF_CONTROL_SOLVER_STEP && v->solver_step ? (int)*v->solver_step : step;
+  int err = ef_vtk_output_write(v->out, v->mp, number, time);
   if (err) return ef_error_push(err, __FILE__, __LINE__, "%s at step %d (t = %g)", v->label, step, time);
   ef_vtk_schedule(v, time, step);
   return EF_SUCCESS;
+}
+
+/* The end of the run: make every file durable once (fsync), instead of at every output. */
+static int ef_vtk_finalize(void *data) {
+  ef_vtk_process *v = data;
+  int err = ef_vtk_output_sync(v->out);
+  return err ? ef_error_push(err, __FILE__, __LINE__, "%s", v->label) : EF_SUCCESS;
 }
 
 static void ef_vtk_destroy(void **data) {
@@ -260,5 +270,6 @@ const ef_process_ops ef_vtk_output_process_ops = {
     .create = ef_vtk_create,
     .is_output_step = ef_vtk_is_output_step,
     .print_output = ef_vtk_print_output,
+    .execute_finalize = ef_vtk_finalize,
     .destroy = ef_vtk_destroy,
 };

@@ -35,7 +35,6 @@ typedef struct {
   double last_dt, last_residual;
   int last_iterations;
   ef_variable *velocity_var, *pressure_var, *reaction_var;
-  int warned_dt;
   long steps, iterations;
   int ev_build, ev_prepare, ev_momentum, ev_assembly, ev_solve, ev_correction;
 } ef_openmp_strategy;
@@ -142,11 +141,15 @@ static int ef_openmp_compute_time_step(void *data, double *dt) {
   double stable;
   int reduced = 0;
   EF_CALL(ef_fs_compute_dt(s->fs, s->velocity_var->values, &s->dt_settings, dt, &stable, &reduced));
-  if (reduced && !s->warned_dt) {
-    fprintf(stderr, "edgeflow: warning: the fixed time step %g exceeds the stability limit %g; using %g\n",
-            s->dt_settings.dt_fixed, stable, *dt);
-    s->warned_dt = 1;
-  }
+  (void)stable;
+  (void)reduced; /* the analysis warns once, with what it does about it */
+  return EF_SUCCESS;
+}
+
+/* The user's fixed time_step (0: automatic), which the analysis keeps as the unit of step counts. */
+static int ef_openmp_fixed_time_step(void *data, double *dt) {
+  const ef_openmp_strategy *s = data;
+  *dt = s->dt_settings.fixed ? s->dt_settings.dt_fixed : 0.0;
   return EF_SUCCESS;
 }
 
@@ -261,6 +264,7 @@ static const ef_strategy_ops ef_openmp_ops = {
     .create = ef_openmp_create,
     .initialize = ef_openmp_initialize,
     .compute_time_step = ef_openmp_compute_time_step,
+    .fixed_time_step = ef_openmp_fixed_time_step,
     .solve_step = ef_openmp_solve_step,
     .copy_pressure_system = ef_openmp_copy_pressure_system,
     .finalize = ef_openmp_finalize,

@@ -518,10 +518,11 @@ fail:
  *   workgroup_size_bits      SpMV work-group 2^bits items; -1 or 0: tuned (autotune) or default
  *   rows_per_workgroup_bits  2^bits rows per work-group; -1: workgroup_size_bits - 1 (2 lanes
  *                            per row) when the group size is given
- *   autotune, retune         run the SpMV tuner (when no group size is given); ignore its cache */
+ *   autotune, retune         run the SpMV tuner (when no group size is given); ignore its cache
+ *   tune_budget_seconds      the tuner's time budget; 0: by device (ef_cl_cg_settings.tune_budget) */
 #define EF_CL_CG_DEFAULTS                                                                         \
   "{\"cg_variant\": \"standard\", \"check_every\": 1, \"workgroup_size_bits\": -1,"                 \
-  " \"rows_per_workgroup_bits\": -1, \"autotune\": true, \"retune\": false}"
+  " \"rows_per_workgroup_bits\": -1, \"autotune\": true, \"retune\": false, \"tune_budget_seconds\": 0.0}"
 
 /* The keys above and the shared ones into the solver's settings. */
 static int ef_cl_cg_read_settings(ef_parameters p, const ef_linear_solver_common *common, const ef_cl_context *ctx,
@@ -535,6 +536,10 @@ static int ef_cl_cg_read_settings(ef_parameters p, const ef_linear_solver_common
   EF_CALL(ef_parameters_get_int(p, "rows_per_workgroup_bits", &rows));
   EF_CALL(ef_parameters_get_bool(p, "autotune", &autotune));
   EF_CALL(ef_parameters_get_bool(p, "retune", &retune));
+  double budget;
+  EF_CALL(ef_parameters_get_double(p, "tune_budget_seconds", &budget));
+  EF_CHECK(budget >= 0 && isfinite(budget), EF_ERR_PARAMETER, "%s.tune_budget_seconds must be >= 0 (0: by device)",
+           ef_parameters_path(p));
   const char *path = ef_parameters_path(p);
   EF_CHECK(!strcmp(variant, "standard") || !strcmp(variant, "three_term"), EF_ERR_PARAMETER,
            "%s.cg_variant is '%s', expected \"standard\" or \"three_term\"", path, variant);
@@ -552,6 +557,7 @@ static int ef_cl_cg_read_settings(ef_parameters p, const ef_linear_solver_common
   if (s->wgs_bits > 0 && rows < 0) s->rows_bits = s->wgs_bits - 1; /* 2 lanes per row, a fair default */
   s->tune = autotune;
   s->force_retune = retune;
+  s->tune_budget = budget;
   /* Tuning lines follow the device's verbosity (solver_settings.device.verbose). */
   s->verbose = ctx->verbose > common->verbosity ? ctx->verbose : common->verbosity;
   return EF_SUCCESS;

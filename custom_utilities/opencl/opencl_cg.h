@@ -53,6 +53,8 @@ typedef struct {
   int groups;           /* work-groups of the matrix kernels; 0: automatic */
   int tune;             /* 1: run the tuner when no explicit parameters are given */
   int force_retune;     /* 1: ignore a cached tuning result */
+  double tune_budget;   /* seconds the tuner may spend; 0: 5 s on a CPU device, 2 s on a GPU below
+                           1M rows, 10 s above (the default shape is always timed first) */
   int verbose;          /* 0 quiet, 1 winner and tuning cost, 2 every candidate */
 } ef_cl_cg_settings;
 

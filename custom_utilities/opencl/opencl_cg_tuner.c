@@ -383,8 +383,34 @@ int ef_cl_cg_tune(ef_cl_cg *cg) {
   EF_CHECK_GOTO(list && work, EF_ERR_MEMORY, done, "out of memory in the tuner");
   EF_CALL_GOTO(ef_cl_cg_candidates(cg->ctx, &cg->A, list, EF_CG_MAX_CANDIDATES, &count), done);
   EF_CALL_GOTO(ef_cl_cg_tune_data_make(cg, &t), done);
+  /* The default shape first, so a budget cut short still compares against it. */
+  ef_cl_cg_config dflt;
+  ef_cl_cg_default_config(cg, &dflt);
+  for (int i = 0; i < count; ++i)
+    if (list[i].wgs_bits == dflt.wgs_bits && list[i].rows_bits == dflt.rows_bits) {
+      int first = i;
+      while (first > 0 && list[first - 1].wgs_bits == dflt.wgs_bits && list[first - 1].rows_bits == dflt.rows_bits)
+        --first;
+      int last = i;
+      while (last + 1 < count && list[last + 1].wgs_bits == dflt.wgs_bits && list[last + 1].rows_bits == dflt.rows_bits)
+        ++last;
+      ef_cl_cg_config block[64];
+      int nb = last - first + 1;
+      if (nb > 64) break;
+      memcpy(block, list + first, (size_t)nb * sizeof *block);
+      memmove(list + nb, list, (size_t)first * sizeof *list);
+      memcpy(list, block, (size_t)nb * sizeof *block);
+      break;
+    }
+  const int is_cpu = (cg->ctx->device_type & CL_DEVICE_TYPE_CPU) != 0;
+  const double budget = cg->s.tune_budget > 0 ? cg->s.tune_budget : is_cpu ? 5.0 : cg->n < 1000000 ? 2.0 : 10.0;
+  int pruned = 0, over_budget = 0;
   for (int i = 0; i < count; ++i) {
     ef_cl_cg_config *c = &list[i];
+    if (tried > 0 && ef_wtime() - t0 > budget) {
+      over_budget = count - i;
+      break;
+    }
     int e = EF_SUCCESS;
     if (i == 0 || c->wgs_bits != list[i - 1].wgs_bits || c->rows_bits != list[i - 1].rows_bits)
       e = ef_cl_cg_use_config(cg, c);
@@ -413,6 +439,13 @@ int ef_cl_cg_tune(ef_cl_cg *cg) {
     }
     ++tried;
     c->seconds_per_iteration = kern;
+    /* Prune: a shape whose first group count is twice as slow as the best skips its other counts. */
+    const int first_of_shape = i == 0 || c->wgs_bits != list[i - 1].wgs_bits || c->rows_bits != list[i - 1].rows_bits;
+    if (first_of_shape && kern > 2.0 * best.seconds_per_iteration)
+      while (i + 1 < count && list[i + 1].wgs_bits == c->wgs_bits && list[i + 1].rows_bits == c->rows_bits) {
+        ++i;
+        ++pruned;
+      }
     if (cg->s.verbose >= 2)
       fprintf(cg->ctx->log, "edgeflow: tuner wgs_bits %d rows_bits %d groups %d: %.2f us/iteration\n",
               c->wgs_bits, c->rows_bits, c->groups, c->seconds_per_iteration * 1e6);
@@ -425,9 +458,10 @@ int ef_cl_cg_tune(ef_cl_cg *cg) {
   ef_cl_cg_tune_store(cg, &best);
   if (cg->s.verbose >= 1)
     fprintf(cg->ctx->log, "edgeflow: CG tuner chose wgs_bits %d, rows_bits %d (%d lanes per row), "
-            "groups %d: %.2f us per iteration; %d candidates timed in %.2f s\n", best.wgs_bits,
+            "groups %d: %.2f us per iteration; %d candidates timed in %.2f s (budget %.3g s; %d pruned, %d left "
+            "when the budget ran out)\n", best.wgs_bits,
             best.rows_bits, 1 << (best.wgs_bits - best.rows_bits), best.groups,
-            best.seconds_per_iteration * 1e6, tried, cg->tuning_seconds);
+            best.seconds_per_iteration * 1e6, tried, cg->tuning_seconds, budget, pruned, over_budget);
 done:
   ef_cl_cg_tune_data_free(&t);
   free(list);

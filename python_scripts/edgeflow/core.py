@@ -27,6 +27,7 @@ class _Options(ctypes.Structure):
         ("quiet", ctypes.c_int),
         ("load_only", ctypes.c_int),
         ("applications", ctypes.c_char_p),
+        ("stop_when_steady", ctypes.c_int),
     ]
 
 
@@ -77,6 +78,7 @@ class Library:
             "ef_analysis_time": ([vp], d),
             "ef_analysis_delta_time": ([vp], d),
             "ef_analysis_step": ([vp], l),
+            "ef_analysis_output_step": ([vp], l),
             "ef_analysis_last_iterations": ([vp], i),
             "ef_model_part_sync_to_host": ([vp], i),
             "ef_model_part_mark_modified": ([vp, ctypes.c_char_p], i),

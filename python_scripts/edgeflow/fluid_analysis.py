@@ -16,7 +16,7 @@ class FluidAnalysis:
     applications = "fluid"
 
     def __init__(self, parameters_file, solver_type=None, output_folder=None, refinement_levels=None,
-                 max_steps=None, skip_unsupported_processes=None, quiet=False):
+                 max_steps=None, skip_unsupported_processes=None, quiet=False, stop_when_steady=False):
         self._L = Library.get()
         opts = self._L.Options()
         self._L.lib.ef_analysis_options_default(ctypes.byref(opts))
@@ -32,6 +32,7 @@ class FluidAnalysis:
         if skip_unsupported_processes is not None:
             opts.skip_unsupported_processes = 1 if skip_unsupported_processes else 0
         opts.quiet = 1 if quiet else 0
+        opts.stop_when_steady = 1 if stop_when_steady else 0
         # The plugins to load when the case names none in problem_data.applications.
         opts.applications = self._str(self.applications)
         self._h = ctypes.c_void_p()
@@ -96,7 +97,15 @@ class FluidAnalysis:
 
     @property
     def step(self):
+        """Solver steps taken."""
         return self._L.lib.ef_analysis_step(self._h)
+
+    @property
+    def output_step(self):
+        """The step the processes count: the user's fixed time steps completed when the stability
+        limit made the solver cut them (it lands on each of their ends), else the solver's step.
+        Schedule "every N steps" on this to keep the user's meaning, as the C processes do."""
+        return self._L.lib.ef_analysis_output_step(self._h)
 
     @property
     def pressure_iterations(self):

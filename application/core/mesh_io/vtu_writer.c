@@ -83,15 +83,17 @@ static void vtu_file_abort(vtu_file *vf) {
   vf->tmp = NULL;
 }
 
-/* Flush the data to disk, then rename it into place: readers see the old file or the whole new one. */
-static int vtu_file_commit(vtu_file *vf) {
+/* Flush the data (to disk when sync), then rename it into place: readers see the old file or the
+ * whole new one.  Without sync that holds against a crash of the program (the kernel has every
+ * byte before the rename); sync extends it to a crash of the machine, at one disk round trip. */
+static int vtu_file_commit(vtu_file *vf, int sync) {
   int err = EF_SUCCESS;
   if (fflush(vf->f) != 0) {
     err = VTU_IO_ERROR("cannot write", vf->path, errno);
     goto fail;
   }
   /* EINVAL: the descriptor cannot be synced (not a regular file); nothing to wait for. */
-  if (fsync(fileno(vf->f)) != 0 && errno != EINVAL) {
+  if (sync && fsync(fileno(vf->f)) != 0 && errno != EINVAL) {
     err = VTU_IO_ERROR("cannot sync", vf->path, errno);
     goto fail;
   }
@@ -107,6 +109,7 @@ static int vtu_file_commit(vtu_file *vf) {
   }
   free(vf->tmp);
   vf->tmp = NULL;
+  if (!sync) return EF_SUCCESS;
   /* Make the rename itself durable; best effort, as some file systems refuse to sync folders. */
   const char *slash = strrchr(vf->path, '/');
   char dir[4096];
@@ -472,7 +475,7 @@ static int vtu_write_file(vtu_file *vf, const ef_vtu_mesh *m, vtu_stream *st, in
 /* Write one VTK XML UnstructuredGrid piece atomically (see ef_vtk_output.h). */
 int ef_vtu_write(const char *path, const ef_vtu_mesh *mesh, const ef_vtu_write_options *opt) {
   EF_CHECK(path && mesh, EF_ERR_PARAMETER, "ef_vtu_write: path and mesh are required");
-  ef_vtu_write_options o = {EF_VTK_FORMAT_BINARY, 0, 0, 0};
+  ef_vtu_write_options o = {EF_VTK_FORMAT_BINARY, 0, 0, 0, 0};
   if (opt) o = *opt;
   int ascii = o.format == EF_VTK_FORMAT_ASCII;
   EF_CHECK(ascii || o.format == EF_VTK_FORMAT_BINARY, EF_ERR_PARAMETER, "%s: unknown format %d",
@@ -559,7 +562,7 @@ int ef_vtu_write(const char *path, const ef_vtu_mesh *mesh, const ef_vtu_write_o
   if (err)
     vtu_file_abort(&vf);
   else
-    err = vtu_file_commit(&vf);
+    err = vtu_file_commit(&vf, o.sync);
 done:
   if (st)
     for (int i = 0; i < n_st; ++i) free(st[i].packed);
@@ -577,8 +580,42 @@ static void vtu_format_exact(char *buf, size_t n, double v) {
   }
 }
 
-/* Write a ParaView collection file listing (time, file) pairs. */
+#define VTU_PVD_CLOSING "  </Collection>\n</VTKFile>\n"
+
+/* One DataSet line of a .pvd, as ef_vtk_pvd_write writes it, into a malloc'ed string. */
+static int vtu_pvd_line(double time, const char *file, char **out, size_t *len) {
+  char t[32];
+  vtu_format_exact(t, sizeof t, time);
+  size_t cap = strlen(file) * 6 + 128;
+  char *b;
+  EF_MALLOC(b, cap);
+  size_t n = (size_t)snprintf(b, cap, "    <DataSet timestep=\"%s\" group=\"\" part=\"0\" file=\"", t);
+  for (const char *c = file; *c; ++c) {
+    const char *r = *c == '&' ? "&amp;" : *c == '<' ? "&lt;" : *c == '>' ? "&gt;" : *c == '"' ? "&quot;"
+                  : *c == '\'' ? "&apos;" : NULL;
+    if (r) {
+      memcpy(b + n, r, strlen(r));
+      n += strlen(r);
+    } else {
+      b[n++] = *c;
+    }
+  }
+  memcpy(b + n, "\"/>\n", 5);
+  n += 4;
+  *out = b;
+  *len = n;
+  return EF_SUCCESS;
+}
+
+static int vtu_pvd_write(const char *path, int n, const double *times, const char *const *files, int sync);
+
+/* Write a ParaView collection file listing (time, file) pairs (fsync'd). */
 int ef_vtk_pvd_write(const char *path, int n, const double *times, const char *const *files) {
+  return vtu_pvd_write(path, n, times, files, 1);
+}
+
+/* ef_vtk_pvd_write, synced or not. */
+static int vtu_pvd_write(const char *path, int n, const double *times, const char *const *files, int sync) {
   EF_CHECK(path && n >= 0 && (n == 0 || (times && files)), EF_ERR_PARAMETER,
            "ef_vtk_pvd_write: bad arguments");
   vtu_file vf;
@@ -594,12 +631,12 @@ int ef_vtk_pvd_write(const char *path, int n, const double *times, const char *c
     if (!err) err = vtu_put_escaped(&vf, files[i]);
     if (!err) err = vtu_printf(&vf, "\"/>\n");
   }
-  if (!err) err = vtu_printf(&vf, "  </Collection>\n</VTKFile>\n");
+  if (!err) err = vtu_printf(&vf, VTU_PVD_CLOSING);
   if (err) {
     vtu_file_abort(&vf);
     return err;
   }
-  return vtu_file_commit(&vf);
+  return vtu_file_commit(&vf, sync);
 }
 
 /* Parse Kratos' file_format value. */
@@ -624,7 +661,17 @@ typedef struct {
   int *steps;
   double *times;
   char **files; /* .vtu names relative to the folder */
+  int fd;         /* the .pvd kept open for appends in place (-1: not yet) */
+  int64_t tail;   /* offset of the closing tags */
+  int64_t last;   /* offset of the last DataSet line */
+  int64_t end;    /* bytes in the file (whitespace may pad the closing tags) */
 } vtk_series;
+
+/* Collections up to this many entries are rewritten whole at each output (atomically, under a
+ * temporary name); longer ones get each new entry written in place over the closing tags, so an
+ * output costs O(1) however long the run (one pwrite of one line and the closing tags: a reader
+ * or a kill -9 sees the file before or after it, each a complete collection). */
+#define VTK_PVD_REWRITE_MAX 32
 
 struct ef_vtk_output_s {
   char *folder;
@@ -640,6 +687,7 @@ struct ef_vtk_output_s {
   char **sub_model_parts;
   int n_series;
   vtk_series *series;
+  int ascii_measured; /* the ascii/binary size warning was given */
 };
 
 /* Copy of s (NULL stays NULL). */
@@ -726,10 +774,47 @@ int ef_vtk_output_create(const ef_vtk_output_options *opt, ef_vtk_output *out) {
   o->write_ids = opt->write_ids;
   o->write_conditions = opt->write_conditions;
   o->output_sub_model_parts = opt->output_sub_model_parts;
+  o->write.sync = opt->sync;
   *out = o;
   return EF_SUCCESS;
 fail:
   ef_vtk_output_destroy(&o);
+  return err;
+}
+
+/* fsync path (best effort for folders, which some file systems refuse). */
+static int vtk_fsync_path(const char *path, int is_folder) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return is_folder ? EF_SUCCESS : VTU_IO_ERROR("cannot open for sync", path, errno);
+  int e = fsync(fd) != 0 && errno != EINVAL && !is_folder ? errno : 0;
+  close(fd);
+  return e ? VTU_IO_ERROR("cannot sync", path, e) : EF_SUCCESS;
+}
+
+/* fsync every listed file, each .pvd and the folder. */
+int ef_vtk_output_sync(ef_vtk_output o) {
+  if (!o) return EF_SUCCESS;
+  size_t cap = strlen(o->folder) + 2;
+  for (int i = 0; i < o->n_series; ++i) {
+    vtk_series *s = &o->series[i];
+    for (int k = 0; k < s->n; ++k)
+      if (strlen(s->files[k]) + strlen(o->folder) + 2 > cap) cap = strlen(s->files[k]) + strlen(o->folder) + 2;
+    if (strlen(s->pvd_name) + strlen(o->folder) + 2 > cap) cap = strlen(s->pvd_name) + strlen(o->folder) + 2;
+  }
+  char *path;
+  EF_MALLOC(path, cap);
+  int err = EF_SUCCESS;
+  for (int i = 0; i < o->n_series && !err; ++i) {
+    vtk_series *s = &o->series[i];
+    for (int k = 0; k < s->n && !err; ++k) {
+      snprintf(path, cap, "%s/%s", o->folder, s->files[k]);
+      err = vtk_fsync_path(path, 0);
+    }
+    snprintf(path, cap, "%s/%s", o->folder, s->pvd_name);
+    if (!err) err = vtk_fsync_path(path, 0);
+  }
+  if (!err) err = vtk_fsync_path(o->folder, 1);
+  free(path);
   return err;
 }
 
@@ -744,6 +829,7 @@ void ef_vtk_output_destroy(ef_vtk_output *out) {
   vtk_free_list(o->n_sub_model_parts, o->sub_model_parts);
   for (int i = 0; i < o->n_series; ++i) {
     vtk_series *s = &o->series[i];
+    if (s->fd >= 0) close(s->fd);
     free(s->pvd_name);
     free(s->steps);
     free(s->times);
@@ -754,8 +840,77 @@ void ef_vtk_output_destroy(ef_vtk_output *out) {
   *out = NULL;
 }
 
+/* Replace the .pvd whole (atomically); past VTK_PVD_REWRITE_MAX entries, keep it open for appends. */
+static int vtk_series_rewrite(vtk_series *s, const char *path, int sync) {
+  if (s->fd >= 0) close(s->fd); /* the rename below replaces the file it points to */
+  s->fd = -1;
+  EF_CALL(vtu_pvd_write(path, s->n, s->times, (const char *const *)s->files, sync));
+  if (s->n < VTK_PVD_REWRITE_MAX) return EF_SUCCESS;
+  char *line;
+  size_t len;
+  EF_CALL(vtu_pvd_line(s->times[s->n - 1], s->files[s->n - 1], &line, &len));
+  free(line);
+  struct stat st;
+  s->fd = open(path, O_WRONLY | O_CLOEXEC);
+  if (s->fd < 0 || fstat(s->fd, &st) != 0) {
+    int e = errno;
+    if (s->fd >= 0) close(s->fd);
+    s->fd = -1;
+    return VTU_IO_ERROR("cannot reopen", path, e);
+  }
+  s->end = (int64_t)st.st_size;
+  s->tail = s->end - (int64_t)strlen(VTU_PVD_CLOSING);
+  s->last = s->tail - (int64_t)len;
+  return EF_SUCCESS;
+}
+
+/* The last entry of s is new (is_new) or replaces the last one: write it and the closing tags over
+ * the old closing tags (or over the old last line) in one pwrite; spaces pad what a shorter line
+ * leaves behind the closing tags (whitespace after the root element is valid XML). */
+static int vtk_series_append(vtk_series *s, const char *path, int is_new, int sync) {
+  char *line;
+  size_t len;
+  EF_CALL(vtu_pvd_line(s->times[s->n - 1], s->files[s->n - 1], &line, &len));
+  const size_t closing = strlen(VTU_PVD_CLOSING);
+  const int64_t at = is_new ? s->tail : s->last;
+  int64_t new_end = at + (int64_t)(len + closing);
+  size_t total = len + closing + (size_t)(new_end < s->end ? s->end - new_end : 0);
+  char *buf = malloc(total);
+  if (!buf) {
+    free(line);
+    return EF_ERROR(EF_ERR_MEMORY, "out of memory");
+  }
+  memcpy(buf, line, len);
+  memcpy(buf + len, VTU_PVD_CLOSING, closing);
+  memset(buf + len + closing, ' ', total - len - closing);
+  free(line);
+  size_t done = 0;
+  int err = EF_SUCCESS;
+  while (done < total) {
+    ssize_t w = pwrite(s->fd, buf + done, total - done, (off_t)(at + (int64_t)done));
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) {
+      err = VTU_IO_ERROR("cannot append to", path, w < 0 ? errno : ENOSPC);
+      break;
+    }
+    done += (size_t)w;
+  }
+  free(buf);
+  if (err) {
+    /* The file may now be inconsistent: rewrite it whole at the next output. */
+    close(s->fd);
+    s->fd = -1;
+    return err;
+  }
+  s->last = at;
+  s->tail = at + (int64_t)len;
+  if (at + (int64_t)total > s->end) s->end = at + (int64_t)total;
+  if (sync && fdatasync(s->fd) != 0 && errno != EINVAL) return VTU_IO_ERROR("cannot sync", path, errno);
+  return EF_SUCCESS;
+}
+
 /* Record (step, time, file) in series pvd_name (replacing an earlier write of
- * the same step) and rewrite its .pvd. */
+ * the same step) and update its .pvd. */
 static int vtk_series_add(ef_vtk_output o, const char *pvd_name, int step, double time,
                           const char *file) {
   vtk_series *s = NULL;
@@ -767,11 +922,13 @@ static int vtk_series_add(ef_vtk_output o, const char *pvd_name, int step, doubl
     o->series = grown;
     s = &o->series[o->n_series];
     memset(s, 0, sizeof *s);
-    EF_CALL(vtk_strdup(pvd_name, &s->pvd_name));
+    s->fd = -1;
     ++o->n_series;
+    EF_CALL(vtk_strdup(pvd_name, &s->pvd_name));
   }
   int k = 0;
   while (k < s->n && s->steps[k] != step) ++k;
+  const int is_new = k == s->n;
   if (k == s->n) {
     if (s->n == s->cap) {
       int cap = s->cap ? 2 * s->cap : 16;
@@ -797,7 +954,8 @@ static int vtk_series_add(ef_vtk_output o, const char *pvd_name, int step, doubl
   char *path;
   EF_MALLOC(path, n);
   snprintf(path, n, "%s/%s", o->folder, pvd_name);
-  int err = ef_vtk_pvd_write(path, s->n, s->times, (const char *const *)s->files);
+  int err = k == s->n - 1 && s->fd >= 0 ? vtk_series_append(s, path, is_new, o->write.sync)
+                                        : vtk_series_rewrite(s, path, o->write.sync);
   free(path);
   return err;
 }
@@ -1024,6 +1182,29 @@ static void vtk_sanitize(char *s) {
   }
 }
 
+/* Once per output object: write the first ascii piece again as binary under a hidden name,
+ * compare the sizes and say what ascii costs. */
+static int vtk_ascii_warning(ef_vtk_output o, const char *ascii_path, const ef_vtu_mesh *mesh) {
+  o->ascii_measured = 1;
+  size_t n = strlen(o->folder) + 64;
+  char *probe;
+  EF_MALLOC(probe, n);
+  snprintf(probe, n, "%s/.binary_size_probe.%ld.vtu", o->folder, (long)getpid());
+  ef_vtu_write_options binary = {EF_VTK_FORMAT_BINARY, 0, 0, 0, 0};
+  int err = ef_vtu_write(probe, mesh, &binary);
+  struct stat sa, sb;
+  if (!err && stat(ascii_path, &sa) == 0 && stat(probe, &sb) == 0 && sb.st_size > 0)
+    fprintf(stderr,
+            "edgeflow: warning: VTK output to %s is ascii: %s is %.3g MB, %.1fx the %.3g MB of the same data in "
+            "binary (measured); \"file_format\": \"binary\" is exact, smaller and faster to write and read\n",
+            o->folder, ascii_path, (double)sa.st_size / 1e6, (double)sa.st_size / (double)sb.st_size,
+            (double)sb.st_size / 1e6);
+  unlink(probe);
+  free(probe);
+  if (err) ef_error_clear(); /* the measurement is advice: its failure is not the output's */
+  return EF_SUCCESS;
+}
+
 typedef struct {
   ef_vtk_output out;
   ef_model_part mp;
@@ -1059,6 +1240,7 @@ static int vtk_write_piece(const vtk_write_context *w, const ef_sub_model_part *
   snprintf(pvd, n, "%s.pvd", tag);
   snprintf(full, n_full, "%s/%s", o->folder, file);
   EF_CALL_GOTO(ef_vtu_write(full, &pc.mesh, &o->write), done);
+  if (o->write.format == EF_VTK_FORMAT_ASCII && !o->ascii_measured) EF_CALL_GOTO(vtk_ascii_warning(o, full, &pc.mesh), done);
   EF_CALL_GOTO(vtk_series_add(o, pvd, w->step, w->time, file), done);
 done:
   vtk_piece_free(&pc);

@@ -37,7 +37,12 @@ typedef struct {
   int load_only;                /* initialize reads the mesh and parameters, no strategy */
   const char *applications;     /* comma-separated plugins to load when problem_data.applications
                                    names none (the program's default list) */
+  int stop_when_steady;         /* 1: stop once the relative change of velocity and pressure per unit
+                                   time stays below problem_data.steady_state.relative_tolerance
+                                   (EF_STEADY_DEFAULT_RELATIVE_TOLERANCE when that is 0) */
 } ef_analysis_options;
+
+#define EF_STEADY_DEFAULT_RELATIVE_TOLERANCE 1e-3
 
 void ef_analysis_options_default(ef_analysis_options *options);
 
@@ -61,7 +66,10 @@ int ef_analysis_copy_pressure_system(ef_analysis a, ef_pressure_system *out);
 ef_parameters ef_analysis_parameters(ef_analysis a);
 double ef_analysis_time(ef_analysis a);
 double ef_analysis_delta_time(ef_analysis a);
-long ef_analysis_step(ef_analysis a);
+long ef_analysis_step(ef_analysis a); /* solver steps taken */
+/* The step the processes see: the solver's step, or, once the stability limit cut a fixed time_step,
+ * the number of those time steps completed (the solver then lands on each of their ends). */
+long ef_analysis_output_step(ef_analysis a);
 int ef_analysis_last_iterations(ef_analysis a);
 const char *ef_analysis_output_folder(ef_analysis a);
 

@@ -23,6 +23,10 @@ typedef struct {
   const char *output_folder;  /* where outputs go (run folder) */
   const char *case_folder;    /* folder of ProjectParameters.json, for relative paths */
   int echo_level;
+  /* The solver's step count (NULL outside an analysis).  The `step` the analysis passes to the
+   * process hooks counts the user's fixed time steps when the solver had to cut them (ef_analysis.h);
+   * an output_control_type "solver_step" schedule reads this instead. */
+  const long *solver_step;
 } ef_process_context;
 
 typedef struct {
@@ -41,6 +45,9 @@ typedef struct {
   int (*is_output_step)(void *data, double time, int step);
   int (*print_output)(void *data, double time, int step);
   int (*execute_finalize)(void *data);
+  /* Optional: 1 when the process asks the analysis to end the run after this step (a steady
+   * state); every output process then writes that step. */
+  int (*stop_requested)(void *data);
   void (*destroy)(void **data);
 } ef_process_ops;
 

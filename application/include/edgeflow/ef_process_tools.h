@@ -153,6 +153,17 @@ void ef_csv_close(ef_csv_file *f);
 /* t rounded to 12 significant digits (Kratos' comparison of output times). */
 double ef_output_time(double t);
 
+/* What an output_interval counts ("output_control_type"): "step" the analysis' steps, which are the
+ * user's time steps even when the stability limit makes the solver cut them (ef_analysis.h), "time"
+ * simulated time, "solver_step" the solver's own steps. */
+typedef enum { EF_CONTROL_STEP = 0, EF_CONTROL_TIME = 1, EF_CONTROL_SOLVER_STEP = 2 } ef_output_control;
+/* Parse "step" / "time" / "solver_step"; the error names label. */
+int ef_output_control_parse(const char *label, const char *text, ef_output_control *control);
+/* The schedule's clock now: the rounded time, the step, or *solver_step (the step when NULL). */
+double ef_output_clock(ef_output_control control, const long *solver_step, double time, int step);
+/* Advance *next past now by interval (rounded like the step times for "time", so sums do not drift). */
+void ef_output_schedule(ef_output_control control, double interval, double now, double *next);
+
 #ifdef __cplusplus
 }
 #endif

@@ -95,6 +95,9 @@ typedef struct {
   /* The stable time step for the current state (CFL and viscous limits,
    * bounds and a fixed step from settings). */
   int (*compute_time_step)(void *data, double *dt);
+  /* Optional: the user's fixed time step (0: automatic stepping).  When compute_time_step returns less,
+   * the analysis keeps the user's step as the unit of step-based schedules (ef_analysis.h). */
+  int (*fixed_time_step)(void *data, double *dt);
   /* Advance from t_old to t_old + dt. */
   int (*solve_step)(void *data, double t_old, double dt, ef_step_info *info);
   /* Optional: copy the last pressure system to the host (NULL if unsupported). */

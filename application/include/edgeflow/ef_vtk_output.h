@@ -11,8 +11,11 @@
  *    collections up to date so ParaView opens the run as a time series.
  *
  * Every file is written to a hidden temporary name in the target folder
- * (".name.vtu.tmp.<pid>"), flushed to disk and renamed into place: a crash
- * or a full disk never leaves a truncated file under the final name.
+ * (".name.vtu.tmp.<pid>") and renamed into place: a crash of the program or
+ * a full disk never leaves a truncated file under the final name (fsync,
+ * which extends that to a crash of the machine, is asked for with `sync` or
+ * done once by ef_vtk_output_sync).  A long .pvd is appended in place, one
+ * entry in one pwrite, so it stays a complete collection at every moment.
  */
 #ifndef EF_VTK_OUTPUT_H
 #define EF_VTK_OUTPUT_H
@@ -75,6 +78,8 @@ typedef struct {
                             The compressed arrays are held in memory until the file is written. */
   int compression_level; /* 1..9; 0: 1 (fastest) */
   int64_t block_size;    /* bytes per compressed block, 32 KiB..1 MiB; 0: 64 KiB */
+  int sync;              /* fsync the file and its folder around the rename (survives a machine
+                            crash); 0: the atomic rename alone (survives a crash of the program) */
 } ef_vtu_write_options;
 
 /* Write mesh to path (a .vtu).  opt NULL: uncompressed binary.  Indices and
@@ -106,6 +111,7 @@ typedef struct {
   int output_sub_model_parts;  /* also write sub model parts to their own files */
   int n_sub_model_parts;       /* which ones (dotted paths); 0: every sub model part */
   const char *const *sub_model_parts;
+  int sync;                    /* fsync every file as it is written; 0: only in ef_vtk_output_sync */
 } ef_vtk_output_options;
 
 typedef struct ef_vtk_output_s *ef_vtk_output;
@@ -119,6 +125,11 @@ int ef_vtk_output_create(const ef_vtk_output_options *opt, ef_vtk_output *out);
  * locally), then rewrite <base>.pvd and <base>_<path>.pvd with every step this
  * object has written (a step written again replaces its entry). */
 int ef_vtk_output_write(ef_vtk_output out, ef_model_part mp, int step, double time);
+
+/* Make every file written so far durable: fsync each .vtu listed, the .pvd files and the folder
+ * (the end of a run, or a restart point).  Until then a file is complete on disk as soon as it
+ * is renamed into place, but a crash of the machine may lose it. */
+int ef_vtk_output_sync(ef_vtk_output out);
 
 /* Free; accepts NULL and sets *out to NULL. */
 void ef_vtk_output_destroy(ef_vtk_output *out);

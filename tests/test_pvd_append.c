@@ -1,0 +1,121 @@
+/* test_pvd_append.c -- a .pvd entry costs O(1) however long the run.
+ *
+ * 10,000 outputs of a two-triangle model part: the median cost of one ef_vtk_output_write
+ * (the .vtu and the .pvd entry) over outputs 9,951..10,050 must stay below 1.5x the median over
+ * outputs 51..150 (whole-file rewrites would make it ~100x).  The figure is printed.  Then the
+ * collection must list every step in order with the closing tags; rewriting the last step
+ * (shorter file name: padded) and an early step (whole rewrite) must keep it a valid collection.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "edgeflow/ef_error.h"
+#include "edgeflow/ef_model_part.h"
+#include "edgeflow/ef_vtk_output.h"
+#include "test_vtu_readback.h"
+
+#include "ef_test.h"
+
+enum { N_OUT = 10100, WINDOW = 100 };
+
+static double now_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static double median(double *v, int n) {
+  qsort(v, (size_t)n, sizeof *v, cmp_double);
+  return v[n / 2];
+}
+
+/* Check the collection: n DataSet lines, step k at time 0.001 k, then the closing tags and only
+ * whitespace after them. */
+static void check_pvd(const char *path, int n, int replaced_step, double replaced_time) {
+  char *text = tvr_slurp(path, NULL);
+  ASSERT(text, "cannot read %s", path);
+  int count = 0;
+  const char *p = text;
+  while ((p = strstr(p, "<DataSet ")) != NULL) {
+    ++count;
+    double t = 0;
+    char file[256];
+    if (sscanf(p, "<DataSet timestep=\"%lf\" group=\"\" part=\"0\" file=\"%255[^\"]\"/>", &t, file) != 2) {
+      EXPECT(0, "%s: entry %d unreadable", path, count);
+      break;
+    }
+    char want[256];
+    snprintf(want, sizeof want, "FluidModelPart_%d.vtu", count);
+    double want_t = count == replaced_step ? replaced_time : 0.001 * count;
+    EXPECT(!strcmp(file, want) && t == want_t, "%s: entry %d is (%g, %s), want (%g, %s)", path, count, t, file,
+           want_t, want);
+    ++p;
+  }
+  EXPECT(count == n, "%s lists %d steps, want %d", path, count, n);
+  const char *close = strstr(text, "</Collection>\n</VTKFile>\n");
+  EXPECT(close != NULL, "%s has no closing tags", path);
+  if (close) {
+    for (const char *c = close + strlen("</Collection>\n</VTKFile>\n"); *c; ++c)
+      EXPECT(*c == ' ' || *c == '\n', "%s: '%c' after the closing tags", path, *c);
+  }
+  free(text);
+}
+
+int main(int argc, char **argv) {
+  ASSERT(argc >= 2, "usage: %s SCRATCH_FOLDER", argv[0]);
+  const char *root = argv[1];
+  ASSERT(!tvr_remove_tree(root) && !tvr_make_dirs(root), "cannot reset %s", root);
+  ef_model_part mp;
+  ASSERT_OK(ef_model_part_create("FluidModelPart", 2, &mp));
+  ASSERT_OK(ef_model_part_alloc_nodes(mp, 4));
+  const double xy[4][2] = {{0, 0}, {1, 0}, {1, 1}, {0, 1}};
+  for (int i = 0; i < 4; ++i) mp->coords[3 * i] = xy[i][0], mp->coords[3 * i + 1] = xy[i][1];
+  ASSERT_OK(ef_model_part_alloc_elements(mp, 2, 3));
+  const ef_index tris[6] = {0, 1, 2, 0, 2, 3};
+  memcpy(mp->elements, tris, sizeof tris);
+  ASSERT_OK(ef_model_part_add_variable(mp, "PRESSURE", 1));
+  static const char *const vars[] = {"PRESSURE"};
+  ef_vtk_output_options opt = {.output_folder = root, .n_variables = 1, .variables = vars};
+  ef_vtk_output out;
+  ASSERT_OK(ef_vtk_output_create(&opt, &out));
+
+  static double cost[N_OUT + 1];
+  for (int k = 1; k <= N_OUT; ++k) {
+    double t0 = now_s();
+    ASSERT_OK(ef_vtk_output_write(out, mp, k, 0.001 * k));
+    cost[k] = now_s() - t0;
+  }
+  double early[WINDOW], late[WINDOW];
+  for (int i = 0; i < WINDOW; ++i) early[i] = cost[51 + i], late[i] = cost[N_OUT - 150 + i];
+  const double m_early = median(early, WINDOW), m_late = median(late, WINDOW);
+  printf("pvd append: median output cost %.1f us at output 100, %.1f us at output 10,000 (ratio %.2f; "
+         "limit 1.5)\n", 1e6 * m_early, 1e6 * m_late, m_late / m_early);
+  EXPECT(m_late < 1.5 * m_early, "an output at 10,000 costs %.2fx one at 100", m_late / m_early);
+
+  char pvd[4200];
+  snprintf(pvd, sizeof pvd, "%s/FluidModelPart.pvd", root);
+  check_pvd(pvd, N_OUT, -1, 0);
+  /* The last step again at another time: its line is replaced in place. */
+  ASSERT_OK(ef_vtk_output_write(out, mp, N_OUT, 99.0));
+  check_pvd(pvd, N_OUT, N_OUT, 99.0);
+  /* An early step again: the whole file is rewritten, and appends go on after it. */
+  ASSERT_OK(ef_vtk_output_write(out, mp, 7, 7.5));
+  ASSERT_OK(ef_vtk_output_write(out, mp, N_OUT + 1, 0.001 * (N_OUT + 1)));
+  char *text = tvr_slurp(pvd, NULL);
+  EXPECT(text && strstr(text, "timestep=\"7.5\" group=\"\" part=\"0\" file=\"FluidModelPart_7.vtu\"") &&
+             strstr(text, "file=\"FluidModelPart_10101.vtu\"/>\n  </Collection>\n</VTKFile>\n"),
+         "%s after an early step was rewritten", pvd);
+  free(text);
+  ASSERT_OK(ef_vtk_output_sync(out));
+  ef_vtk_output_destroy(&out);
+  ef_model_part_destroy(&mp);
+  if (!failures) tvr_remove_tree(root);
+  return failures ? 1 : 0;
+}
