@@ -16,6 +16,8 @@
 #include "host_pcg.h"
 #include "matrix_io.h"
 
+#include <stdlib.h> /* abs */
+
 
 /* A test system: matrix, right-hand side, null-space flag and the measured iteration bound. */
 typedef struct {
