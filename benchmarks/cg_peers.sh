@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Pressure-solver comparison with the peers, in one call on the GPU machine:
-# builds ef_cl_cg (plain gcc, no other dependency than OpenCL) and ViennaCL's
+# builds ef_cl_cg (CMake, without PETSc, OpenMP or the tests) and ViennaCL's
 # vcl_cg (when its headers are unpacked), generates the anchor matrices, runs
 # CuPy's Jacobi CG, ViennaCL's CGs and our device CG (both variants, tuned) on the
 # same files, clpeak if present, then writes OUT/results.json and prints a
@@ -14,7 +14,7 @@
 #   --sizes     N values: N^3 rows (46 -> 97,336; 100 -> 1e6; 216 -> 1.0e7, H200 only)
 #   --iters     iterations of the fixed-count timings
 #   --out       results folder (default: out/cg_peers-<date> in the repo)
-#   --ef-cl-cg  an already built ef_cl_cg (default: build one into OUT/bin)
+#   --ef-cl-cg  an already built ef_cl_cg (default: build one with CMake in OUT/build)
 #   --viennacl  root of the unpacked libviennacl-dev (default: .deps/viennacl in the repo;
 #               prepare with: apt-get download libviennacl-dev && dpkg -x libviennacl-dev_*.deb .deps/viennacl)
 #   --device    OpenCL device for ef_cl_cg (default: NVIDIA:0 when an NVIDIA platform exists)
@@ -69,29 +69,29 @@ have_cupy=0
   echo "peers: ${peers:-none}; cupy: $have_cupy"
 } > "$out/machine.txt" 2>&1
 
-# OpenCL headers and library: the system's, or CUDA's.
+# OpenCL headers and library: the system's, or CUDA's (then named to CMake as hints).
 cl_flags=""
+cl_hints=()
 for inc in /usr/include /usr/local/cuda/include /usr/local/cuda/targets/x86_64-linux/include; do
   [ -f "$inc/CL/cl.h" ] && { cl_flags="-I$inc"; break; }
 done
+[ -n "$cl_flags" ] && [ "$cl_flags" != "-I/usr/include" ] && cl_hints+=("-DOpenCL_INCLUDE_DIR=${cl_flags#-I}")
 cl_lib="-lOpenCL"
 if ! echo 'int main(void){return 0;}' | gcc -x c - -o /dev/null -lOpenCL 2>/dev/null; then
   for lib in /usr/local/cuda/lib64 /usr/lib/x86_64-linux-gnu; do
     if [ -e "$lib/libOpenCL.so.1" ]; then cl_lib="$lib/libOpenCL.so.1"; break; fi
   done
 fi
+[ "$cl_lib" != "-lOpenCL" ] && cl_hints+=("-DOpenCL_LIBRARY=$cl_lib")
 
-# ef_cl_cg, built straight with gcc from its five sources and the embedded kernels.
+# ef_cl_cg, built by the project's CMake (the log in OUT/build.log).
 if [ -z "$program" ]; then
   log "building ef_cl_cg"
-  kernels=$(ls "$root"/custom_kernels/*.cl "$root"/custom_kernels/*.h | tr '\n' ';')
-  cmake -DOUTPUT="$out/bin/embedded_kernels.c" "-DFILES=$kernels" -P "$root/cmake/embed_kernels.cmake" &&
-  gcc -O3 -std=c11 -Wall -Wextra -D_POSIX_C_SOURCE=200809L -DCL_TARGET_OPENCL_VERSION=120 $cl_flags \
-      -I"$root/application/include" -I"$root/custom_utilities" -I"$root/custom_utilities/opencl" \
-      "$root/tools/ef_cl_cg.c" "$root/custom_utilities/opencl/opencl_cg.c" "$root/custom_utilities/opencl/opencl_context.c" \
-      "$root/custom_utilities/matrix_io.c" "$root/application/core/error.c" "$root/application/core/util.c" "$out/bin/embedded_kernels.c" \
-      -o "$out/bin/ef_cl_cg" $cl_lib -lm || { echo "cg_peers.sh: building ef_cl_cg failed" >&2; exit 1; }
-  program="$out/bin/ef_cl_cg"
+  { cmake -S "$root" -B "$out/build" -DCMAKE_BUILD_TYPE=Release -DEF_BUILD_TESTS=OFF -DEF_WITH_PETSC=OFF \
+      -DEF_WITH_OPENMP=OFF -DEF_WITH_OPENCL=ON ${cl_hints[@]+"${cl_hints[@]}"} &&
+    cmake --build "$out/build" --parallel "$(nproc)" --target ef_cl_cg; } > "$out/build.log" 2>&1 ||
+    { tail -30 "$out/build.log" >&2; echo "cg_peers.sh: building ef_cl_cg failed" >&2; exit 1; }
+  program="$out/build/bin/ef_cl_cg"
 fi
 "$program" --list-devices > "$out/devices.txt" 2>&1
 cat "$out/devices.txt" >&2

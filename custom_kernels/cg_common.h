@@ -18,7 +18,7 @@
 #ifndef EF_CG_COMMON_H
 #define EF_CG_COMMON_H
 
-#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#include "ef_reduce.h"
 
 #ifndef WGS_BITS
 #define WGS_BITS 8
@@ -39,11 +39,6 @@
 #define LANES (1 << LANE_BITS)
 #define VWGS (1 << VEC_WGS_BITS)
 
-#ifdef EF_ROW_PTR_64
-typedef long ef_rp_t;
-#else
-typedef int ef_rp_t;
-#endif
 
 /* Slots of the solver's small state buffer (doubles).  Each slot is written by
  * one kernel kind (group 0, item 0) and read by others in later launches only,
@@ -66,35 +61,6 @@ typedef int ef_rp_t;
 
 /* The one item that writes a kernel's scalars into the state. */
 #define EF_LEAD (get_group_id(0) == 0 && get_local_id(0) == 0)
-
-/* Sum of v over a work-group of n (a power of two) items, in a fixed tree order;
- * every item receives the total.  scratch holds n doubles. */
-double ef_group_sum(double v, __local double *scratch, const int n) {
-  const int lid = get_local_id(0);
-  scratch[lid] = v;
-  barrier(CLK_LOCAL_MEM_FENCE);
-  for (int s = n >> 1; s > 0; s >>= 1) {
-    if (lid < s) scratch[lid] += scratch[lid + s];
-    barrier(CLK_LOCAL_MEM_FENCE);
-  }
-  const double total = scratch[0];
-  barrier(CLK_LOCAL_MEM_FENCE); /* scratch may be reused after this */
-  return total;
-}
-
-/* Two sums at once (one set of barriers for both). */
-double2 ef_group_sum2(double2 v, __local double2 *scratch, const int n) {
-  const int lid = get_local_id(0);
-  scratch[lid] = v;
-  barrier(CLK_LOCAL_MEM_FENCE);
-  for (int s = n >> 1; s > 0; s >>= 1) {
-    if (lid < s) scratch[lid] += scratch[lid + s];
-    barrier(CLK_LOCAL_MEM_FENCE);
-  }
-  const double2 total = scratch[0];
-  barrier(CLK_LOCAL_MEM_FENCE);
-  return total;
-}
 
 /* Second stage of a reduction: sum part[0..count) in a fixed order (item i adds
  * i, i+n, i+2n, ... then the tree), identical in every group that calls it. */

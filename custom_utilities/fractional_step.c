@@ -478,11 +478,23 @@ int ef_fs_pressure(ef_fs *fs, double dt, const double *uh, const double *p_n, do
   double t0 = ef_wtime();
   EF_CALL(ef_fs_assemble_pressure(fs, dt, uh, p_n, p_new, stats));
   double t1 = ef_wtime();
-  int its = 0;
+  int its = 0, err;
   double res = 0.0;
-  ef_linear_solver ls = fs->s.solver;
-  if (!ls.solve) ls = ef_host_cg_solver(fs->cg);
-  int err = ls.solve(ls.ctx, &fs->H, fs->f, p_new, fs->s.pressure_rtol, fs->s.pressure_max_iterations, &its, &res);
+  if (fs->s.solver) {
+    const ef_csr *H = &fs->H;
+    ef_matrix A = {.memory = EF_MEMORY_HOST, .layout = {H->n, 0, NULL}, .nnz = H->nnz,
+                   .constant_null_space = H->constant_null_space, .row_ptr = H->row_ptr, .row_ptr32 = H->row_ptr32,
+                   .col = H->col, .values = H->val, .diag = H->diag};
+    ef_vector b = {EF_MEMORY_HOST, A.layout, fs->f, NULL}, x = {EF_MEMORY_HOST, A.layout, p_new, NULL};
+    ef_solve_result r = {0};
+    err = ef_linear_solver_setup(fs->s.solver, &A);
+    if (!err) err = ef_linear_solver_solve(fs->s.solver, &b, &x, &r);
+    its = r.iterations;
+    res = r.residual;
+  } else {
+    err = ef_host_cg_solve(fs->cg, &fs->H, fs->f, p_new, fs->s.pressure_rtol, fs->s.pressure_max_iterations, &its,
+                           &res);
+  }
   if (stats) {
     stats->cg_iterations = its;
     stats->cg_residual = res;

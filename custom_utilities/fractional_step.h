@@ -83,11 +83,13 @@ typedef struct {
   const double *nu_nodal;  /* optional per-node viscosity (n); NULL: nu everywhere */
   int stabilization;       /* 1: OSS stabilisation with tau; 0: tau = 0 */
   double tau_c1, tau_c2, tau_c3; /* defaults 1, 4, 2 (see ef_fs_settings_default) */
-  /* Pressure solve. */
-  double pressure_rtol;          /* relative tolerance (default 1e-8) */
-  int pressure_max_iterations;   /* default 5000 */
+  /* Pressure solve: a registered host linear solver (ef_linear_solver.h), which owns its
+   * tolerance and iteration limit; NULL: the built-in host CG with the two values below
+   * (executor tests and tools use it). */
+  ef_linear_solver *solver;
+  double pressure_rtol;          /* built-in CG: relative tolerance (default 1e-8) */
+  int pressure_max_iterations;   /* built-in CG: default 5000 */
   double flux_imbalance_tolerance; /* only without fixed pressure (default 1e-6) */
-  ef_linear_solver solver;       /* solve == NULL: the built-in host CG */
   /* Divergence. */
   double velocity_bound;         /* |u| above this is divergence (default 1e6) */
   /* Boundary conditions (borrowed; any may be NULL = none). */

@@ -27,6 +27,25 @@ if(EF_WITH_OPENCL)
                    "ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0")
     endif()
   endif()
+  # The device solvers by name (ef_linear_solver.h): BiCGStab against the device CG on the
+  # pressure systems the OpenCL strategy exports for a 2D and a 3D cavity; its kernels under
+  # oclgrind.
+  ef_add_c_test(test_opencl_bicgstab SOURCES test_opencl_bicgstab.c LABELS "opencl;unit"
+                ARGS ${EF_TEST_DATA}/petsc/cavity2d.json ${EF_TEST_DATA}/petsc/cavity3d.json
+                     ${CMAKE_CURRENT_BINARY_DIR}/opencl_bicgstab_work)
+  set_tests_properties(test_opencl_bicgstab PROPERTIES TIMEOUT 300
+                       ENVIRONMENT "EDGEFLOW_PLUGIN_DIR=${CMAKE_LIBRARY_OUTPUT_DIRECTORY};OMP_WAIT_POLICY=passive;EDGEFLOW_CACHE_DIR=${EF_OPENCL_TEST_CACHE}")
+  if(EF_OCLGRIND_EXECUTABLE)
+    add_test(NAME test_opencl_bicgstab_oclgrind
+             COMMAND sh ${EF_OPENCL_CG_DATA}/oclgrind_check.sh ${EF_OCLGRIND_EXECUTABLE}
+                     $<TARGET_FILE:test_opencl_bicgstab> ${CMAKE_CURRENT_BINARY_DIR}/oclgrind_bicgstab.log)
+    set_tests_properties(test_opencl_bicgstab_oclgrind PROPERTIES LABELS "opencl" SKIP_RETURN_CODE 77 TIMEOUT 300
+                         ENVIRONMENT "EDGEFLOW_PLUGIN_DIR=${CMAKE_LIBRARY_OUTPUT_DIRECTORY}")
+    if(EF_SANITIZE)
+      set_property(TEST test_opencl_bicgstab_oclgrind APPEND PROPERTY ENVIRONMENT
+                   "ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0")
+    endif()
+  endif()
   # The standalone program on a small file, and the benchmark script's smoke run.
   add_test(NAME test_ef_cl_cg_tool
            COMMAND sh ${EF_OPENCL_CG_DATA}/tool_check.sh $<TARGET_FILE:ef_cl_cg> ${EF_SYSTEM_PYTHON}

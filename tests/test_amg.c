@@ -12,7 +12,7 @@
 
 #include "amg.h"
 #include "edgeflow/ef_error.h"
-#include "ef_test_check.h"
+#include "ef_test.h"
 #include "host_pcg.h"
 #include "matrix_io.h"
 
@@ -124,21 +124,21 @@ static int check_symmetry_host(const amg_case *c, double *asym) {
   st.cycle = EF_AMG_CYCLE_V;
   ef_amg_matrix M = amg_matrix_of(c);
   ef_amg *h = NULL;
-  EXPECT_OK(ef_amg_create(&st, &M, &h));
+  ASSERT_OK(ef_amg_create(&st, &M, &h));
   const int64_t n = c->sys->n;
   double *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y), *mx = malloc(n * sizeof *mx),
          *my = malloc(n * sizeof *my);
-  EXPECT(x && y && mx && my, "out of memory");
+  ASSERT(x && y && mx && my, "out of memory");
   uint64_t seed = 11;
   *asym = 0.0;
   for (int trial = 0; trial < 3; ++trial) {
     for (int64_t i = 0; i < n; ++i) x[i] = unit_random(&seed) - 0.5, y[i] = unit_random(&seed) - 0.5;
-    EXPECT_OK(ef_amg_apply_host(h, x, mx));
-    EXPECT_OK(ef_amg_apply_host(h, y, my));
+    ASSERT_OK(ef_amg_apply_host(h, x, mx));
+    ASSERT_OK(ef_amg_apply_host(h, y, my));
     const double xmy = dot(n, x, my), ymx = dot(n, y, mx), xmx = dot(n, x, mx), ymy = dot(n, y, my);
-    EXPECT(xmx > 0.0 && ymy > 0.0, "%s: V-cycle not positive: x.Mx = %g, y.My = %g", c->name, xmx, ymy);
+    ASSERT(xmx > 0.0 && ymy > 0.0, "%s: V-cycle not positive: x.Mx = %g, y.My = %g", c->name, xmx, ymy);
     const double rel = fabs(xmy - ymx) / sqrt(xmx * ymy);
-    EXPECT(rel <= 1e-12, "%s: V-cycle not symmetric: |x.My - y.Mx| / sqrt(x.Mx y.My) = %.3e", c->name, rel);
+    ASSERT(rel <= 1e-12, "%s: V-cycle not symmetric: |x.My - y.Mx| / sqrt(x.Mx y.My) = %.3e", c->name, rel);
     if (rel > *asym) *asym = rel;
   }
   free(x), free(y), free(mx), free(my);
@@ -153,11 +153,11 @@ static int check_convergence_host(const amg_case *c, int *jac_it, int *v_it, int
   const int64_t n = c->sys->n;
   ef_csr A = csr_of(c);
   double *x = calloc(n, sizeof *x);
-  EXPECT(x, "out of memory");
+  ASSERT(x, "out of memory");
   ef_host_pcg_settings ps = {1e-8, 5000, 0};
   ef_host_pcg_result res;
-  EXPECT_OK(ef_host_pcg_solve(&A, jacobi_apply, c->sys, &ps, c->sys->rhs, x, &res));
-  EXPECT(res.converged && res.true_relres <= 2e-8, "%s: Jacobi-CG: %d iterations, true residual %.3e", c->name,
+  ASSERT_OK(ef_host_pcg_solve(&A, jacobi_apply, c->sys, &ps, c->sys->rhs, x, &res));
+  ASSERT(res.converged && res.true_relres <= 2e-8, "%s: Jacobi-CG: %d iterations, true residual %.3e", c->name,
          res.iterations, res.true_relres);
   *jac_it = res.iterations;
   for (int cycle = 0; cycle < 2; ++cycle) {
@@ -166,14 +166,14 @@ static int check_convergence_host(const amg_case *c, int *jac_it, int *v_it, int
     st.cycle = cycle ? EF_AMG_CYCLE_K : EF_AMG_CYCLE_V;
     ef_amg_matrix M = amg_matrix_of(c);
     ef_amg *h = NULL;
-    EXPECT_OK(ef_amg_create(&st, &M, &h));
+    ASSERT_OK(ef_amg_create(&st, &M, &h));
     memset(x, 0, n * sizeof *x);
     ps.flexible = cycle;
-    EXPECT_OK(ef_host_pcg_solve(&A, amg_apply, h, &ps, c->sys->rhs, x, &res));
+    ASSERT_OK(ef_host_pcg_solve(&A, amg_apply, h, &ps, c->sys->rhs, x, &res));
     const double ratio = cycle ? c->max_ratio_k : c->max_ratio_v;
-    EXPECT(res.converged && res.true_relres <= 2e-8, "%s: AMG %s: %d iterations, true residual %.3e", c->name,
+    ASSERT(res.converged && res.true_relres <= 2e-8, "%s: AMG %s: %d iterations, true residual %.3e", c->name,
            cycle ? "K" : "V", res.iterations, res.true_relres);
-    EXPECT(res.iterations <= ratio * *jac_it, "%s: AMG %s took %d iterations, more than %.2f x Jacobi's %d",
+    ASSERT(res.iterations <= ratio * *jac_it, "%s: AMG %s took %d iterations, more than %.2f x Jacobi's %d",
            c->name, cycle ? "K" : "V", res.iterations, ratio, *jac_it);
     *(cycle ? k_it : v_it) = res.iterations;
     ef_amg_destroy(&h);
@@ -191,20 +191,20 @@ static int check_refresh_host(const amg_case *c) {
   ef_amg_settings_default(&st);
   ef_amg_matrix M = amg_matrix_of(c);
   ef_amg *h = NULL;
-  EXPECT_OK(ef_amg_create(&st, &M, &h));
+  ASSERT_OK(ef_amg_create(&st, &M, &h));
   const ef_linear_system *s = c->sys;
   double *v2 = malloc(s->nnz * sizeof *v2), *w = malloc(s->n * sizeof *w);
-  EXPECT(v2 && w, "out of memory");
+  ASSERT(v2 && w, "out of memory");
   uint64_t seed = 5;
   for (int64_t i = 0; i < s->n; ++i) w[i] = pow(2.0, 2.0 * unit_random(&seed) - 1.0);
   for (int64_t i = 0; i < s->n; ++i)
     for (int64_t j = s->row_ptr[i]; j < s->row_ptr[i + 1]; ++j) v2[j] = s->values[j] * w[i] * w[s->col[j]];
-  EXPECT_OK(ef_amg_refresh_host(h, v2));
+  ASSERT_OK(ef_amg_refresh_host(h, v2));
   const double *fine = v2;
   for (int l = 0; l + 1 < h->n_levels; ++l) {
     const ef_amg_level *F = &h->lev[l], *C = &h->lev[l + 1];
     double *ref = calloc(C->nnz ? C->nnz : 1, sizeof *ref);
-    EXPECT(ref, "out of memory");
+    ASSERT(ref, "out of memory");
     for (int64_t i = 0; i < F->n; ++i) {
       const int32_t I = F->agg[i];
       const int64_t b = F->row_ptr64 ? F->row_ptr64[i] : F->row_ptr[i];
@@ -214,21 +214,21 @@ static int check_refresh_host(const amg_case *c) {
         if (J < 0) continue;
         int64_t k = C->row_ptr[I];
         while (k < C->row_ptr[I + 1] && C->col[k] != J) ++k;
-        EXPECT(k < C->row_ptr[I + 1], "%s: coarse entry (%d, %d) of level %d missing", c->name, I, J, l + 1);
+        ASSERT(k < C->row_ptr[I + 1], "%s: coarse entry (%d, %d) of level %d missing", c->name, I, J, l + 1);
         ref[k] += fine[j];
       }
     }
-    EXPECT(memcmp(ref, C->val, C->nnz * sizeof *ref) == 0, "%s: refreshed values of level %d differ from P^T A P",
+    ASSERT(memcmp(ref, C->val, C->nnz * sizeof *ref) == 0, "%s: refreshed values of level %d differ from P^T A P",
            c->name, l + 1);
     free(ref);
     fine = C->val;
   }
   const ef_amg_level *Lc = &h->lev[h->n_levels - 1];
   double *W = malloc((size_t)(h->nc * h->nc) * sizeof *W);
-  EXPECT(W, "out of memory");
+  ASSERT(W, "out of memory");
   ef_amg_dense_fill(h->nc, Lc->row_ptr, Lc->col, Lc->val, h->constant_null_space, W);
-  EXPECT_OK(ef_amg_dense_invert(h->nc, W));
-  EXPECT(memcmp(W, h->coarse_inv, (size_t)(h->nc * h->nc) * sizeof *W) == 0,
+  ASSERT_OK(ef_amg_dense_invert(h->nc, W));
+  ASSERT(memcmp(W, h->coarse_inv, (size_t)(h->nc * h->nc) * sizeof *W) == 0,
          "%s: refreshed coarsest inverse differs", c->name);
   free(W);
   ef_amg_destroy(&h);
@@ -247,11 +247,11 @@ static int load_cases(amg_case *cases, int *count) {
     char path[1024];
     snprintf(path, sizeof path, "%s/amg/%s", EF_TEST_DATA, files[f].file);
     amg_case c = {files[f].file, NULL, files[f].null_space, files[f].rv, files[f].rk};
-    EXPECT_OK(ef_linear_system_read(path, &c.sys));
+    ASSERT_OK(ef_linear_system_read(path, &c.sys));
     cases[k++] = c;
   }
   amg_case g = {"grid_laplacian_24", NULL, 0, 0.15, 0.12};
-  EXPECT(grid_laplacian(24, &g.sys) == 0, "out of memory building the grid Laplacian");
+  ASSERT(grid_laplacian(24, &g.sys) == 0, "out of memory building the grid Laplacian");
   cases[k++] = g;
   *count = k;
   return 0;

@@ -20,7 +20,7 @@ static int amg_test_context(ef_cl_context **ctx, const char *cache) {
     fprintf(stderr, "no usable OpenCL device (%s): skipping\n", ef_error_message());
     return EF_TEST_SKIP;
   }
-  EXPECT_OK(err);
+  ASSERT_OK(err);
   return 0;
 }
 
@@ -50,19 +50,19 @@ static int check_device_case(ef_cl_context *ctx, const amg_case *c, const ef_amg
   const int64_t n = s->n;
   ef_csr_matrix hm = ef_linear_system_matrix(s);
   ef_cl_csr A;
-  EXPECT_OK(ef_cl_csr_upload(ctx, &hm, &A));
+  ASSERT_OK(ef_cl_csr_upload(ctx, &hm, &A));
   ef_amg_matrix M = amg_matrix_of(c);
   ef_amg *host = NULL;
   ef_cl_amg *dev = NULL;
-  EXPECT_OK(ef_amg_create(st, &M, &host));
-  EXPECT_OK(ef_cl_amg_create(ctx, &A, &M, c->null_space, st, &dev));
+  ASSERT_OK(ef_amg_create(st, &M, &host));
+  ASSERT_OK(ef_cl_amg_create(ctx, &A, &M, c->null_space, st, &dev));
   const ef_amg *dh = ef_cl_amg_host(dev);
-  EXPECT(dh->n_levels == host->n_levels, "%s: level counts differ", c->name);
+  ASSERT(dh->n_levels == host->n_levels, "%s: level counts differ", c->name);
   double *buf = malloc((size_t)(host->lev[1 < host->n_levels ? 1 : 0].nnz + host->nc * host->nc + n) * 8);
-  EXPECT(buf, "out of memory");
+  ASSERT(buf, "out of memory");
   /* New values: symmetric scaling, on both sides. */
   double *v2 = malloc(s->nnz * sizeof *v2), *w = malloc(n * sizeof *w);
-  EXPECT(v2 && w, "out of memory");
+  ASSERT(v2 && w, "out of memory");
   uint64_t seed = 3;
   for (int64_t i = 0; i < n; ++i) w[i] = pow(2.0, 2.0 * unit_random(&seed) - 1.0);
   for (int64_t i = 0; i < n; ++i)
@@ -74,45 +74,45 @@ static int check_device_case(ef_cl_context *ctx, const amg_case *c, const ef_amg
       for (int64_t j = s->row_ptr[i]; j < s->row_ptr[i + 1]; ++j)
         if (s->col[j] == i) d = j;
         else off += v2[j];
-      EXPECT(d >= 0, "%s: row %lld has no diagonal", c->name, (long long)i);
+      ASSERT(d >= 0, "%s: row %lld has no diagonal", c->name, (long long)i);
       v2[d] = -off;
     }
   for (int pass = 0; pass < 2; ++pass) {
     if (pass == 1) {
-      EXPECT_OK(ef_cl_vector_write(ctx, A.values, s->nnz, v2));
-      EXPECT_OK(ef_cl_amg_refresh(dev));
-      EXPECT_OK(ef_amg_refresh_host(host, v2));
+      ASSERT_OK(ef_cl_vector_write(ctx, A.values, s->nnz, v2));
+      ASSERT_OK(ef_cl_amg_refresh(dev));
+      ASSERT_OK(ef_amg_refresh_host(host, v2));
     }
     for (int l = 1; l < host->n_levels; ++l) {
-      EXPECT_OK(ef_cl_amg_read_values(dev, l, buf));
-      EXPECT(memcmp(buf, host->lev[l].val, host->lev[l].nnz * 8) == 0, "%s: device values of level %d differ (%s)",
+      ASSERT_OK(ef_cl_amg_read_values(dev, l, buf));
+      ASSERT(memcmp(buf, host->lev[l].val, host->lev[l].nnz * 8) == 0, "%s: device values of level %d differ (%s)",
              c->name, l, pass ? "after the refresh" : "at set-up");
     }
-    EXPECT_OK(ef_cl_amg_read_values(dev, -1, buf));
+    ASSERT_OK(ef_cl_amg_read_values(dev, -1, buf));
     const double dw = rel_diff(host->nc * host->nc, buf, host->coarse_inv);
-    EXPECT(dw <= 1e-12, "%s: device coarsest inverse differs by %.3e", c->name, dw);
+    ASSERT(dw <= 1e-12, "%s: device coarsest inverse differs by %.3e", c->name, dw);
   }
   /* Applies. */
   double *r = malloc(n * 8), *zh = malloc(n * 8), *zd = malloc(n * 8), *y = malloc(n * 8), *my = malloc(n * 8);
-  EXPECT(r && zh && zd && y && my, "out of memory");
+  ASSERT(r && zh && zd && y && my, "out of memory");
   cl_mem dr, dz;
   for (int64_t i = 0; i < n; ++i) r[i] = unit_random(&seed) - 0.5, y[i] = unit_random(&seed) - 0.5;
-  EXPECT_OK(ef_cl_vector_create(ctx, n, r, &dr));
+  ASSERT_OK(ef_cl_vector_create(ctx, n, r, &dr));
   memset(zh, 0, n * 8); /* vectors from host data: oclgrind counts a filled buffer as uninitialised */
-  EXPECT_OK(ef_cl_vector_create(ctx, n, zh, &dz));
-  EXPECT_OK(ef_cl_amg_apply(dev, dr, dz));
-  EXPECT_OK(ef_cl_vector_read(ctx, dz, n, zd));
-  EXPECT_OK(ef_amg_apply_host(host, r, zh));
+  ASSERT_OK(ef_cl_vector_create(ctx, n, zh, &dz));
+  ASSERT_OK(ef_cl_amg_apply(dev, dr, dz));
+  ASSERT_OK(ef_cl_vector_read(ctx, dz, n, zd));
+  ASSERT_OK(ef_amg_apply_host(host, r, zh));
   const double dzr = rel_diff(n, zd, zh);
-  EXPECT(dzr <= 1e-12, "%s: device apply differs from the host's by %.3e", c->name, dzr);
+  ASSERT(dzr <= 1e-12, "%s: device apply differs from the host's by %.3e", c->name, dzr);
   if (st->cycle == EF_AMG_CYCLE_V) {
-    EXPECT_OK(ef_cl_vector_write(ctx, dr, n, y));
-    EXPECT_OK(ef_cl_amg_apply(dev, dr, dz));
-    EXPECT_OK(ef_cl_vector_read(ctx, dz, n, my));
+    ASSERT_OK(ef_cl_vector_write(ctx, dr, n, y));
+    ASSERT_OK(ef_cl_amg_apply(dev, dr, dz));
+    ASSERT_OK(ef_cl_vector_read(ctx, dz, n, my));
     const double xmy = dot(n, r, my), ymx = dot(n, y, zd), xmx = dot(n, r, zd), ymy = dot(n, y, my);
-    EXPECT(xmx > 0.0 && ymy > 0.0, "%s: device V-cycle not positive", c->name);
+    ASSERT(xmx > 0.0 && ymy > 0.0, "%s: device V-cycle not positive", c->name);
     const double rel = fabs(xmy - ymx) / sqrt(xmx * ymy);
-    EXPECT(rel <= 1e-12, "%s: device V-cycle not symmetric: %.3e", c->name, rel);
+    ASSERT(rel <= 1e-12, "%s: device V-cycle not symmetric: %.3e", c->name, rel);
   }
   /* Solves (with the new values on both sides). */
   ef_cl_pcg_settings ps;
@@ -122,21 +122,21 @@ static int check_device_case(ef_cl_context *ctx, const amg_case *c, const ef_amg
   ps.flexible = st->cycle == EF_AMG_CYCLE_K;
   ps.null_space = c->null_space;
   ef_cl_pcg *pcg = NULL;
-  EXPECT_OK(ef_cl_pcg_create(ctx, &A, &ps, amg_device_apply, dev, &pcg));
+  ASSERT_OK(ef_cl_pcg_create(ctx, &A, &ps, amg_device_apply, dev, &pcg));
   cl_mem db, dx;
-  EXPECT_OK(ef_cl_vector_create(ctx, n, s->rhs, &db));
+  ASSERT_OK(ef_cl_vector_create(ctx, n, s->rhs, &db));
   memset(zd, 0, n * 8);
-  EXPECT_OK(ef_cl_vector_create(ctx, n, zd, &dx));
+  ASSERT_OK(ef_cl_vector_create(ctx, n, zd, &dx));
   ef_cl_pcg_result res;
-  EXPECT_OK(ef_cl_pcg_solve(pcg, db, dx, &res));
+  ASSERT_OK(ef_cl_pcg_solve(pcg, db, dx, &res));
   ef_csr Ah = {n, s->nnz, s->row_ptr, NULL, s->col, v2, NULL, c->null_space};
   ef_host_pcg_settings hs = {1e-8, 500, ps.flexible};
   ef_host_pcg_result hres;
   memset(zh, 0, n * 8);
-  EXPECT_OK(ef_host_pcg_solve(&Ah, amg_apply, host, &hs, s->rhs, zh, &hres));
-  EXPECT(res.converged && res.true_relres <= 2e-8, "%s: device %s: %d iterations, true residual %.3e", c->name,
+  ASSERT_OK(ef_host_pcg_solve(&Ah, amg_apply, host, &hs, s->rhs, zh, &hres));
+  ASSERT(res.converged && res.true_relres <= 2e-8, "%s: device %s: %d iterations, true residual %.3e", c->name,
          ps.flexible ? "FCG" : "PCG", res.iterations, res.true_relres);
-  EXPECT(abs(res.iterations - hres.iterations) <= 1, "%s: device %d iterations, host %d", c->name, res.iterations,
+  ASSERT(abs(res.iterations - hres.iterations) <= 1, "%s: device %d iterations, host %d", c->name, res.iterations,
          hres.iterations);
   *iters = res.iterations;
   clReleaseMemObject(dr), clReleaseMemObject(dz), clReleaseMemObject(db), clReleaseMemObject(dx);
@@ -177,7 +177,7 @@ static int run_tiny(const char *cache) {
   int rc = amg_test_context(&ctx, cache);
   if (rc) return rc;
   amg_case c = {"grid_laplacian_6", NULL, 0, 1.0, 1.0};
-  EXPECT(grid_laplacian(6, &c.sys) == 0, "out of memory");
+  ASSERT(grid_laplacian(6, &c.sys) == 0, "out of memory");
   ef_amg_settings st;
   ef_amg_settings_default(&st);
   st.coarse_enough = 4;

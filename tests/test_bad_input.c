@@ -14,7 +14,8 @@
 #include <string.h>
 #include <unistd.h>
 
-static int failures = 0;
+#include "ef_test.h"
+
 static char tmpdir[64];
 
 static const char *mdpa_base =

@@ -3,9 +3,8 @@
  * EF_ERR_MEMORY (or EF_ERR_IO when fopen's own buffer is the one refused) or
  * succeed with the right model part; either way nothing may stay allocated.
  *
- * malloc, calloc, realloc and free are interposed here (the library resolves them to
- * these definitions); they forward to glibc's __libc_* entry points.  Under
- * AddressSanitizer, which owns the allocator, the test is skipped. */
+ * The allocations are counted and refused by ef_test_alloc.h; under AddressSanitizer,
+ * which owns the allocator, the test is skipped. */
 #include "edgeflow/ef_error.h"
 #include "edgeflow/ef_mesh_io.h"
 
@@ -13,51 +12,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#if defined(__SANITIZE_ADDRESS__)
-#define EF_SKIP_INTERPOSE 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define EF_SKIP_INTERPOSE 1
-#endif
-#endif
+#include "ef_test_alloc.h"
 
-#if !defined(EF_SKIP_INTERPOSE) && defined(__GLIBC__)
-extern void *__libc_malloc(size_t);
-extern void *__libc_calloc(size_t, size_t);
-extern void *__libc_realloc(void *, size_t);
-extern void __libc_free(void *);
-
-static long fail_at = -1; /* index of the allocation to refuse; -1: none */
-static long n_calls = 0;  /* allocations seen since counting started */
-static long live = 0;     /* blocks handed out and not yet freed */
-static int counting = 0;
-
-static int refuse(void) {
-  if (!counting) return 0;
-  return n_calls++ == fail_at;
-}
-
-void *malloc(size_t n) {
-  if (refuse()) return NULL;
-  void *p = __libc_malloc(n);
-  if (p && counting) live++;
-  return p;
-}
-void *calloc(size_t a, size_t b) {
-  if (refuse()) return NULL;
-  void *p = __libc_calloc(a, b);
-  if (p && counting) live++;
-  return p;
-}
-void *realloc(void *old, size_t n) {
-  if (!old) return malloc(n);
-  if (refuse()) return NULL;
-  return __libc_realloc(old, n); /* a moved block is still one block */
-}
-void free(void *p) {
-  if (p && counting) live--;
-  __libc_free(p);
-}
+#if EF_TEST_ALLOC
 
 typedef struct {
   long nodes, elements, conditions, children;

@@ -12,11 +12,11 @@
 #include "edge_data.h"
 #include "edge_physics.h"
 #include "edgeflow/ef_error.h"
-#include "test_mesh_gen.h"
+#include "ef_test_mesh.h"
 
 #define TOL 1e-12
 
-#include "ef_test_count.h"
+#include "ef_test.h"
 
 /* Boundary integral B_IJ = oint N_I N_J n over the faces that hold both I and J
  * (I == J allowed): |F|/12 (1 + delta) n on triangles, |F|/6 (1 + delta) n on segments. */

@@ -1,5 +1,16 @@
 /* test_expression.c -- expressions of x, y, z, t (Python spellings included) and Kratos intervals. */
-#include "test_process_mesh.c"
+#include "edgeflow/ef_error.h"
+#include "edgeflow/ef_model_part.h"
+#include "edgeflow/ef_parameters.h"
+#include "edgeflow/ef_process.h"
+#include "edgeflow/ef_registry.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ef_test.h"
 
 /* Exact IEEE results for these small integers/products; 1e-15 absolute for the
  * transcendental ones (sin(pi/2) is within one ulp of 1). */

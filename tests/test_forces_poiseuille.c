@@ -26,7 +26,7 @@
 #include "edgeflow/ef_analysis.h"
 #include "edgeflow/ef_error.h"
 
-#include "ef_test_count.h"
+#include "ef_test.h"
 
 #define L_CH 2.0
 #define H_CH 1.0
@@ -98,6 +98,7 @@ int main(int argc, char **argv) {
   const char *out = argc > 1 ? argv[1] : "test_forces_poiseuille_output";
   ef_analysis_options o;
   ef_analysis_options_default(&o);
+  o.applications = EF_DEFAULT_APPLICATIONS;
   o.output_folder = out;
   o.quiet = 1;
   ef_analysis a = NULL;

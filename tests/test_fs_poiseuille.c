@@ -17,9 +17,9 @@
 #include "edge_data.h"
 #include "edgeflow/ef_error.h"
 #include "fractional_step.h"
-#include "test_mesh_gen.h"
+#include "ef_test_mesh.h"
 
-#include "ef_test_count.h"
+#include "ef_test.h"
 
 #define L_CH 3.0
 #define H_CH 1.0

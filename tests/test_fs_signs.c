@@ -23,9 +23,9 @@
 #include "edge_physics.h"
 #include "edgeflow/ef_error.h"
 #include "fractional_step.h"
-#include "test_mesh_gen.h"
+#include "ef_test_mesh.h"
 
-#include "ef_test_count.h"
+#include "ef_test.h"
 
 #define ROW(ed, i) (int)((ed)->row_ptr[(i) + 1] - (ed)->row_ptr[i]), (ed)->col + (ed)->row_ptr[i], \
                    (ed)->values + (ed)->row_ptr[i] * (ed)->stride

@@ -16,7 +16,8 @@
 #include "edge_physics.h"
 #include "edgeflow/ef_error.h"
 #include "fractional_step.h"
-#include "test_mesh_gen.h"
+#include "ef_test.h"
+#include "ef_test_mesh.h"
 
 typedef struct {
   const ef_test_mesh *m;
@@ -117,12 +118,11 @@ static void release(run_result *r) {
 /* Bitwise comparison of 1- and 2-thread runs in 3D and 2D. */
 int main(void) {
 #ifndef _OPENMP
-  return 77; /* nothing to compare without OpenMP */
+  return EF_TEST_SKIP; /* nothing to compare without OpenMP */
 #else
   ef_test_mesh m[2];
   if (ef_test_mesh_3d(13, 13, 12, 1.0, 1.0, 1.0, 0.2, 17, &m[0]) || ef_test_mesh_2d(50, 45, 1.0, 1.0, 0.25, 19, &m[1]))
     return 1;
-  int failures = 0;
   for (int k = 0; k < 2; ++k) {
     run_result r1, r2;
     if (run(&m[k], 1, 4, &r1) || run(&m[k], 2, 4, &r2)) return 1;
@@ -140,21 +140,15 @@ int main(void) {
       what = "pressure";
     else if (memcmp(r1.reaction, r2.reaction, 3 * (size_t)n * sizeof(double)))
       what = "reaction";
-    if (what) {
-      fprintf(stderr, "FAILED: %dD %s differs between 1 and 2 threads\n", m[k].dim, what);
-      ++failures;
-    }
+    EXPECT(!what, "%dD %s differs between 1 and 2 threads", m[k].dim, what);
     /* The run did something: the lid moved fluid and the callback ran 4 times a step. */
     double umax = 0.0, pmax = 0.0;
     for (int64_t i = 0; i < n; ++i) {
       if (!m[k].boundary[i]) umax = fmax(umax, fabs(r1.u[3 * i]));
       pmax = fmax(pmax, fabs(r1.p[i]));
     }
-    if (!(umax > 1e-3 && pmax > 0.0 && r1.calls == 4 * 4)) {
-      fprintf(stderr, "FAILED: %dD run did not move (|u| %g, |p| %g, %d callback calls)\n", m[k].dim, umax, pmax,
-              r1.calls);
-      ++failures;
-    }
+    EXPECT(umax > 1e-3 && pmax > 0.0 && r1.calls == 4 * 4,
+           "%dD run did not move (|u| %g, |p| %g, %d callback calls)", m[k].dim, umax, pmax, r1.calls);
     release(&r1);
     release(&r2);
     ef_test_mesh_free(&m[k]);

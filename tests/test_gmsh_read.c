@@ -16,14 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-static int failures = 0;
-#define EXPECT(cond)                                                                   \
-  do {                                                                                 \
-    if (!(cond)) {                                                                     \
-      fprintf(stderr, "%s:%d: expectation failed: %s\n", __FILE__, __LINE__, #cond);   \
-      failures++;                                                                      \
-    }                                                                                  \
-  } while (0)
+#include "ef_test.h"
 
 /* Gmsh writes ASCII coordinates with 16 significant digits, binary ones exactly:
  * on this unit-sized geometry the two differ by at most ~1e-16; 1e-14 leaves room. */

@@ -10,15 +10,7 @@
 #include "edgeflow/ef_error.h"
 #include "matrix_io.h"
 
-#define EXPECT(cond, ...)                                                          \
-  do {                                                                             \
-    if (!(cond)) {                                                                 \
-      fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond);     \
-      fprintf(stderr, __VA_ARGS__);                                                \
-      fprintf(stderr, "\n");                                                       \
-      return 1;                                                                    \
-    }                                                                              \
-  } while (0)
+#include "ef_test.h"
 
 static char work[1024];
 
@@ -72,18 +64,18 @@ static int write_image(const char *name, const image *im) {
 
 /* Reading name must fail with code and a message naming the file and "byte offset <offset>". */
 static int expect_bad(const char *name, const image *im, int code, long offset, const char *word) {
-  EXPECT(!write_image(name, im), "cannot write %s", name);
+  ASSERT(!write_image(name, im), "cannot write %s", name);
   ef_linear_system *s = (ef_linear_system *)1;
   int err = ef_linear_system_read(path_of(name), &s);
-  EXPECT(err == code, "%s: got %s, want %s (%s)", name, ef_error_name(err), ef_error_name(code),
+  ASSERT(err == code, "%s: got %s, want %s (%s)", name, ef_error_name(err), ef_error_name(code),
          ef_error_message());
-  EXPECT(s == NULL, "%s: output not cleared", name);
+  ASSERT(s == NULL, "%s: output not cleared", name);
   const char *msg = ef_error_message();
-  EXPECT(strstr(msg, name) != NULL, "%s: message does not name the file: %s", name, msg);
+  ASSERT(strstr(msg, name) != NULL, "%s: message does not name the file: %s", name, msg);
   char needle[64];
   snprintf(needle, sizeof needle, "byte offset %ld", offset);
-  EXPECT(strstr(msg, needle) != NULL, "%s: message lacks '%s': %s", name, needle, msg);
-  EXPECT(!word || strstr(msg, word) != NULL, "%s: message lacks '%s': %s", name, word, msg);
+  ASSERT(strstr(msg, needle) != NULL, "%s: message lacks '%s': %s", name, needle, msg);
+  ASSERT(!word || strstr(msg, word) != NULL, "%s: message lacks '%s': %s", name, word, msg);
   return 0;
 }
 
@@ -98,37 +90,37 @@ int main(int argc, char **argv) {
 
   /* A file laid out by hand reads back exactly. */
   make_image(&im, 0);
-  EXPECT(!write_image("hand.bin", &im), "write");
+  ASSERT(!write_image("hand.bin", &im), "write");
   ef_linear_system *s = NULL;
-  EXPECT(ef_linear_system_read(path_of("hand.bin"), &s) == 0, "%s", ef_error_message());
-  EXPECT(s->n == 3 && s->nnz == 7 && s->row_ptr[3] == 7 && s->col[4] == 2 && s->values[3] == 4.0 &&
+  ASSERT(ef_linear_system_read(path_of("hand.bin"), &s) == 0, "%s", ef_error_message());
+  ASSERT(s->n == 3 && s->nnz == 7 && s->row_ptr[3] == 7 && s->col[4] == 2 && s->values[3] == 4.0 &&
              s->rhs[2] == 3.0 && s->solution == NULL, "hand-made file read wrongly");
 
   /* Writer round trip, without and with the solution block; the bytes equal the
    * hand-made image (same layout as the peers). */
   ef_csr_matrix A = ef_linear_system_matrix(s);
-  EXPECT(ef_linear_system_write(path_of("round.bin"), &A, s->rhs, NULL) == 0, "%s", ef_error_message());
+  ASSERT(ef_linear_system_write(path_of("round.bin"), &A, s->rhs, NULL) == 0, "%s", ef_error_message());
   FILE *f = fopen(path_of("round.bin"), "rb");
   unsigned char buf[4096];
   size_t got = f ? fread(buf, 1, sizeof buf, f) : 0;
   if (f) fclose(f);
-  EXPECT(got == im.size && memcmp(buf, im.data, got) == 0, "writer bytes differ from the layout");
+  ASSERT(got == im.size && memcmp(buf, im.data, got) == 0, "writer bytes differ from the layout");
   const double sol[3] = {0.5, 1, 1};
-  EXPECT(ef_linear_system_write(path_of("sol.bin"), &A, s->rhs, sol) == 0, "%s", ef_error_message());
+  ASSERT(ef_linear_system_write(path_of("sol.bin"), &A, s->rhs, sol) == 0, "%s", ef_error_message());
   ef_linear_system *t = NULL;
-  EXPECT(ef_linear_system_read(path_of("sol.bin"), &t) == 0, "%s", ef_error_message());
-  EXPECT(t->solution && t->solution[0] == 0.5 && t->solution[2] == 1.0, "solution block lost");
+  ASSERT(ef_linear_system_read(path_of("sol.bin"), &t) == 0, "%s", ef_error_message());
+  ASSERT(t->solution && t->solution[0] == 0.5 && t->solution[2] == 1.0, "solution block lost");
   for (int64_t k = 0; k < 7; ++k)
-    EXPECT(t->col[k] == s->col[k] && t->values[k] == s->values[k], "entry %ld differs", (long)k);
+    ASSERT(t->col[k] == s->col[k] && t->values[k] == s->values[k], "entry %ld differs", (long)k);
   ef_linear_system_destroy(&t);
-  EXPECT(t == NULL, "destroy must clear the handle");
+  ASSERT(t == NULL, "destroy must clear the handle");
   ef_linear_system_destroy(&t); /* NULL is fine */
 
   /* Lone vector file. */
-  EXPECT(ef_vector_file_write(path_of("x.bin"), 3, sol) == 0, "%s", ef_error_message());
+  ASSERT(ef_vector_file_write(path_of("x.bin"), 3, sol) == 0, "%s", ef_error_message());
   int64_t nx = 0;
   double *x = NULL;
-  EXPECT(ef_vector_file_read(path_of("x.bin"), &nx, &x) == 0 && nx == 3 && x[1] == 1.0,
+  ASSERT(ef_vector_file_read(path_of("x.bin"), &nx, &x) == 0 && nx == 3 && x[1] == 1.0,
          "vector round trip");
   free(x);
 
@@ -136,7 +128,7 @@ int main(int argc, char **argv) {
   int32_t bad_col[7] = {1, 0, 0, 1, 2, 1, 2};
   ef_csr_matrix B = A;
   B.col = bad_col;
-  EXPECT(ef_linear_system_write(path_of("never.bin"), &B, s->rhs, NULL) == EF_ERR_PARAMETER,
+  ASSERT(ef_linear_system_write(path_of("never.bin"), &B, s->rhs, NULL) == EF_ERR_PARAMETER,
          "unsorted columns written");
   ef_linear_system_destroy(&s);
 
@@ -179,7 +171,7 @@ int main(int argc, char **argv) {
   im.size -= 4; /* half a solution block */
   if (expect_bad("trailing.bin", &im, EF_ERR_PARSE, 140, "unexpected bytes")) return 1;
 
-  EXPECT(ef_linear_system_read(path_of("does_not_exist.bin"), &s) == EF_ERR_IO &&
+  ASSERT(ef_linear_system_read(path_of("does_not_exist.bin"), &s) == EF_ERR_IO &&
              strstr(ef_error_message(), "does_not_exist.bin"), "missing file: %s", ef_error_message());
   return 0;
 }

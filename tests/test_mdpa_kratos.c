@@ -9,14 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-static int failures = 0;
-#define EXPECT(cond)                                                                   \
-  do {                                                                                 \
-    if (!(cond)) {                                                                     \
-      fprintf(stderr, "%s:%d: expectation failed: %s\n", __FILE__, __LINE__, #cond);   \
-      failures++;                                                                      \
-    }                                                                                  \
-  } while (0)
+#include "ef_test.h"
 
 typedef struct {
   const char *name;

@@ -8,14 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-static int failures = 0;
-#define EXPECT(cond)                                                                   \
-  do {                                                                                 \
-    if (!(cond)) {                                                                     \
-      fprintf(stderr, "%s:%d: expectation failed: %s\n", __FILE__, __LINE__, #cond);   \
-      failures++;                                                                      \
-    }                                                                                  \
-  } while (0)
+#include "ef_test.h"
 
 #define FEATURES EF_TEST_DATA "/mesh_io/features.mdpa"
 

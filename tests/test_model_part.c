@@ -8,32 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int failures = 0;
-#define EXPECT(cond)                                                           \
-  do {                                                                         \
-    if (!(cond)) {                                                             \
-      fprintf(stderr, "%s:%d: expectation failed: %s\n", __FILE__, __LINE__, #cond); \
-      failures++;                                                              \
-    }                                                                          \
-  } while (0)
-#define EXPECT_OK(expr)                                                        \
-  do {                                                                         \
-    int rc_ = (expr);                                                          \
-    if (rc_) {                                                                 \
-      fprintf(stderr, "%s:%d: %s failed (%s): %s\n", __FILE__, __LINE__, #expr, \
-              ef_error_name(rc_), ef_error_message());                         \
-      failures++;                                                              \
-    }                                                                          \
-  } while (0)
-#define EXPECT_FAIL(expr, code, needle)                                        \
-  do {                                                                         \
-    int rc_ = (expr);                                                          \
-    if (rc_ != (code) || !strstr(ef_error_message(), (needle))) {              \
-      fprintf(stderr, "%s:%d: %s: expected %s with '%s', got %s: %s\n", __FILE__, __LINE__, \
-              #expr, ef_error_name(code), needle, ef_error_name(rc_), ef_error_message()); \
-      failures++;                                                              \
-    }                                                                          \
-  } while (0)
+#include "ef_test.h"
 
 /* Unit square split into two triangles plus a centre node: 5 nodes, 4 triangles.
  * Node ids are deliberately non-contiguous (10, 20, ...). */

@@ -1,5 +1,17 @@
 /* test_normals.c -- area-weighted outward nodal normals of boundary conditions. */
-#include "test_process_mesh.c"
+#include "edgeflow/ef_error.h"
+#include "edgeflow/ef_model_part.h"
+#include "edgeflow/ef_parameters.h"
+#include "edgeflow/ef_process.h"
+#include "edgeflow/ef_registry.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ef_test.h"
+#include "ef_test_mesh.h"
 
 /* Unit normals are sums of a few exact axis vectors divided by a square root:
  * 1e-14 absolute is a few ulps. */
@@ -16,7 +28,7 @@ static void expected_normal(ef_model_part mp, const ef_sub_model_part *smp, ef_i
     for (int q = 0; q < nf; q++) has |= cn[q] == i;
     if (!has) continue;
     int sides = ~0;
-    for (int q = 0; q < nf; q++) sides &= tp_sides(mp->coords + 3 * (int64_t)cn[q], mp->dim);
+    for (int q = 0; q < nf; q++) sides &= ef_test_box_sides(mp->coords + 3 * (int64_t)cn[q], mp->dim);
     double measure;
     const double *a = mp->coords + 3 * (int64_t)cn[0], *b = mp->coords + 3 * (int64_t)cn[1];
     if (nf == 2) {
@@ -61,7 +73,7 @@ static void check_part(ef_model_part mp, const char *part) {
 
 static void test_square(int reverse) {
   const int n = 4;
-  ef_model_part mp = tp_box(2, n, reverse);
+  ef_model_part mp = ef_test_box(2, n, reverse);
   EXPECT(mp != NULL);
   if (!mp) return;
   check_part(mp, "XMin");
@@ -73,8 +85,8 @@ static void test_square(int reverse) {
     /* Spelled out: a side node has the axis normal, a corner the diagonal. */
     const double r = 1.0 / sqrt(2.0);
     EXPECT_OK(ef_model_part_nodal_normals(mp, walls, nrm));
-    ef_index side = tp_node_at(mp, n, 0.0, 0.5, 0), corner = tp_node_at(mp, n, 0.0, 0.0, 0);
-    ef_index top = tp_node_at(mp, n, 0.25, 1.0, 0), far = tp_node_at(mp, n, 1.0, 1.0, 0);
+    ef_index side = ef_test_box_node(mp, n, 0.0, 0.5, 0), corner = ef_test_box_node(mp, n, 0.0, 0.0, 0);
+    ef_index top = ef_test_box_node(mp, n, 0.25, 1.0, 0), far = ef_test_box_node(mp, n, 1.0, 1.0, 0);
     EXPECT_NEAR(nrm[3 * side], -1.0, TOL);
     EXPECT_NEAR(nrm[3 * side + 1], 0.0, TOL);
     EXPECT_NEAR(nrm[3 * corner], -r, TOL);
@@ -88,7 +100,7 @@ static void test_square(int reverse) {
     /* The whole model part (NULL): every condition. */
     EXPECT_OK(ef_model_part_nodal_normals(mp, NULL, nrm));
     EXPECT_NEAR(nrm[3 * corner], -r, TOL);
-    EXPECT_NEAR(nrm[3 * tp_node_at(mp, n, 0.5, 0.5, 0)], 0.0, 0.0);
+    EXPECT_NEAR(nrm[3 * ef_test_box_node(mp, n, 0.5, 0.5, 0)], 0.0, 0.0);
   }
   free(nrm);
   ef_model_part_destroy(&mp);
@@ -96,7 +108,7 @@ static void test_square(int reverse) {
 
 static void test_cube(int reverse) {
   const int n = 3;
-  ef_model_part mp = tp_box(3, n, reverse);
+  ef_model_part mp = ef_test_box(3, n, reverse);
   EXPECT(mp != NULL);
   if (!mp) return;
   check_part(mp, "Walls");
@@ -105,13 +117,13 @@ static void test_cube(int reverse) {
   ef_sub_model_part *walls = ef_model_part_find_sub_model_part(mp, "Walls");
   if (nrm && walls) {
     EXPECT_OK(ef_model_part_nodal_normals(mp, walls, nrm));
-    ef_index face = tp_node_at(mp, n, 1.0 / 3, 2.0 / 3, 1.0);
+    ef_index face = ef_test_box_node(mp, n, 1.0 / 3, 2.0 / 3, 1.0);
     EXPECT_NEAR(nrm[3 * face + 2], 1.0, TOL);
     /* Edge and corner nodes point outward, between the axes of their sides. */
-    ef_index edge = tp_node_at(mp, n, 0.0, 0.0, 1.0 / 3), corner = tp_node_at(mp, n, 1, 1, 1);
+    ef_index edge = ef_test_box_node(mp, n, 0.0, 0.0, 1.0 / 3), corner = ef_test_box_node(mp, n, 1, 1, 1);
     EXPECT(nrm[3 * edge] < -0.3 && nrm[3 * edge + 1] < -0.3 && fabs(nrm[3 * edge + 2]) < TOL);
     EXPECT(nrm[3 * corner] > 0.3 && nrm[3 * corner + 1] > 0.3 && nrm[3 * corner + 2] > 0.3);
-    EXPECT_NEAR(nrm[3 * tp_node_at(mp, n, 1.0 / 3, 1.0 / 3, 1.0 / 3)], 0.0, 0.0); /* interior */
+    EXPECT_NEAR(nrm[3 * ef_test_box_node(mp, n, 1.0 / 3, 1.0 / 3, 1.0 / 3)], 0.0, 0.0); /* interior */
   }
   free(nrm);
   ef_model_part_destroy(&mp);
@@ -119,12 +131,12 @@ static void test_cube(int reverse) {
 
 /* A condition that is no element's face cannot be oriented: an error naming its id. */
 static void test_orphan(void) {
-  ef_model_part mp = tp_box(2, 2, 0);
+  ef_model_part mp = ef_test_box(2, 2, 0);
   EXPECT(mp != NULL);
   if (!mp) return;
   /* Nodes (0,0) and (1,1) are not an edge of any triangle. */
-  mp->conditions[0] = tp_node_at(mp, 2, 0, 0, 0);
-  mp->conditions[1] = tp_node_at(mp, 2, 1, 1, 0);
+  mp->conditions[0] = ef_test_box_node(mp, 2, 0, 0, 0);
+  mp->conditions[1] = ef_test_box_node(mp, 2, 1, 1, 0);
   mp->condition_ids[0] = 4242;
   double *nrm = malloc((size_t)mp->n_nodes * 3 * sizeof *nrm);
   if (nrm) EXPECT_FAIL(ef_model_part_nodal_normals(mp, NULL, nrm), EF_ERR_MESH, "condition 4242");

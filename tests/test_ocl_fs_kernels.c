@@ -26,21 +26,10 @@
 #include "edgeflow/ef_error.h"
 #include "fractional_step.h"
 #include "opencl_fs.h"
-#include "test_mesh_gen.h"
+#include "ef_test_mesh.h"
 #include "test_opencl_common.h"
 
 #define EPS DBL_EPSILON
-
-static int failures = 0;
-#define CHECK(cond, ...)                                      \
-  do {                                                        \
-    if (!(cond)) {                                            \
-      fprintf(stderr, "%s:%d: FAILED: ", __FILE__, __LINE__); \
-      fprintf(stderr, __VA_ARGS__);                           \
-      fputc('\n', stderr);                                    \
-      ++failures;                                             \
-    }                                                         \
-  } while (0)
 
 typedef struct {
   int dim;
@@ -71,7 +60,7 @@ static void compare(const char *what, int dim, const double *host, const double 
       }
     }
   }
-  CHECK(worst < 0, "%dD %s: entry %lld host %.17g device %.17g bound %.3g", dim, what, (long long)worst,
+  EXPECT(worst < 0, "%dD %s: entry %lld host %.17g device %.17g bound %.3g", dim, what, (long long)worst,
         worst >= 0 ? host[worst] : 0.0, worst >= 0 ? dev[worst] : 0.0, worst >= 0 ? bound[worst] : 0.0);
 }
 
@@ -169,7 +158,7 @@ static int run_case(ef_cl_context *ctx, int dim) {
                : ef_test_mesh_2d(17, 14, 1.0, 0.8, 0.25, 19, &m))
     return 1;
   const int64_t n = t.n = m.n_nodes;
-  EXPECT_OK(ef_edge_data_build(dim, n, m.coords, m.n_elements, dim + 1, m.elements, &t.ed));
+  ASSERT_OK(ef_edge_data_build(dim, n, m.coords, m.n_elements, dim + 1, m.elements, &t.ed));
   const ef_edge_data *ed = &t.ed;
   t.un = calloc(3 * (size_t)n, sizeof(double));
   t.pn = calloc((size_t)n, sizeof(double));
@@ -226,45 +215,44 @@ static int run_case(ef_cl_context *ctx, int dim) {
 
   /* Host executor. */
   ef_fs *hfs = NULL;
-  EXPECT_OK(ef_fs_create(ed, &t.s, &hfs));
-  EXPECT_OK(ef_fs_prepare(hfs, dt, t.un, t.pn));
+  ASSERT_OK(ef_fs_create(ed, &t.s, &hfs));
+  ASSERT_OK(ef_fs_prepare(hfs, dt, t.un, t.pn));
   const double *tau = ef_fs_tau(hfs), *xi = ef_fs_convective_projection(hfs), *xp = ef_fs_pressure_projection(hfs);
   double *uh_ref = calloc(3 * (size_t)n, sizeof(double)), *pw = calloc((size_t)n, sizeof(double));
   double *reaction_ref = calloc(3 * (size_t)n, sizeof(double));
-  EXPECT_OK(ef_fs_momentum(hfs, 0.0, dt, t.un, t.pn, uh_ref, pw, reaction_ref));
+  ASSERT_OK(ef_fs_momentum(hfs, 0.0, dt, t.un, t.pn, uh_ref, pw, reaction_ref));
 
   /* Device executor on the same data, three row blocks. */
   ef_ocl_fs_settings os;
   ef_ocl_fs_settings_default(&os);
   os.fs = t.s;
-  os.cg.verbose = 0;
   os.max_block_doubles = (ed->n_edges / 3 + ed->max_row) * ed->stride;
   ef_ocl_fs *fs = NULL;
-  EXPECT_OK(ef_ocl_fs_create(ctx, ed, &os, &fs));
-  EXPECT(ef_ocl_fs_blocks(fs) == 3, "expected 3 row blocks, got %d", ef_ocl_fs_blocks(fs));
-  EXPECT_OK(ef_ocl_fs_set_bc(fs, &t.s));
-  EXPECT_OK(ef_ocl_fs_set_state(fs, t.un, t.pn));
+  ASSERT_OK(ef_ocl_fs_create(ctx, ed, &os, &fs));
+  ASSERT(ef_ocl_fs_blocks(fs) == 3, "expected 3 row blocks, got %d", ef_ocl_fs_blocks(fs));
+  ASSERT_OK(ef_ocl_fs_set_bc(fs, &t.s));
+  ASSERT_OK(ef_ocl_fs_set_state(fs, t.un, t.pn));
 
   const size_t v = 3 * (size_t)n;
   double *dev = calloc(v > (size_t)(ed->n_edges + n) ? v : (size_t)(ed->n_edges + n), sizeof(double));
   double *bound = calloc((size_t)(ed->n_edges + n) > v ? (size_t)(ed->n_edges + n) : v, sizeof(double));
   double *acc = calloc(v, sizeof(double)), *Sacc = calloc(v, sizeof(double));
   double *ua = calloc(v, sizeof(double)), *ub = calloc(v, sizeof(double)), *uh = calloc(v, sizeof(double));
-  EXPECT(dev && bound && acc && Sacc && ua && ub && uh, "out of memory");
+  ASSERT(dev && bound && acc && Sacc && ua && ub && uh, "out of memory");
 
   /* Time step: dt_I = 1/(|u|/hmin + 4 nu/hmin^2), a norm and two divisions; min is exact. */
   {
     ef_fs_dt_settings ds = {0, 0.0, 0.7, 1e-9, 1.0};
     double dh, dd, sh, sd;
-    EXPECT_OK(ef_fs_compute_dt(hfs, t.un, &ds, &dh, &sh, NULL));
-    EXPECT_OK(ef_ocl_fs_compute_dt(fs, &ds, &dd, &sd, NULL));
-    CHECK(fabs(sh - sd) <= 8.0 * dim * EPS * sh && fabs(dh - dd) <= 8.0 * dim * EPS * dh,
+    ASSERT_OK(ef_fs_compute_dt(hfs, t.un, &ds, &dh, &sh, NULL));
+    ASSERT_OK(ef_ocl_fs_compute_dt(fs, &ds, &dd, &sd, NULL));
+    EXPECT(fabs(sh - sd) <= 8.0 * dim * EPS * sh && fabs(dh - dd) <= 8.0 * dim * EPS * dh,
           "%dD time step: host %.17g / %.17g, device %.17g / %.17g", dim, dh, sh, dd, sd);
   }
 
   /* Step 1: tau and the projections. */
-  EXPECT_OK(ef_ocl_fs_prepare(fs, dt));
-  EXPECT_OK(ef_ocl_fs_read_array(fs, EF_OCL_FS_TAU, dev));
+  ASSERT_OK(ef_ocl_fs_prepare(fs, dt));
+  ASSERT_OK(ef_ocl_fs_read_array(fs, EF_OCL_FS_TAU, dev));
   for (int64_t i = 0; i < n; ++i)
     bound[i] = 8.0 * (double)(ed->row_ptr[i + 1] - ed->row_ptr[i]) * EPS * tau[i];
   compare("tau", dim, tau, dev, bound, n);
@@ -284,33 +272,33 @@ static int run_case(ef_cl_context *ctx, int dim) {
       for (int c = 0; c < 3; ++c)
         bound[3 * i + c] = 8.0 * ne * EPS * ed->inv_mass[i] * S[c];
     }
-    EXPECT_OK(ef_ocl_fs_read_array(fs, which == 0 ? EF_OCL_FS_XI : EF_OCL_FS_XP, dev));
+    ASSERT_OK(ef_ocl_fs_read_array(fs, which == 0 ? EF_OCL_FS_XI : EF_OCL_FS_XP, dev));
     compare(which == 0 ? "convective projection" : "pressure projection", dim, which == 0 ? xi : xp, dev, bound,
             (int64_t)v);
   }
 
   /* Step 1: the RK stages, each from the host's inputs.  The replica must reproduce the
    * executor's momentum phase exactly (same functions, same order, same compiler). */
-  EXPECT_OK(ef_ocl_fs_write_array(fs, EF_OCL_FS_TAU, tau));
-  EXPECT_OK(ef_ocl_fs_write_array(fs, EF_OCL_FS_XI, xi));
+  ASSERT_OK(ef_ocl_fs_write_array(fs, EF_OCL_FS_TAU, tau));
+  ASSERT_OK(ef_ocl_fs_write_array(fs, EF_OCL_FS_XI, xi));
   const ef_ocl_fs_array out_of[4] = {EF_OCL_FS_STAGE_A, EF_OCL_FS_STAGE_B, EF_OCL_FS_STAGE_A, EF_OCL_FS_UH};
   const ef_ocl_fs_array in_of[4] = {EF_OCL_FS_VELOCITY, EF_OCL_FS_STAGE_A, EF_OCL_FS_STAGE_B, EF_OCL_FS_STAGE_A};
   double *ins[4] = {t.un, ua, ub, ua}, *outs[4] = {ua, ub, ua, uh};
   for (int stage = 0; stage < 4; ++stage) {
     if (stage > 0) {
-      EXPECT_OK(ef_ocl_fs_write_array(fs, in_of[stage], ins[stage]));
-      EXPECT_OK(ef_ocl_fs_write_array(fs, EF_OCL_FS_ACC, acc));
+      ASSERT_OK(ef_ocl_fs_write_array(fs, in_of[stage], ins[stage]));
+      ASSERT_OK(ef_ocl_fs_write_array(fs, EF_OCL_FS_ACC, acc));
     }
     double *out = calloc(v, sizeof(double));
-    EXPECT(out, "out of memory");
+    ASSERT(out, "out of memory");
     host_stage(&t, stage, dt, tau, xi, ins[stage], acc, out, Sacc, bound);
-    EXPECT_OK(ef_ocl_fs_rk_stage(fs, stage, dt));
-    EXPECT_OK(ef_ocl_fs_read_array(fs, out_of[stage], dev));
+    ASSERT_OK(ef_ocl_fs_rk_stage(fs, stage, dt));
+    ASSERT_OK(ef_ocl_fs_read_array(fs, out_of[stage], dev));
     char what[64];
     snprintf(what, sizeof what, "RK stage %d velocity", stage);
     compare(what, dim, out, dev, bound, (int64_t)v);
     /* The accumulator of stages 0-2 is the next stage's input: compare it too. */
-    EXPECT_OK(ef_ocl_fs_read_array(fs, EF_OCL_FS_ACC, dev));
+    ASSERT_OK(ef_ocl_fs_read_array(fs, EF_OCL_FS_ACC, dev));
     for (int64_t q = 0; q < (int64_t)v; ++q)
       bound[q] = 8.0 * (double)(ed->row_ptr[q / 3 + 1] - ed->row_ptr[q / 3]) * EPS * Sacc[q];
     snprintf(what, sizeof what, "RK stage %d accumulator", stage);
@@ -319,9 +307,9 @@ static int run_case(ef_cl_context *ctx, int dim) {
     free(out);
   }
   for (int64_t q = 0; q < (int64_t)v; ++q)
-    CHECK(uh[q] == uh_ref[q], "%dD: the test's stage replica differs from ef_fs_momentum at %lld", dim, (long long)q);
+    EXPECT(uh[q] == uh_ref[q], "%dD: the test's stage replica differs from ef_fs_momentum at %lld", dim, (long long)q);
   /* Reactions of stage 3: acc/6 - M (uh - u_n)/dt on fixed components. */
-  EXPECT_OK(ef_ocl_fs_read_array(fs, EF_OCL_FS_REACTION, dev));
+  ASSERT_OK(ef_ocl_fs_read_array(fs, EF_OCL_FS_REACTION, dev));
   for (int64_t q = 0; q < (int64_t)v; ++q) {
     const int64_t i = q / 3;
     bound[q] = t.vfix[q] ? 8.0 * (double)(ed->row_ptr[i + 1] - ed->row_ptr[i]) * EPS *
@@ -329,22 +317,22 @@ static int run_case(ef_cl_context *ctx, int dim) {
                          : 0.0;
   }
   compare("reaction", dim, reaction_ref, dev, bound, (int64_t)v);
-  EXPECT_OK(ef_ocl_fs_read_array(fs, EF_OCL_FS_PNEW, dev));
+  ASSERT_OK(ef_ocl_fs_read_array(fs, EF_OCL_FS_PNEW, dev));
   for (int64_t i = 0; i < n; ++i)
-    CHECK(dev[i] == t.pn[i], "%dD: warm start of node %lld is %.17g, p_n %.17g", dim, (long long)i, dev[i], t.pn[i]);
+    EXPECT(dev[i] == t.pn[i], "%dD: warm start of node %lld is %.17g, p_n %.17g", dim, (long long)i, dev[i], t.pn[i]);
 
   /* Step 2: the pressure system from (uh, p_n, pf = p_new's fixed values, xp, tau). */
   for (int64_t i = 0; i < n; ++i)
     pw[i] = t.pfix[i] ? t.pnew[i] : t.pn[i];
-  EXPECT_OK(ef_fs_assemble_pressure(hfs, dt, uh, t.pn, pw, NULL));
-  EXPECT_OK(ef_ocl_fs_write_array(fs, EF_OCL_FS_UH, uh));
-  EXPECT_OK(ef_ocl_fs_write_array(fs, EF_OCL_FS_XP, xp));
-  EXPECT_OK(ef_ocl_fs_write_array(fs, EF_OCL_FS_PNEW, pw));
-  EXPECT_OK(ef_ocl_fs_assemble(fs, dt));
+  ASSERT_OK(ef_fs_assemble_pressure(hfs, dt, uh, t.pn, pw, NULL));
+  ASSERT_OK(ef_ocl_fs_write_array(fs, EF_OCL_FS_UH, uh));
+  ASSERT_OK(ef_ocl_fs_write_array(fs, EF_OCL_FS_XP, xp));
+  ASSERT_OK(ef_ocl_fs_write_array(fs, EF_OCL_FS_PNEW, pw));
+  ASSERT_OK(ef_ocl_fs_assemble(fs, dt));
   const ef_csr *H = ef_fs_pressure_matrix(hfs);
   const double *f = ef_fs_pressure_rhs(hfs);
   double *fb = calloc((size_t)n, sizeof(double));
-  EXPECT(fb, "out of memory");
+  ASSERT(fb, "out of memory");
   for (int64_t i = 0; i < n; ++i) {
     const int ne = (int)(ed->row_ptr[i + 1] - ed->row_ptr[i]);
     const int32_t *col = ed->col + ed->row_ptr[i];
@@ -380,18 +368,18 @@ static int run_case(ef_cl_context *ctx, int dim) {
     bound[h0 + kd] = nb * sdiag;
     fb[i] = nb * sf;
   }
-  EXPECT_OK(ef_ocl_fs_read_array(fs, EF_OCL_FS_MATRIX, dev));
+  ASSERT_OK(ef_ocl_fs_read_array(fs, EF_OCL_FS_MATRIX, dev));
   compare("pressure matrix", dim, H->val, dev, bound, H->nnz);
-  EXPECT_OK(ef_ocl_fs_read_array(fs, EF_OCL_FS_RHS, dev));
+  ASSERT_OK(ef_ocl_fs_read_array(fs, EF_OCL_FS_RHS, dev));
   compare("pressure right-hand side", dim, f, dev, fb, n);
   free(fb);
 
   /* Step 3: the correction from (uh, p_n, p_new). */
   double *ucorr = calloc(v, sizeof(double));
-  EXPECT(ucorr, "out of memory");
-  EXPECT_OK(ef_fs_correct(hfs, dt, uh, t.pn, t.pnew, ucorr));
-  EXPECT_OK(ef_ocl_fs_write_array(fs, EF_OCL_FS_PNEW, t.pnew));
-  EXPECT_OK(ef_ocl_fs_correct(fs, dt));
+  ASSERT(ucorr, "out of memory");
+  ASSERT_OK(ef_fs_correct(hfs, dt, uh, t.pn, t.pnew, ucorr));
+  ASSERT_OK(ef_ocl_fs_write_array(fs, EF_OCL_FS_PNEW, t.pnew));
+  ASSERT_OK(ef_ocl_fs_correct(fs, dt));
   for (int64_t i = 0; i < n; ++i) {
     const int ne = (int)(ed->row_ptr[i + 1] - ed->row_ptr[i]);
     const int32_t *col = ed->col + ed->row_ptr[i];
@@ -407,26 +395,26 @@ static int run_case(ef_cl_context *ctx, int dim) {
       bound[3 * i + c] = 8.0 * ne * EPS * (fabs(uh[3 * i + c]) + cc * ed->inv_mass[i] * S[c]);
     bc_bounds(&t, i, bound + 3 * i);
   }
-  EXPECT_OK(ef_ocl_fs_read_array(fs, EF_OCL_FS_UNEW, dev));
+  ASSERT_OK(ef_ocl_fs_read_array(fs, EF_OCL_FS_UNEW, dev));
   compare("corrected velocity", dim, ucorr, dev, bound, (int64_t)v);
 
   /* Divergence: a bound below the largest speed names a node, on both executors. */
   ef_fs_settings tight = t.s;
   tight.velocity_bound = 1e-3;
-  EXPECT_OK(ef_fs_set_settings(hfs, &tight));
+  ASSERT_OK(ef_fs_set_settings(hfs, &tight));
   const int herr = ef_fs_correct(hfs, dt, uh, t.pn, t.pnew, ucorr);
   char host_msg[512];
   snprintf(host_msg, sizeof host_msg, "%s", ef_error_message());
   ef_ocl_fs_destroy(&fs);
   os.fs = tight;
-  EXPECT_OK(ef_ocl_fs_create(ctx, ed, &os, &fs));
-  EXPECT_OK(ef_ocl_fs_set_bc(fs, &tight));
-  EXPECT_OK(ef_ocl_fs_set_state(fs, t.un, t.pn));
-  EXPECT_OK(ef_ocl_fs_write_array(fs, EF_OCL_FS_UH, uh));
-  EXPECT_OK(ef_ocl_fs_write_array(fs, EF_OCL_FS_PNEW, t.pnew));
+  ASSERT_OK(ef_ocl_fs_create(ctx, ed, &os, &fs));
+  ASSERT_OK(ef_ocl_fs_set_bc(fs, &tight));
+  ASSERT_OK(ef_ocl_fs_set_state(fs, t.un, t.pn));
+  ASSERT_OK(ef_ocl_fs_write_array(fs, EF_OCL_FS_UH, uh));
+  ASSERT_OK(ef_ocl_fs_write_array(fs, EF_OCL_FS_PNEW, t.pnew));
   const int derr = ef_ocl_fs_correct(fs, dt);
   const char *at_h = strstr(host_msg, "at node "), *at_d = strstr(ef_error_message(), "at node ");
-  CHECK(herr == EF_ERR_DIVERGED && derr == EF_ERR_DIVERGED && at_h && at_d && atoll(at_h + 8) == atoll(at_d + 8),
+  EXPECT(herr == EF_ERR_DIVERGED && derr == EF_ERR_DIVERGED && at_h && at_d && atoll(at_h + 8) == atoll(at_d + 8),
         "%dD divergence: host (%d) '%s', device (%d) '%s'", dim, herr, host_msg, derr, ef_error_message());
 
   ef_ocl_fs_destroy(&fs);

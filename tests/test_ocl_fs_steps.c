@@ -34,30 +34,10 @@
 #include "edgeflow/ef_strategy.h"
 #include "matrix_io.h"
 #include "opencl_context.h"
-#include "test_mesh_gen.h"
-
-#define SKIP 77
+#include "ef_test.h"
+#include "ef_test_mesh.h"
 
 static int verbose = 0; /* --verbose: print the differences */
-
-#define EXPECT(cond, ...)                                                 \
-  do {                                                                    \
-    if (!(cond)) {                                                        \
-      fprintf(stderr, "%s:%d: FAILED (%s): ", __FILE__, __LINE__, #cond); \
-      fprintf(stderr, __VA_ARGS__);                                       \
-      fputc('\n', stderr);                                                \
-      return 1;                                                           \
-    }                                                                     \
-  } while (0)
-#define EXPECT_OK(call)                                                                            \
-  do {                                                                                             \
-    int e_ = (call);                                                                               \
-    if (e_) {                                                                                      \
-      fprintf(stderr, "%s:%d: %s failed (%s): %s\n", __FILE__, __LINE__, #call, ef_error_name(e_), \
-              ef_error_message());                                                                 \
-      return 1;                                                                                    \
-    }                                                                                              \
-  } while (0)
 
 typedef struct {
   int dim;
@@ -113,16 +93,16 @@ static int make_model_part(const ef_test_mesh *m, bc_spec *b, ef_model_part *out
   ef_model_part mp;
   const int dim = m->dim;
   const int64_t n = m->n_nodes;
-  EXPECT_OK(ef_model_part_create("FluidModelPart", dim, &mp));
+  ASSERT_OK(ef_model_part_create("FluidModelPart", dim, &mp));
   *out = mp;
-  EXPECT_OK(ef_model_part_alloc_nodes(mp, n));
+  ASSERT_OK(ef_model_part_alloc_nodes(mp, n));
   memcpy(mp->coords, m->coords, 3 * (size_t)n * sizeof(double));
-  EXPECT_OK(ef_model_part_alloc_elements(mp, m->n_elements, dim + 1));
+  ASSERT_OK(ef_model_part_alloc_elements(mp, m->n_elements, dim + 1));
   memcpy(mp->elements, m->elements, (size_t)m->n_elements * (dim + 1) * sizeof(int32_t));
   const char *names[] = {"VELOCITY", "PRESSURE", "BODY_FORCE", "REACTION", "NORMAL", "IS_SLIP", "SLIP_TANGENT"};
   const int comps[] = {3, 1, 3, 3, 3, 1, 3};
   for (int v = 0; v < 7; ++v)
-    EXPECT_OK(ef_model_part_add_variable(mp, names[v], comps[v]));
+    ASSERT_OK(ef_model_part_add_variable(mp, names[v], comps[v]));
   ef_variable *vel = ef_model_part_find_variable(mp, "VELOCITY"), *p = ef_model_part_find_variable(mp, "PRESSURE");
   ef_variable *bf = ef_model_part_find_variable(mp, "BODY_FORCE"), *slip = ef_model_part_find_variable(mp, "IS_SLIP");
   ef_variable *nrm = ef_model_part_find_variable(mp, "NORMAL");
@@ -146,7 +126,7 @@ static int make_model_part(const ef_test_mesh *m, bc_spec *b, ef_model_part *out
     p->values[b->pressure_node] = 0.0;
   }
   /* The initial boundary values (the analysis applies them before initialize). */
-  EXPECT_OK(fixed_values(b, 0.0, vel->values, p->values));
+  ASSERT_OK(fixed_values(b, 0.0, vel->values, p->values));
   return 0;
 }
 
@@ -166,9 +146,9 @@ static int start(run *r, const char *name, const ef_test_mesh *m, bc_spec *b, do
            " \"check_every\": 1, \"cg_variant\": \"standard\", \"autotune\": %s, \"export_pressure_system\": \"%s\"},"
            " \"device\": {\"verbose\": 0}}",
            name, tiny ? "false" : "true", export_path ? export_path : "");
-  EXPECT_OK(ef_parameters_parse(json, "test solver_settings", &r->settings));
-  EXPECT_OK(ef_parameters_parse("{}", "test summary", &r->summary));
-  EXPECT_OK(ef_registry_find_strategy(name, &r->ops));
+  ASSERT_OK(ef_parameters_parse(json, "test solver_settings", &r->settings));
+  ASSERT_OK(ef_parameters_parse("{}", "test summary", &r->summary));
+  ASSERT_OK(ef_registry_find_strategy(name, &r->ops));
   r->config.model_part = r->mp;
   r->config.settings = r->settings;
   r->config.density = density;
@@ -177,8 +157,8 @@ static int start(run *r, const char *name, const ef_test_mesh *m, bc_spec *b, do
   r->config.fixed_values_context = b;
   r->config.time_dependent_bcs = b->time_dependent;
   r->config.summary = r->summary;
-  EXPECT_OK(r->ops->create(&r->config, &r->data));
-  EXPECT_OK(r->ops->initialize(r->data));
+  ASSERT_OK(r->ops->create(&r->config, &r->data));
+  ASSERT_OK(r->ops->initialize(r->data));
   return 0;
 }
 
@@ -188,9 +168,9 @@ static int before_step(run *r, bc_spec *b, double t) {
     return 0;
   ef_variable *vel = ef_model_part_find_variable(r->mp, "VELOCITY"),
               *p = ef_model_part_find_variable(r->mp, "PRESSURE");
-  EXPECT_OK(fixed_values(b, t, vel->values, p->values));
+  ASSERT_OK(fixed_values(b, t, vel->values, p->values));
   if (b->time_dependent)
-    EXPECT_OK(ef_model_part_mark_modified(r->mp, "VELOCITY"));
+    ASSERT_OK(ef_model_part_mark_modified(r->mp, "VELOCITY"));
   return 0;
 }
 
@@ -206,10 +186,10 @@ static double rel_diff(const double *a, const double *b, int64_t count) {
 
 /* The consistency of a copied pressure system. */
 static int check_system(const ef_pressure_system *ps, int64_t n) {
-  EXPECT(ps->n == n && ps->row_ptr && ps->col && ps->values && ps->values_full && ps->rhs && ps->solution &&
+  ASSERT(ps->n == n && ps->row_ptr && ps->col && ps->values && ps->values_full && ps->rhs && ps->solution &&
              ps->initial_guess && ps->fixed,
          "incomplete pressure system copy (n %lld)", (long long)ps->n);
-  EXPECT(ps->tolerance == 1e-10 && ps->iterations > 0, "tolerance %g, iterations %d", ps->tolerance, ps->iterations);
+  ASSERT(ps->tolerance == 1e-10 && ps->iterations > 0, "tolerance %g, iterations %d", ps->tolerance, ps->iterations);
   double rr = 0.0, bb = 0.0;
   for (int64_t i = 0; i < n; ++i) {
     double sum = 0.0, abs_sum = 0.0, ax = 0.0;
@@ -219,28 +199,28 @@ static int check_system(const ef_pressure_system *ps, int64_t n) {
       abs_sum += fabs(ps->values_full[k]);
       ax += ps->values[k] * ps->solution[j];
       if (ps->fixed[i]) {
-        EXPECT(ps->values[k] == (j == i ? 1.0 : 0.0), "fixed row %lld is not an identity row", (long long)i);
+        ASSERT(ps->values[k] == (j == i ? 1.0 : 0.0), "fixed row %lld is not an identity row", (long long)i);
       } else {
         /* Symmetry: find the transposed entry. */
         double t = NAN;
         for (int64_t q = ps->row_ptr[j]; q < ps->row_ptr[j + 1]; ++q)
           if (ps->col[q] == i)
             t = ps->values[q];
-        EXPECT(ps->fixed[j] ? ps->values[k] == 0.0 : fabs(t - ps->values[k]) <= 1e-13 * fabs(ps->values[k]),
+        ASSERT(ps->fixed[j] ? ps->values[k] == 0.0 : fabs(t - ps->values[k]) <= 1e-13 * fabs(ps->values[k]),
                "H(%lld,%lld) = %.17g, H(%lld,%lld) = %.17g", (long long)i, (long long)j, ps->values[k], (long long)j,
                (long long)i, t);
       }
     }
-    EXPECT(fabs(sum) <= 64.0 * DBL_EPSILON * abs_sum, "row %lld of H before elimination sums to %g (|row| %g)",
+    ASSERT(fabs(sum) <= 64.0 * DBL_EPSILON * abs_sum, "row %lld of H before elimination sums to %g (|row| %g)",
            (long long)i, sum, abs_sum);
     rr += (ps->rhs[i] - ax) * (ps->rhs[i] - ax);
     bb += ps->rhs[i] * ps->rhs[i];
     if (ps->fixed[i])
-      EXPECT(ps->initial_guess[i] == ps->rhs[i] && ps->solution[i] == ps->rhs[i],
+      ASSERT(ps->initial_guess[i] == ps->rhs[i] && ps->solution[i] == ps->rhs[i],
              "fixed row %lld: rhs %g, warm start %g, solution %g", (long long)i, ps->rhs[i], ps->initial_guess[i],
              ps->solution[i]);
   }
-  EXPECT(sqrt(rr) <= 1e-6 * sqrt(bb), "||b - A x|| / ||b|| = %g", sqrt(rr / bb));
+  ASSERT(sqrt(rr) <= 1e-6 * sqrt(bb), "||b - A x|| / ||b|| = %g", sqrt(rr / bb));
   return 0;
 }
 
@@ -259,30 +239,30 @@ static int compare_case(const char *label, const ef_test_mesh *m, bc_spec *b, do
   double t = 0.0;
   for (int step = 1; step <= steps; ++step) {
     double dt_cl, dt_mp;
-    EXPECT_OK(cl.ops->compute_time_step(cl.data, &dt_cl));
-    EXPECT_OK(mp.ops->compute_time_step(mp.data, &dt_mp));
-    EXPECT(fabs(dt_cl - dt_mp) <= 1e-12 * dt_mp, "%s step %d: time step %.17g (OpenCL) vs %.17g (OpenMP)", label,
+    ASSERT_OK(cl.ops->compute_time_step(cl.data, &dt_cl));
+    ASSERT_OK(mp.ops->compute_time_step(mp.data, &dt_mp));
+    ASSERT(fabs(dt_cl - dt_mp) <= 1e-12 * dt_mp, "%s step %d: time step %.17g (OpenCL) vs %.17g (OpenMP)", label,
            step, dt_cl, dt_mp);
     if (before_step(&cl, b, t + dt_mp) || before_step(&mp, b, t + dt_mp))
       return 1;
     ef_step_info icl, imp;
     memset(&icl, 0, sizeof icl);
     memset(&imp, 0, sizeof imp);
-    EXPECT_OK(cl.ops->solve_step(cl.data, t, dt_mp, &icl));
-    EXPECT_OK(mp.ops->solve_step(mp.data, t, dt_mp, &imp));
+    ASSERT_OK(cl.ops->solve_step(cl.data, t, dt_mp, &icl));
+    ASSERT_OK(mp.ops->solve_step(mp.data, t, dt_mp, &imp));
     if (verbose)
       printf("%s step %d: dt %.6g, CG iterations %d / %d\n", label, step, dt_mp, icl.pressure_iterations,
              imp.pressure_iterations);
-    EXPECT(abs(icl.pressure_iterations - imp.pressure_iterations) <= 1 && icl.pressure_iterations > 0,
+    ASSERT(abs(icl.pressure_iterations - imp.pressure_iterations) <= 1 && icl.pressure_iterations > 0,
            "%s step %d: CG iterations %d (OpenCL) vs %d (OpenMP)", label, step, icl.pressure_iterations,
            imp.pressure_iterations);
-    EXPECT(cl.mp->device_newer == 1, "%s: the device copy is not marked newer", label);
+    ASSERT(cl.mp->device_newer == 1, "%s: the device copy is not marked newer", label);
     t += dt_mp;
     if (step == steps / 2)
-      EXPECT_OK(ef_model_part_sync_to_host(cl.mp)); /* an output step */
+      ASSERT_OK(ef_model_part_sync_to_host(cl.mp)); /* an output step */
   }
-  EXPECT_OK(ef_model_part_sync_to_host(cl.mp));
-  EXPECT_OK(ef_model_part_sync_to_host(mp.mp));
+  ASSERT_OK(ef_model_part_sync_to_host(cl.mp));
+  ASSERT_OK(ef_model_part_sync_to_host(mp.mp));
   const char *vars[] = {"VELOCITY", "PRESSURE", "REACTION"};
   const int comps[] = {3, 1, 3};
   for (int v = 0; v < 3; ++v) {
@@ -290,30 +270,30 @@ static int compare_case(const char *label, const ef_test_mesh *m, bc_spec *b, do
                               ef_model_part_find_variable(mp.mp, vars[v])->values, comps[v] * n);
     if (verbose)
       printf("%s: %s relative max-norm difference %.3e\n", label, vars[v], d);
-    EXPECT(d <= 1e-7, "%s after %d steps: %s differs by %.3e (relative max norm)", label, steps, vars[v], d);
+    ASSERT(d <= 1e-7, "%s after %d steps: %s differs by %.3e (relative max norm)", label, steps, vars[v], d);
   }
   double umax = 0.0;
   for (int64_t q = 0; q < 3 * n; ++q)
     umax = fmax(umax, fabs(ef_model_part_find_variable(cl.mp, "VELOCITY")->values[q]));
-  EXPECT(umax > 0.1, "%s: the flow did not start (max |u| %g)", label, umax);
+  ASSERT(umax > 0.1, "%s: the flow did not start (max |u| %g)", label, umax);
 
   ef_pressure_system ps;
-  EXPECT(cl.ops->copy_pressure_system, "no copy_pressure_system");
-  EXPECT_OK(cl.ops->copy_pressure_system(cl.data, &ps));
+  ASSERT(cl.ops->copy_pressure_system, "no copy_pressure_system");
+  ASSERT_OK(cl.ops->copy_pressure_system(cl.data, &ps));
   if (check_system(&ps, n))
     return 1;
-  EXPECT_OK(cl.ops->finalize(cl.data));
-  EXPECT_OK(mp.ops->finalize(mp.data));
+  ASSERT_OK(cl.ops->finalize(cl.data));
+  ASSERT_OK(mp.ops->finalize(mp.data));
   const char *keys[] = {"device", "spmv", "phases", "pressure_solver"};
   for (int k = 0; k < 4; ++k)
-    EXPECT(ef_parameters_has(cl.summary, keys[k]), "run summary lacks '%s'", keys[k]);
+    ASSERT(ef_parameters_has(cl.summary, keys[k]), "run summary lacks '%s'", keys[k]);
   if (export_path) {
     ef_linear_system *sys = NULL;
-    EXPECT_OK(ef_linear_system_read(export_path, &sys));
+    ASSERT_OK(ef_linear_system_read(export_path, &sys));
     ef_csr_matrix A = ef_linear_system_matrix(sys);
-    EXPECT(A.n == ps.n && A.nnz == ps.nnz, "exported system has n %lld, nnz %lld", (long long)A.n, (long long)A.nnz);
+    ASSERT(A.n == ps.n && A.nnz == ps.nnz, "exported system has n %lld, nnz %lld", (long long)A.n, (long long)A.nnz);
     for (int64_t k = 0; k < A.nnz; ++k)
-      EXPECT(A.values[k] == ps.values[k], "exported value %lld differs", (long long)k);
+      ASSERT(A.values[k] == ps.values[k], "exported value %lld differs", (long long)k);
     ef_linear_system_destroy(&sys);
   }
   ef_pressure_system_free(&ps);
@@ -362,29 +342,29 @@ int main(int argc, char **argv) {
   int count = 0;
   if (ef_cl_count_devices(&count) || count == 0) {
     fprintf(stderr, "no OpenCL device: skipping\n");
-    return SKIP;
+    return EF_TEST_SKIP;
   }
-  EXPECT_OK(ef_registry_load_application("fluid"));
+  ASSERT_OK(ef_registry_load_application("fluid"));
 
   /* Bad device settings are refused with the path in the message. */
   {
     ef_model_part mp = NULL;
     ef_parameters st = NULL, sum = NULL;
-    EXPECT_OK(
+    ASSERT_OK(
         ef_parameters_parse("{\"time_stepping\": {\"automatic_time_step\": true, \"CFL_number\": 1.0,"
                             " \"time_step\": 0.0, \"minimum_delta_time\": 1e-9, \"maximum_delta_time\": 1.0},"
                             " \"stabilization\": {\"tau_c1\": 1.0, \"tau_c2\": 4.0, \"tau_c3\": 2.0,"
                             " \"use_oss\": true}, \"divergence_velocity_bound\": 1e6,"
                             " \"linear_solver_settings\": {}, \"device\": {\"type\": \"fpga\"}}",
                             "bad", &st));
-    EXPECT_OK(ef_parameters_parse("{}", "summary", &sum));
-    EXPECT_OK(ef_model_part_create("FluidModelPart", 2, &mp));
+    ASSERT_OK(ef_parameters_parse("{}", "summary", &sum));
+    ASSERT_OK(ef_model_part_create("FluidModelPart", 2, &mp));
     const char *names[] = {"VELOCITY", "PRESSURE", "REACTION"};
     const int comps[] = {3, 1, 3};
     for (int v = 0; v < 3; ++v)
-      EXPECT_OK(ef_model_part_add_variable(mp, names[v], comps[v]));
+      ASSERT_OK(ef_model_part_add_variable(mp, names[v], comps[v]));
     const ef_strategy_ops *ops;
-    EXPECT_OK(ef_registry_find_strategy("opencl_edge_based", &ops));
+    ASSERT_OK(ef_registry_find_strategy("opencl_edge_based", &ops));
     ef_strategy_config c;
     memset(&c, 0, sizeof c);
     c.model_part = mp;
@@ -394,7 +374,7 @@ int main(int argc, char **argv) {
     c.summary = sum;
     void *data = NULL;
     const int err = ops->create(&c, &data);
-    EXPECT(err == EF_ERR_PARAMETER && strstr(ef_error_message(), "fpga") && !data, "bad device type: %d '%s'", err,
+    ASSERT(err == EF_ERR_PARAMETER && strstr(ef_error_message(), "fpga") && !data, "bad device type: %d '%s'", err,
            ef_error_message());
     ef_model_part_destroy(&mp);
     ef_parameters_destroy(&st);
@@ -410,9 +390,9 @@ int main(int argc, char **argv) {
     ef_test_mesh m;
     int rc = dim == 2 ? ef_test_mesh_2d(tiny ? 4 : 14, tiny ? 4 : 14, 1.0, 1.0, 0.2, 7, &m)
                       : ef_test_mesh_3d(tiny ? 3 : 6, tiny ? 3 : 6, tiny ? 3 : 6, 1.0, 1.0, 1.0, 0.2, 9, &m);
-    EXPECT(rc == 0, "mesh generation failed");
+    ASSERT(rc == 0, "mesh generation failed");
     bc_spec b;
-    EXPECT(make_bc(&m, &b) == 0, "out of memory");
+    ASSERT(make_bc(&m, &b) == 0, "out of memory");
     b.time_dependent = dim == 2;
     if (dim == 3)
       for (int64_t i = 0; i < m.n_nodes; ++i)

@@ -14,7 +14,7 @@
 #include "edgeflow/ef_strategy.h"
 #include "opencl_context.h"
 
-#include "ef_test_check.h"
+#include "ef_test.h"
 
 /* A host CSR with its own arrays. */
 typedef struct {
@@ -38,12 +38,6 @@ static inline void test_csr_free(test_csr *m) {
   memset(m, 0, sizeof *m);
 }
 
-/* Uniform in [-1, 1), deterministic. */
-static inline double test_random(uint64_t *s) {
-  *s = *s * 6364136223846793005ull + 1442695040888963407ull;
-  return (double)(*s >> 11) / 4503599627370496.0 - 1.0;
-}
-
 /* Graph Laplacian of an nx x ny x nz grid (7-point; nz = 1 gives the 2D 5-point
  * one) with random edge weights in [0.5, 1.5], then S L S with random row scales
  * s_i in [0.1, 10] so that the diagonal scaling matters, and the nodes of the x = 0
@@ -60,8 +54,8 @@ static inline int test_laplacian(int nx, int ny, int nz, uint64_t seed, test_csr
   double *w = malloc((size_t)n * 3 * sizeof *w);
   if (!m->rp || !m->col || !m->val || !diag || !sc || !w) return 1;
   for (int64_t i = 0; i < n; ++i) {
-    sc[i] = pow(10.0, test_random(&seed));
-    for (int d = 0; d < 3; ++d) w[3 * i + d] = 1.0 + 0.5 * test_random(&seed);
+    sc[i] = pow(10.0, ef_test_uniform(&seed));
+    for (int d = 0; d < 3; ++d) w[3 * i + d] = 1.0 + 0.5 * ef_test_uniform(&seed);
   }
 #define TEST_ID(x, y, z) (((int64_t)(z) * ny + (y)) * nx + (x))
   for (int z = 0; z < nz; ++z)

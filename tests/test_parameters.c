@@ -6,16 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int failures;
-#define EXPECT(cond, ...)                                   \
-  do {                                                      \
-    if (!(cond)) {                                          \
-      fprintf(stderr, "%s:%d: FAILED %s: ", __FILE__, __LINE__, #cond); \
-      fprintf(stderr, __VA_ARGS__);                         \
-      fprintf(stderr, "\n");                                \
-      failures++;                                           \
-    }                                                       \
-  } while (0)
+#include "ef_test.h"
 
 /* The error message must contain every needle. */
 static void expect_error(int err, const char *what, const char *const *needles) {

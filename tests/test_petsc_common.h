@@ -12,26 +12,7 @@
 #include "edgeflow/ef_error.h"
 #include "host_cg.h"
 
-#include "ef_test_check.h"
-
-/* A call that must fail with `code` and a message containing `text`. */
-#define EXPECT_FAIL(call, code, text)                                            \
-  do {                                                                           \
-    int e_ = (call);                                                             \
-    if (e_ != (code) || !strstr(ef_error_message(), (text))) {                   \
-      fprintf(stderr, "%s:%d: %s returned %s (%s), expected %s with '%s'\n",     \
-              __FILE__, __LINE__, #call, ef_error_name(e_), ef_error_message(),  \
-              ef_error_name(code), (text));                                      \
-      return 1;                                                                  \
-    }                                                                            \
-    ef_error_clear();                                                            \
-  } while (0)
-
-/* Uniform in [-1, 1), deterministic on every platform. */
-static inline double tp_random(uint64_t *s) {
-  *s = *s * 6364136223846793005ull + 1442695040888963407ull;
-  return (double)(*s >> 11) / 4503599627370496.0 - 1.0;
-}
+#include "ef_test.h"
 
 /* A CSR owning its arrays, with the views an ef_csr needs. */
 typedef struct {
@@ -77,9 +58,9 @@ static inline int tp_laplacian(int nx, int ny, int fix_left, uint64_t seed, tp_m
   double *w = malloc((size_t)n * 2 * sizeof *w), *sc = malloc((size_t)n * sizeof *sc);
   if (!m->rp || !m->rp32 || !m->col || !m->val || !m->diag || !m->fixed || !w || !sc) return 1;
   uint64_t st = seed;
-  for (int64_t i = 0; i < 2 * n; ++i) w[i] = 1.0 + 0.5 * tp_random(&st);
+  for (int64_t i = 0; i < 2 * n; ++i) w[i] = 1.0 + 0.5 * ef_test_uniform(&st);
   for (int64_t i = 0; i < n; ++i) {
-    sc[i] = fix_left ? exp(log(3.0) * tp_random(&st)) : 1.0;
+    sc[i] = fix_left ? exp(log(3.0) * ef_test_uniform(&st)) : 1.0;
     m->fixed[i] = fix_left && i % nx == 0;
   }
   m->null_space = !fix_left;

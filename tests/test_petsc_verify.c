@@ -25,9 +25,9 @@ static void fixture_free(fixture *f) {
 static int fixture_make(int nx, int ny, int n_fixed, fixture *f) {
   memset(f, 0, sizeof *f);
   const int64_t n = (int64_t)nx * ny, ne = 2 * (int64_t)(nx - 1) * (ny - 1);
-  EXPECT_OK(ef_model_part_create("FluidModelPart", 2, &f->mp));
-  EXPECT_OK(ef_model_part_alloc_nodes(f->mp, n));
-  EXPECT_OK(ef_model_part_alloc_elements(f->mp, ne, 3));
+  ASSERT_OK(ef_model_part_create("FluidModelPart", 2, &f->mp));
+  ASSERT_OK(ef_model_part_alloc_nodes(f->mp, n));
+  ASSERT_OK(ef_model_part_alloc_elements(f->mp, ne, 3));
   for (int64_t i = 0; i < n; ++i) {
     f->mp->coords[3 * i] = (double)(i % nx);
     f->mp->coords[3 * i + 1] = (double)(i / nx);
@@ -52,7 +52,7 @@ static int fixture_make(int nx, int ny, int n_fixed, fixture *f) {
   s->solution = calloc((size_t)n, sizeof *s->solution);
   s->initial_guess = calloc((size_t)n, sizeof *s->initial_guess);
   s->fixed = calloc((size_t)n, 1);
-  EXPECT(s->row_ptr && s->col && s->values && s->values_full && s->rhs && s->solution && s->initial_guess && s->fixed,
+  ASSERT(s->row_ptr && s->col && s->values && s->values_full && s->rhs && s->solution && s->initial_guess && s->fixed,
          "out of memory");
   for (int k = 0; k < n_fixed; ++k) s->fixed[(int64_t)k * (n / (n_fixed + 1))] = 1;
   /* Edge weights from a hash of the (unordered) pair, so H_ij = H_ji exactly. */
@@ -78,7 +78,7 @@ static int fixture_make(int nx, int ny, int n_fixed, fixture *f) {
         continue;
       }
       uint64_t h = (uint64_t)(i < j ? i * 1000003 + j : j * 1000003 + i);
-      double w = -(0.5 + 0.5 * (1.0 + tp_random(&h)));
+      double w = -(0.5 + 0.5 * (1.0 + ef_test_uniform(&h)));
       s->values_full[k++] = w;
       d -= w;
     }
@@ -93,7 +93,7 @@ static int fixture_make(int nx, int ny, int n_fixed, fixture *f) {
     }
   uint64_t st = 99;
   double mean = 0.0;
-  for (int64_t i = 0; i < n; ++i) mean += s->rhs[i] = tp_random(&st);
+  for (int64_t i = 0; i < n; ++i) mean += s->rhs[i] = ef_test_uniform(&st);
   for (int64_t i = 0; i < n; ++i) {
     if (!n_fixed) s->rhs[i] -= mean / (double)n;
     if (s->fixed[i]) s->rhs[i] = 0.25; /* a prescribed pressure */
@@ -101,12 +101,12 @@ static int fixture_make(int nx, int ny, int n_fixed, fixture *f) {
   }
   s->tolerance = 1e-8;
   int32_t *rp32 = malloc(((size_t)n + 1) * sizeof *rp32);
-  EXPECT(rp32, "out of memory");
+  ASSERT(rp32, "out of memory");
   for (int64_t i = 0; i <= n; ++i) rp32[i] = (int32_t)s->row_ptr[i];
   ef_csr A = {n, s->nnz, s->row_ptr, rp32, s->col, s->values, NULL, n_fixed == 0};
   ef_host_cg *cg = NULL;
-  EXPECT_OK(ef_host_cg_create(n, &cg));
-  EXPECT_OK(ef_host_cg_solve(cg, &A, s->rhs, s->solution, s->tolerance, 10000, &s->iterations, &s->relative_residual));
+  ASSERT_OK(ef_host_cg_create(n, &cg));
+  ASSERT_OK(ef_host_cg_solve(cg, &A, s->rhs, s->solution, s->tolerance, 10000, &s->iterations, &s->relative_residual));
   ef_host_cg_destroy(&cg);
   free(rp32);
   return 0;
@@ -124,7 +124,7 @@ static int copy_system(const ef_pressure_system *a, ef_pressure_system *b) {
   b->solution = malloc(n * sizeof *b->solution);
   b->initial_guess = malloc(n * sizeof *b->initial_guess);
   b->fixed = malloc(n);
-  EXPECT(b->row_ptr && b->col && b->values && b->values_full && b->rhs && b->solution && b->initial_guess && b->fixed,
+  ASSERT(b->row_ptr && b->col && b->values && b->values_full && b->rhs && b->solution && b->initial_guess && b->fixed,
          "out of memory");
   memcpy(b->row_ptr, a->row_ptr, (n + 1) * sizeof *b->row_ptr);
   memcpy(b->col, a->col, nnz * sizeof *b->col);
@@ -146,9 +146,9 @@ static const ef_verify_check *find(const ef_verify_report *r, const char *name) 
 /* Every check that applies passes. */
 static int expect_all_pass(const ef_verify_report *r, int skipped) {
   for (int i = 0; i < r->n_checks; ++i)
-    EXPECT(r->checks[i].passed || r->checks[i].skipped, "check %s failed: measured %.3e, bound %.3e (%s)",
+    ASSERT(r->checks[i].passed || r->checks[i].skipped, "check %s failed: measured %.3e, bound %.3e (%s)",
            r->checks[i].name, r->checks[i].measured, r->checks[i].bound, r->checks[i].note);
-  EXPECT(r->n_failed == 0 && r->n_skipped == skipped, "%d failed, %d skipped (expected %d)", r->n_failed,
+  ASSERT(r->n_failed == 0 && r->n_skipped == skipped, "%d failed, %d skipped (expected %d)", r->n_failed,
          r->n_skipped, skipped);
   return 0;
 }
@@ -156,10 +156,10 @@ static int expect_all_pass(const ef_verify_report *r, int skipped) {
 /* The check `name` ran and failed. */
 static int expect_failed(const ef_verify_report *r, const char *name) {
   const ef_verify_check *c = find(r, name);
-  EXPECT(c, "check %s missing", name);
-  EXPECT(!c->passed && !c->skipped, "check %s should have failed: measured %.3e, bound %.3e", name, c->measured,
+  ASSERT(c, "check %s missing", name);
+  ASSERT(!c->passed && !c->skipped, "check %s should have failed: measured %.3e, bound %.3e", name, c->measured,
          c->bound);
-  EXPECT(r->n_failed >= 1, "n_failed not counted");
+  ASSERT(r->n_failed >= 1, "n_failed not counted");
   return 0;
 }
 
@@ -170,7 +170,7 @@ static int run_corrupted(fixture *f, corruption what, const char *check, const e
   if (copy_system(&f->s, &s)) return 1;
   const int64_t n = s.n;
   int64_t i = n / 2 + 3, k = s.row_ptr[i]; /* a free interior row and its first entry */
-  EXPECT(!s.fixed[i] && s.col[k] != i, "fixture: pick another row");
+  ASSERT(!s.fixed[i] && s.col[k] != i, "fixture: pick another row");
   int32_t saved = 0;
   switch (what) {
   case C_ASYMMETRIC: s.values[k] *= 1.0 + 1e-9; break; /* 1e-9 relative >> 1e-12 */
@@ -203,10 +203,10 @@ static int run_corrupted(fixture *f, corruption what, const char *check, const e
   }
   }
   ef_verify_report *r = calloc(1, sizeof *r);
-  EXPECT(r, "out of memory");
+  ASSERT(r, "out of memory");
   int err = ef_verify_pressure_system(&s, f->mp, o, r);
   if (what == C_GRAPH) f->mp->elements[0] = saved;
-  EXPECT_OK(err);
+  ASSERT_OK(err);
   if (expect_failed(r, check)) {
     ef_verify_report_print(r, stderr);
     return 1;
@@ -220,40 +220,40 @@ static int run_corrupted(fixture *f, corruption what, const char *check, const e
 static int check_json(const ef_verify_report *r, const char *folder) {
   char path[4096];
   snprintf(path, sizeof path, "%s/verify_report.json", folder);
-  EXPECT_OK(ef_verify_report_write_json(r, path));
+  ASSERT_OK(ef_verify_report_write_json(r, path));
   ef_parameters p = NULL, checks = NULL;
-  EXPECT_OK(ef_parameters_load_file(path, &p));
+  ASSERT_OK(ef_parameters_load_file(path, &p));
   int passed = 0;
-  EXPECT_OK(ef_parameters_get_bool(p, "passed", &passed));
-  EXPECT(passed == (r->n_failed == 0), "JSON passed = %d", passed);
-  EXPECT_OK(ef_parameters_get(p, "checks", &checks));
-  EXPECT(ef_parameters_size(checks) == r->n_checks, "JSON has %d checks, report %d", ef_parameters_size(checks),
+  ASSERT_OK(ef_parameters_get_bool(p, "passed", &passed));
+  ASSERT(passed == (r->n_failed == 0), "JSON passed = %d", passed);
+  ASSERT_OK(ef_parameters_get(p, "checks", &checks));
+  ASSERT(ef_parameters_size(checks) == r->n_checks, "JSON has %d checks, report %d", ef_parameters_size(checks),
          r->n_checks);
   ef_parameters_destroy(&p);
   return 0;
 }
 
 int main(int argc, char **argv) {
-  EXPECT(argc == 2, "usage: test_petsc_verify WORK_FOLDER");
+  ASSERT(argc == 2, "usage: test_petsc_verify WORK_FOLDER");
   mkdir(argv[1], 0755);
   ef_verify_options o;
   ef_verify_options_default(&o);
   o.use_device = 0;
   ef_verify_report *r = calloc(1, sizeof *r);
-  EXPECT(r, "out of memory");
+  ASSERT(r, "out of memory");
 
   for (int n_fixed = 0; n_fixed <= 3; n_fixed += 3) {
     fixture f;
     if (fixture_make(23, 17, n_fixed, &f)) return 1;
-    EXPECT_OK(ef_verify_pressure_system(&f.s, f.mp, &o, r));
+    ASSERT_OK(ef_verify_pressure_system(&f.s, f.mp, &o, r));
     if (expect_all_pass(r, 0)) {
       ef_verify_report_print(r, stderr);
       return 1;
     }
-    EXPECT(r->n_fixed == n_fixed && r->n_checks >= 12, "%lld fixed, %d checks", (long long)r->n_fixed, r->n_checks);
+    ASSERT(r->n_fixed == n_fixed && r->n_checks >= 12, "%lld fixed, %d checks", (long long)r->n_fixed, r->n_checks);
     /* PETSc's CG + Jacobi from the same start stops where the host CG stopped (same
      * test, rounding may move it by one iteration). */
-    EXPECT(abs(r->petsc_iterations - f.s.iterations) <= 1, "PETSc %d, host CG %d iterations", r->petsc_iterations,
+    ASSERT(abs(r->petsc_iterations - f.s.iterations) <= 1, "PETSc %d, host CG %d iterations", r->petsc_iterations,
            f.s.iterations);
     if (check_json(r, argv[1])) return 1;
 
@@ -268,11 +268,11 @@ int main(int argc, char **argv) {
     /* Without H before elimination its four checks are skipped, the rest still pass. */
     double *full = f.s.values_full;
     f.s.values_full = NULL;
-    EXPECT_OK(ef_verify_pressure_system(&f.s, f.mp, &o, r));
+    ASSERT_OK(ef_verify_pressure_system(&f.s, f.mp, &o, r));
     f.s.values_full = full;
     if (expect_all_pass(r, 4)) return 1;
     /* Without a mesh the graph check is skipped. */
-    EXPECT_OK(ef_verify_pressure_system(&f.s, NULL, &o, r));
+    ASSERT_OK(ef_verify_pressure_system(&f.s, NULL, &o, r));
     if (expect_all_pass(r, 1)) return 1;
     fixture_free(&f);
   }

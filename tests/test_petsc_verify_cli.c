@@ -18,7 +18,7 @@ static const char *const required[] = {"csr",       "graph",         "diagonal",
                                        "spmv",      "residual",      "residual_scaled", "petsc_cg"};
 
 int main(int argc, char **argv) {
-  EXPECT(argc == 6, "usage: test_petsc_verify_cli CASE.json OUTPUT STRATEGY device|host STEPS");
+  ASSERT(argc == 6, "usage: test_petsc_verify_cli CASE.json OUTPUT STRATEGY device|host STEPS");
   const char *strategy = argv[3];
   const int device = !strcmp(argv[4], "device");
   if (device || !strcmp(strategy, "opencl_edge_based")) {
@@ -31,15 +31,15 @@ int main(int argc, char **argv) {
       return EF_TEST_SKIP;
     }
   }
-  EXPECT_OK(ef_registry_load_application("fluid"));
+  ASSERT_OK(ef_registry_load_application("fluid"));
   const ef_command_ops *verify = ef_registry_lookup_command("verify");
-  EXPECT(verify, "command verify is not registered");
+  ASSERT(verify, "command verify is not registered");
 
   /* Bad usage is an error with a message, not a crash or an exit. */
   char *bad1[] = {"verify"};
-  EXPECT_FAIL(verify->run(1, bad1), EF_ERR_PARAMETER, "parameters file");
+  ASSERT_FAIL(verify->run(1, bad1), EF_ERR_PARAMETER, "parameters file");
   char *bad2[] = {"verify", argv[1], "--steps", "zero"};
-  EXPECT_FAIL(verify->run(4, bad2), EF_ERR_PARAMETER, "--steps");
+  ASSERT_FAIL(verify->run(4, bad2), EF_ERR_PARAMETER, "--steps");
 
   char *args[16] = {"verify", argv[1], "--steps", argv[5], "--solver-type", argv[3], "--output", argv[2], "--quiet"};
   int n = 9;
@@ -65,42 +65,42 @@ int main(int argc, char **argv) {
     if (saved >= 0) dup2(saved, 2);
     if (saved >= 0) close(saved);
     if (devnull >= 0) close(devnull);
-    EXPECT(e == EF_ERR_SOLVER && strstr(ef_error_message(), "residual_scaled"), "strict run returned %s: %s",
+    ASSERT(e == EF_ERR_SOLVER && strstr(ef_error_message(), "residual_scaled"), "strict run returned %s: %s",
            ef_error_name(e), ef_error_message());
     ef_error_clear();
-    EXPECT_OK(ef_parameters_load_file(path, &rep));
-    EXPECT_OK(ef_parameters_get_bool(rep, "passed", &passed));
-    EXPECT(!passed, "the report of the strict run says passed");
+    ASSERT_OK(ef_parameters_load_file(path, &rep));
+    ASSERT_OK(ef_parameters_get_bool(rep, "passed", &passed));
+    ASSERT(!passed, "the report of the strict run says passed");
     ef_parameters_destroy(&rep);
   }
-  EXPECT_OK(verify->run(n, args));
-  EXPECT_OK(ef_parameters_load_file(path, &rep));
+  ASSERT_OK(verify->run(n, args));
+  ASSERT_OK(ef_parameters_load_file(path, &rep));
   const char *name, *spmv;
-  EXPECT_OK(ef_parameters_get_bool(rep, "passed", &passed));
-  EXPECT_OK(ef_parameters_get_string(rep, "strategy", &name));
-  EXPECT_OK(ef_parameters_get_string(rep, "spmv_device", &spmv));
-  EXPECT(passed, "the report says a check failed");
-  EXPECT(!strcmp(name, strategy), "report of strategy %s", name);
-  EXPECT(device ? strcmp(spmv, "host") != 0 : !strcmp(spmv, "host"), "SpMV checked on %s", spmv);
-  EXPECT_OK(ef_parameters_get(rep, "checks", &checks));
+  ASSERT_OK(ef_parameters_get_bool(rep, "passed", &passed));
+  ASSERT_OK(ef_parameters_get_string(rep, "strategy", &name));
+  ASSERT_OK(ef_parameters_get_string(rep, "spmv_device", &spmv));
+  ASSERT(passed, "the report says a check failed");
+  ASSERT(!strcmp(name, strategy), "report of strategy %s", name);
+  ASSERT(device ? strcmp(spmv, "host") != 0 : !strcmp(spmv, "host"), "SpMV checked on %s", spmv);
+  ASSERT_OK(ef_parameters_get(rep, "checks", &checks));
   for (size_t q = 0; q < sizeof required / sizeof required[0]; ++q) {
     int found = 0;
     for (int i = 0; i < ef_parameters_size(checks); ++i) {
       ef_parameters c;
       const char *cn, *result;
-      EXPECT_OK(ef_parameters_at(checks, i, &c));
-      EXPECT_OK(ef_parameters_get_string(c, "name", &cn));
-      EXPECT_OK(ef_parameters_get_string(c, "result", &result));
+      ASSERT_OK(ef_parameters_at(checks, i, &c));
+      ASSERT_OK(ef_parameters_get_string(c, "name", &cn));
+      ASSERT_OK(ef_parameters_get_string(c, "result", &result));
       if (strcmp(cn, required[q])) continue;
       found = 1;
-      EXPECT(!strcmp(result, "pass"), "check %s: %s", cn, result);
+      ASSERT(!strcmp(result, "pass"), "check %s: %s", cn, result);
     }
-    EXPECT(found, "check %s did not run", required[q]);
+    ASSERT(found, "check %s did not run", required[q]);
   }
   long its_solver = 0, its_petsc = 0;
-  EXPECT_OK(ef_parameters_get_int(rep, "solver_iterations", &its_solver));
-  EXPECT_OK(ef_parameters_get_int(rep, "petsc_cg_jacobi_iterations", &its_petsc));
-  EXPECT(its_solver > 0 && its_petsc > 0, "iterations: solver %ld, PETSc %ld", its_solver, its_petsc);
+  ASSERT_OK(ef_parameters_get_int(rep, "solver_iterations", &its_solver));
+  ASSERT_OK(ef_parameters_get_int(rep, "petsc_cg_jacobi_iterations", &its_petsc));
+  ASSERT(its_solver > 0 && its_petsc > 0, "iterations: solver %ld, PETSc %ld", its_solver, its_petsc);
   ef_parameters_destroy(&rep);
   return 0;
 }

@@ -15,7 +15,7 @@
 #include "edgeflow/ef_process.h"
 #include "process_internal.h"
 
-#include "ef_test_count.h"
+#include "ef_test.h"
 
 static double f_u(const double *x) { return 1.0 + 2.0 * x[0] + 3.0 * x[1] - 0.5 * x[2]; }
 static double f_v(const double *x) { return x[0] - x[1] + 4.0 * x[2]; }
@@ -85,7 +85,6 @@ static int create(ef_model_part mp, const char *folder, const char *json, ef_par
   ctx.model_part = mp;
   ctx.output_folder = folder;
   ctx.case_folder = ".";
-  ctx.density = 1.0;
   if (ef_parameters_parse(json, "<test>", p)) return 1;
   return ef_probes_output_process_ops.create(&ctx, *p, data);
 }

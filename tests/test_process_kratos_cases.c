@@ -2,7 +2,18 @@
  * Kratos cases (shared/kratos_cases) applied to their own meshes: the inlet
  * blows along +x (its inwards normal), the no-slip walls win on the nodes they
  * share with the inlet (they come later in the list), the outlet fixes p = 0. */
-#include "test_process_mesh.c"
+#include "edgeflow/ef_error.h"
+#include "edgeflow/ef_model_part.h"
+#include "edgeflow/ef_parameters.h"
+#include "edgeflow/ef_process.h"
+#include "edgeflow/ef_registry.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ef_test.h"
 
 #include "edgeflow/ef_mesh_io.h"
 
@@ -130,6 +141,7 @@ int main(void) {
     }
   }
   EXPECT_OK(ef_register_core_processes());
+  EXPECT_OK(ef_registry_load_application("fluid")); /* inlet, outlet, walls */
   for (int c = 0; c < 2; c++) run_case(folder[c], cases[c][1]);
   if (failures) fprintf(stderr, "%d failure(s)\n", failures);
   return failures ? 1 : 0;

@@ -1,7 +1,19 @@
 /* test_process_vtk.c -- vtk_output_process: Kratos' output scheduling, file
  * placement and the .pvd time list (the VTK format itself is tested by the
  * writer's own tests). */
-#include "test_process_mesh.c"
+#include "edgeflow/ef_error.h"
+#include "edgeflow/ef_model_part.h"
+#include "edgeflow/ef_parameters.h"
+#include "edgeflow/ef_process.h"
+#include "edgeflow/ef_registry.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ef_test.h"
+#include "ef_test_mesh.h"
 
 #include <unistd.h>
 
@@ -61,11 +73,8 @@ static int make_vtk(ef_model_part mp, const char *run, const char *json, void **
 }
 
 static void test_step_control(const char *run) {
-  ef_model_part mp = tp_box(2, 2, 0);
-  if (!mp) {
-    failures++;
-    return;
-  }
+  ef_model_part mp = ef_test_box(2, 2, 0);
+  ASSERT(mp, "the test mesh");
   const ef_process_ops *ops = ef_registry_lookup_process("vtk_output_process");
   void *v = NULL;
   /* The warning about NODAL_H goes to stderr: capture it to check it is one line naming it. */
@@ -130,11 +139,8 @@ static void test_step_control(const char *run) {
 }
 
 static void test_time_control(const char *run) {
-  ef_model_part mp = tp_box(2, 2, 0);
-  if (!mp) {
-    failures++;
-    return;
-  }
+  ef_model_part mp = ef_test_box(2, 2, 0);
+  ASSERT(mp, "the test mesh");
   const ef_process_ops *ops = ef_registry_lookup_process("vtk_output_process");
   void *v = NULL;
   /* Legacy names (output_frequency, folder_name), a prefix, a sub model part, binary. */

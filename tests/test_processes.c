@@ -1,7 +1,42 @@
 /* test_processes.c -- boundary-condition processes: values and fixity inside
  * and outside their intervals, list order (later wins), inlet directions,
  * slip classification, fixed values for the strategy and parameter errors. */
-#include "test_process_mesh.c"
+#include "edgeflow/ef_error.h"
+#include "edgeflow/ef_model_part.h"
+#include "edgeflow/ef_parameters.h"
+#include "edgeflow/ef_process.h"
+#include "edgeflow/ef_registry.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ef_test.h"
+#include "ef_test_mesh.h"
+
+/* A process from a JSON text of its Parameters; the document is destroyed
+ * right away, so a process keeping views of it would be caught by ASan. */
+static int tp_process(ef_model_part mp, const char *module, const char *json, const ef_process_ops **ops,
+                      void **data) {
+  *data = NULL;
+  EF_CALL(ef_register_core_processes());
+  EF_CALL(ef_registry_load_application("fluid")); /* inlet, outlet, walls, forces */
+  *ops = ef_registry_lookup_process(module);
+  EF_CHECK(*ops, EF_ERR_NOT_FOUND, "process '%s' is not registered", module);
+  ef_parameters root = NULL, p = NULL;
+  char text[4096];
+  snprintf(text, sizeof text, "{\"Parameters\": %s}", json);
+  EF_CALL(ef_parameters_parse(text, "test.json", &root));
+  int err = ef_parameters_get(root, "Parameters", &p);
+  ef_process_context ctx;
+  memset(&ctx, 0, sizeof ctx);
+  ctx.model_part = mp;
+  if (!err) err = ef_model_part_set_value(mp, "DENSITY", 1000.0);
+  if (!err) err = (*ops)->create(&ctx, p, data);
+  ef_parameters_destroy(&root);
+  return err;
+}
 
 /* Values here are products of a few exact binary fractions with small numbers
  * (and one division by a norm for unit directions): 1e-14 absolute suffices. */
@@ -37,7 +72,7 @@ static void step(proc *list, int n, double t) {
 static ef_variable *var(ef_model_part mp, const char *name) { return ef_model_part_find_variable(mp, name); }
 
 static void test_scalar_interval(void) {
-  ef_model_part mp = tp_box(2, 2, 0);
+  ef_model_part mp = ef_test_box(2, 2, 0);
   if (!mp) {
     failures++;
     return;
@@ -46,7 +81,7 @@ static void test_scalar_interval(void) {
                 "{\"mesh_id\": 0, \"model_part_name\": \"FluidModelPart.XMax\", \"variable_name\": \"PRESSURE\","
                 " \"value\": \"5 + 10*y\", \"constrained\": true, \"interval\": [1.0, 2.0]}");
   ef_variable *pr = var(mp, "PRESSURE");
-  ef_index a = tp_node_at(mp, 2, 1, 0.5, 0), inner = tp_node_at(mp, 2, 0.5, 0.5, 0);
+  ef_index a = ef_test_box_node(mp, 2, 1, 0.5, 0), inner = ef_test_box_node(mp, 2, 0.5, 0.5, 0);
   step(&p, 1, 0.5); /* before the interval: untouched */
   EXPECT(pr->values[a] == 0.0 && !pr->fixed[a]);
   step(&p, 1, 1.5);
@@ -62,7 +97,7 @@ static void test_scalar_interval(void) {
   p = make(mp, "assign_scalar_variable_process",
            "{\"model_part_name\": \"XMin\", \"variable_name\": \"VELOCITY_Y\", \"value\": 3, \"constrained\": false}");
   ef_variable *v = var(mp, "VELOCITY");
-  ef_index b = tp_node_at(mp, 2, 0, 0.5, 0);
+  ef_index b = ef_test_box_node(mp, 2, 0, 0.5, 0);
   step(&p, 1, 0.0);
   EXPECT(v->values[3 * b + 1] == 3.0 && v->values[3 * b] == 0.0 && !v->fixed[3 * b + 1]);
   drop(&p);
@@ -70,7 +105,7 @@ static void test_scalar_interval(void) {
 }
 
 static void test_vector_components(void) {
-  ef_model_part mp = tp_box(3, 2, 0);
+  ef_model_part mp = ef_test_box(3, 2, 0);
   if (!mp) {
     failures++;
     return;
@@ -79,7 +114,7 @@ static void test_vector_components(void) {
                 "{\"model_part_name\": \"XMin\", \"variable_name\": \"VELOCITY\", \"value\": [1.0, \"2*y\", null],"
                 " \"constrained\": [true, false, true], \"interval\": [0.0, \"End\"], \"local_axes\": {}}");
   ef_variable *v = var(mp, "VELOCITY");
-  ef_index a = tp_node_at(mp, 2, 0, 0.5, 1);
+  ef_index a = ef_test_box_node(mp, 2, 0, 0.5, 1);
   v->values[3 * a + 2] = 7.0; /* z is null: must stay */
   step(&p, 1, 0.1);
   EXPECT(v->values[3 * a] == 1.0 && v->fixed[3 * a]);
@@ -93,7 +128,7 @@ static void test_vector_components(void) {
 /* noslip on the walls and an inlet on XMin: whichever comes later owns the shared corner nodes. */
 static void test_order(void) {
   for (int inlet_last = 0; inlet_last < 2; inlet_last++) {
-    ef_model_part mp = tp_box(2, 4, 0);
+    ef_model_part mp = ef_test_box(2, 4, 0);
     if (!mp) {
       failures++;
       return;
@@ -107,8 +142,8 @@ static void test_order(void) {
     list[1] = inlet_last ? make(mp, "apply_inlet_process", inlet) : make(mp, "apply_noslip_process", noslip);
     step(list, 2, 0.01);
     ef_variable *v = var(mp, "VELOCITY");
-    ef_index corner = tp_node_at(mp, 4, 0, 0, 0), side = tp_node_at(mp, 4, 0, 0.5, 0);
-    ef_index wall = tp_node_at(mp, 4, 0.5, 1, 0), inner = tp_node_at(mp, 4, 0.5, 0.5, 0);
+    ef_index corner = ef_test_box_node(mp, 4, 0, 0, 0), side = ef_test_box_node(mp, 4, 0, 0.5, 0);
+    ef_index wall = ef_test_box_node(mp, 4, 0.5, 1, 0), inner = ef_test_box_node(mp, 4, 0.5, 0.5, 0);
     EXPECT_NEAR(v->values[3 * side], inlet_last ? 2.0 : 0.0, TOL); /* inwards normal of XMin is +x */
     EXPECT_NEAR(v->values[3 * side + 1], 0.0, TOL);
     EXPECT_NEAR(v->values[3 * corner], inlet_last ? 2.0 : 0.0, TOL);
@@ -124,7 +159,7 @@ static void test_order(void) {
 /* A later process switching off must give shared nodes back to the earlier one,
  * and nested intervals must end with the dofs free. */
 static void test_switch_off(void) {
-  ef_model_part mp = tp_box(2, 4, 0);
+  ef_model_part mp = ef_test_box(2, 4, 0);
   if (!mp) {
     failures++;
     return;
@@ -139,7 +174,7 @@ static void test_switch_off(void) {
                  "{\"model_part_name\": \"XMin\", \"variable_name\": \"VELOCITY\", \"modulus\": 4.0,"
                  " \"direction\": [1.0, 0.0, 0.0], \"interval\": [0.0, 2.0]}");
   ef_variable *v = var(mp, "VELOCITY");
-  ef_index corner = tp_node_at(mp, 4, 0, 1, 0), side = tp_node_at(mp, 4, 0, 0.25, 0);
+  ef_index corner = ef_test_box_node(mp, 4, 0, 1, 0), side = ef_test_box_node(mp, 4, 0, 0.25, 0);
   step(list, 4, 0.5);
   EXPECT(v->values[3 * corner] == 4.0 && v->fixed[3 * corner]);
   EXPECT(v->values[3 * side] == 4.0 && v->fixed[3 * side]);
@@ -155,7 +190,7 @@ static void test_switch_off(void) {
 }
 
 static void test_inlet_directions(void) {
-  ef_model_part mp = tp_box(3, 2, 1);
+  ef_model_part mp = ef_test_box(3, 2, 1);
   if (!mp) {
     failures++;
     return;
@@ -169,7 +204,7 @@ static void test_inlet_directions(void) {
   proc list[2] = {in, out};
   step(list, 2, 0.25);
   ef_variable *v = var(mp, "VELOCITY");
-  ef_index top = tp_node_at(mp, 2, 0.5, 0.5, 1), right = tp_node_at(mp, 2, 1, 0.5, 0.5);
+  ef_index top = ef_test_box_node(mp, 2, 0.5, 0.5, 1), right = ef_test_box_node(mp, 2, 1, 0.5, 0.5);
   EXPECT_NEAR(v->values[3 * top], 0.0, TOL);
   EXPECT_NEAR(v->values[3 * top + 1], 0.0, TOL);
   EXPECT_NEAR(v->values[3 * top + 2], -3.0, TOL); /* -n of the top face */
@@ -210,7 +245,7 @@ static void test_slip(void) {
   /* Cube with n subdivisions, one slip process per side: 6 (n-1)^2 face nodes,
    * 12 (n-1) edge nodes and 8 corners, as if the walls were one part. */
   const int n = 3;
-  ef_model_part mp = tp_box(3, n, 1);
+  ef_model_part mp = ef_test_box(3, n, 1);
   if (!mp) {
     failures++;
     return;
@@ -218,7 +253,7 @@ static void test_slip(void) {
   proc list[6];
   for (int s = 0; s < 6; s++) {
     char json[256];
-    snprintf(json, sizeof json, "{\"model_part_name\": \"%s\"%s}", tp_side_names[s],
+    snprintf(json, sizeof json, "{\"model_part_name\": \"%s\"%s}", ef_test_box_side_names[s],
              s == 5 ? ", \"edge_angle_degrees\": 45.0, \"avoid_recomputing_normals\": true" : "");
     list[s] = make(mp, "apply_slip_process", json);
   }
@@ -231,7 +266,7 @@ static void test_slip(void) {
   EXPECT(count[3] == 8);
   EXPECT(count[0] == (n - 1) * (n - 1) * (n - 1));
   ef_variable *nv = var(mp, "NORMAL"), *tv = var(mp, "SLIP_TANGENT");
-  ef_index face = tp_node_at(mp, n, 1.0 / 3, 1.0, 2.0 / 3), edge = tp_node_at(mp, n, 1.0, 1.0 / 3, 0.0);
+  ef_index face = ef_test_box_node(mp, n, 1.0 / 3, 1.0, 2.0 / 3), edge = ef_test_box_node(mp, n, 1.0, 1.0 / 3, 0.0);
   EXPECT_NEAR(nv->values[3 * face + 1], 1.0, TOL);
   EXPECT_NEAR(tv->values[3 * face + 1], 0.0, 0.0);
   EXPECT_NEAR(fabs(tv->values[3 * edge + 1]), 1.0, TOL); /* the XMax-ZMin edge runs along y */
@@ -241,7 +276,7 @@ static void test_slip(void) {
   ef_model_part_destroy(&mp);
 
   /* Square, one slip process on all walls: corners have two directions (kind 3 in 2D). */
-  mp = tp_box(2, 4, 0);
+  mp = ef_test_box(2, 4, 0);
   if (!mp) {
     failures++;
     return;
@@ -256,7 +291,7 @@ static void test_slip(void) {
 
 /* Fixed values at RK stage times for the strategy: only fixed entries are written. */
 static void test_fixed_values(void) {
-  ef_model_part mp = tp_box(2, 2, 0);
+  ef_model_part mp = ef_test_box(2, 2, 0);
   if (!mp) {
     failures++;
     return;
@@ -276,7 +311,7 @@ static void test_fixed_values(void) {
   if (!vel || !pre) {
     failures++;
   } else {
-    ef_index in = tp_node_at(mp, 2, 0, 0.5, 0), outn = tp_node_at(mp, 2, 1, 0.5, 0), mid = tp_node_at(mp, 2, 0.5, 0.5, 0);
+    ef_index in = ef_test_box_node(mp, 2, 0, 0.5, 0), outn = ef_test_box_node(mp, 2, 1, 0.5, 0), mid = ef_test_box_node(mp, 2, 0.5, 0.5, 0);
     const double t[2] = {0.25, 0.75};
     for (int k = 0; k < 2; k++) {
       for (int64_t i = 0; i < 3 * nn; i++) vel[i] = -123.0;
@@ -308,7 +343,7 @@ static int count_sync(void *context, ef_model_part mp) {
 
 /* With the solution on a device, steady boundary conditions cost no transfers. */
 static void test_no_traffic(void) {
-  ef_model_part mp = tp_box(2, 2, 0);
+  ef_model_part mp = ef_test_box(2, 2, 0);
   if (!mp) {
     failures++;
     return;
@@ -328,13 +363,13 @@ static void test_no_traffic(void) {
   step(list, 3, 1.5); /* the outlet switches off: one download, PRESSURE changes */
   EXPECT(sync_calls == 1);
   EXPECT(ef_model_part_take_modified(mp, "PRESSURE") && !ef_model_part_take_modified(mp, "VELOCITY"));
-  EXPECT(!var(mp, "PRESSURE")->fixed[tp_node_at(mp, 2, 1, 0.5, 0)]);
+  EXPECT(!var(mp, "PRESSURE")->fixed[ef_test_box_node(mp, 2, 1, 0.5, 0)]);
   for (int i = 0; i < 3; i++) drop(&list[i]);
   ef_model_part_destroy(&mp);
 }
 
 static void test_errors(void) {
-  ef_model_part mp = tp_box(2, 2, 0);
+  ef_model_part mp = ef_test_box(2, 2, 0);
   if (!mp) {
     failures++;
     return;

@@ -4,9 +4,8 @@
  * succeed with the right counts; renumbering must fail with EF_ERR_MEMORY or
  * succeed; either way nothing may leak once the model part is destroyed.
  *
- * malloc, calloc, realloc and free are interposed here (the library resolves
- * them to these definitions) and forward to glibc's __libc_* entry points.
- * Under AddressSanitizer, which owns the allocator, the test is skipped. */
+ * The allocations are counted and refused by ef_test_alloc.h; under
+ * AddressSanitizer, which owns the allocator, the test is skipped. */
 #include "edgeflow/ef_error.h"
 #include "edgeflow/ef_mesh_tools.h"
 #include "edgeflow/ef_model_part.h"
@@ -15,55 +14,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#if defined(__SANITIZE_ADDRESS__)
-#define EF_SKIP_INTERPOSE 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define EF_SKIP_INTERPOSE 1
-#endif
-#endif
+#include "ef_test_alloc.h"
 
-#if !defined(EF_SKIP_INTERPOSE) && defined(__GLIBC__)
-extern void *__libc_malloc(size_t);
-extern void *__libc_calloc(size_t, size_t);
-extern void *__libc_realloc(void *, size_t);
-extern void __libc_free(void *);
+#if EF_TEST_ALLOC
 
-static long fail_at = -1; /* index of the allocation to refuse; -1: none */
-static long n_calls = 0;  /* allocations seen while counting */
-static long live = 0;     /* blocks handed out and not yet freed */
-static int counting = 0;
-
-/* 1 when this allocation is the one to refuse. */
-static int refuse(void) {
-  if (!counting) return 0;
-  return n_calls++ == fail_at;
-}
-
-/* The interposed allocator: counts, refuses one, forwards the rest. */
-void *malloc(size_t n) {
-  if (refuse()) return NULL;
-  void *p = __libc_malloc(n);
-  if (p && counting) live++;
-  return p;
-}
-void *calloc(size_t a, size_t b) {
-  if (refuse()) return NULL;
-  void *p = __libc_calloc(a, b);
-  if (p && counting) live++;
-  return p;
-}
-void *realloc(void *old, size_t n) {
-  if (!old) return malloc(n);
-  if (refuse()) return NULL;
-  return __libc_realloc(old, n); /* a moved block is still one block */
-}
-void free(void *p) {
-  if (p && counting) live--;
-  __libc_free(p);
-}
-
-#include "ef_test_count.h"
+#include "ef_test.h"
 
 /* A 3 x 3 grid of squares (18 triangles) with boundary lines, three sub
  * model parts (conditions, elements, a single node) and two variables;

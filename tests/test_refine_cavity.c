@@ -17,7 +17,7 @@
 #include "edgeflow/ef_model_part.h"
 #include "edgeflow/ef_util.h"
 
-#include "ef_test_count.h"
+#include "ef_test.h"
 
 /* qsort order of 64-bit keys: ascending. */
 static int cmp_u64(const void *pa, const void *pb) {
@@ -157,12 +157,12 @@ int main(int argc, char **argv) {
   const char *path = argc > 1 ? argv[1] : EF_SOURCE_DIR "/test_examples/cavity3d/cavity3d.msh";
   const int levels = argc > 2 ? atoi(argv[2]) : 2;
   ef_model_part mp = NULL;
-  OK(ef_read_mesh(path, NULL, &mp));
+  ASSERT_OK(ef_read_mesh(path, NULL, &mp));
   ef_sub_model_part *lid = NULL, *walls = NULL, *fluid = NULL, *ref = NULL;
-  OK(ef_model_part_get_sub_model_part(mp, "lid", &lid));
-  OK(ef_model_part_get_sub_model_part(mp, "walls", &walls));
-  OK(ef_model_part_get_sub_model_part(mp, "fluid", &fluid));
-  OK(ef_model_part_get_sub_model_part(mp, "pressure_reference", &ref));
+  ASSERT_OK(ef_model_part_get_sub_model_part(mp, "lid", &lid));
+  ASSERT_OK(ef_model_part_get_sub_model_part(mp, "walls", &walls));
+  ASSERT_OK(ef_model_part_get_sub_model_part(mp, "fluid", &fluid));
+  ASSERT_OK(ef_model_part_get_sub_model_part(mp, "pressure_reference", &ref));
   EXPECT(mp->nodes_per_element == 4 && mp->nodes_per_condition == 3, "expected tetrahedra and triangles");
   EXPECT(ref->n_nodes == 1, "pressure_reference has %lld nodes", (long long)ref->n_nodes);
 
@@ -174,11 +174,11 @@ int main(int argc, char **argv) {
     const int64_t v0 = mp->n_nodes, t0 = mp->n_elements, fb0 = mp->n_conditions;
     const int64_t lid_nodes0 = lid->n_nodes, lid_edges0 = count_condition_edges(mp, lid);
     int64_t e0 = 0;
-    OK(ef_mesh_count_edges(mp, &e0));
+    ASSERT_OK(ef_mesh_count_edges(mp, &e0));
     const int64_t f0 = (4 * t0 + fb0) / 2;
     if (level > 0) {
       const double t = ef_wtime();
-      OK(ef_mesh_refine_uniform(mp, 1));
+      ASSERT_OK(ef_mesh_refine_uniform(mp, 1));
       seconds = ef_wtime() - t;
       EXPECT(mp->n_nodes == v0 + e0, "level %d: nodes %lld, expected V + E = %lld", level, (long long)mp->n_nodes,
              (long long)(v0 + e0));
@@ -191,7 +191,7 @@ int main(int argc, char **argv) {
       EXPECT(lid->n_conditions + walls->n_conditions == mp->n_conditions, "lid + walls must own every face");
     }
     int64_t e1 = 0;
-    OK(ef_mesh_count_edges(mp, &e1));
+    ASSERT_OK(ef_mesh_count_edges(mp, &e1));
     if (level > 0)
       EXPECT(e1 == 2 * e0 + 3 * f0 + t0, "level %d: edges %lld, expected 2E + 3F + T = %lld", level,
              (long long)e1, (long long)(2 * e0 + 3 * f0 + t0));
@@ -200,7 +200,7 @@ int main(int argc, char **argv) {
            level);
 
     ef_mesh_quality q;
-    OK(ef_mesh_compute_quality(mp, &q));
+    ASSERT_OK(ef_mesh_compute_quality(mp, &q));
     /* the unit cube: sums of ~1e6 positive terms of size 1e-6 round to ~1e-13 relative */
     EXPECT(fabs(q.total_measure - 1.0) <= 1e-12, "level %d: volume %.17g, expected 1", level, q.total_measure);
     EXPECT(q.min_measure > 0.0, "level %d: an element has volume %g", level, q.min_measure);

@@ -12,7 +12,7 @@
 #include "edgeflow/ef_mesh_tools.h"
 #include "edgeflow/ef_model_part.h"
 
-#include "ef_test_count.h"
+#include "ef_test.h"
 
 /* Measures are sums and products of O(1) coordinates: 1e-13 relative covers rounding. */
 static const double measure_tol = 1e-13;
@@ -43,42 +43,42 @@ static ef_index find_node(ef_model_part mp, double x, double y, double z) {
 /* 2D: unit square of two triangles whose diagonal 0-2 joins two wall nodes. */
 static void test_square(void) {
   ef_model_part mp = NULL;
-  OK(ef_model_part_create("Square", 2, &mp));
-  OK(ef_model_part_alloc_nodes(mp, 4));
+  ASSERT_OK(ef_model_part_create("Square", 2, &mp));
+  ASSERT_OK(ef_model_part_alloc_nodes(mp, 4));
   const double xy[4][2] = {{0, 0}, {1, 0}, {1, 1}, {0, 1}};
   for (int i = 0; i < 4; ++i) {
     mp->coords[3 * i] = xy[i][0];
     mp->coords[3 * i + 1] = xy[i][1];
     mp->node_ids[i] = 10 * (i + 1); /* ids 10..40: new ids must start at 41 */
   }
-  OK(ef_model_part_alloc_elements(mp, 2, 3));
+  ASSERT_OK(ef_model_part_alloc_elements(mp, 2, 3));
   const ef_index tris[2][3] = {{0, 1, 2}, {0, 2, 3}};
   memcpy(mp->elements, tris, sizeof tris);
   mp->element_properties[0] = 1;
   mp->element_properties[1] = 2;
-  OK(ef_model_part_alloc_conditions(mp, 4, 2));
+  ASSERT_OK(ef_model_part_alloc_conditions(mp, 4, 2));
   const ef_index lines[4][2] = {{0, 1}, {1, 2}, {2, 3}, {3, 0}};
   memcpy(mp->conditions, lines, sizeof lines);
   mp->condition_properties[2] = 7;
 
   ef_sub_model_part *walls, *top, *ref, *fluid;
-  OK(ef_model_part_add_sub_model_part(mp, NULL, "walls", &walls));
-  OK(ef_model_part_add_sub_model_part(mp, walls, "top", &top));
-  OK(ef_model_part_add_sub_model_part(mp, NULL, "pressure_reference", &ref));
-  OK(ef_model_part_add_sub_model_part(mp, NULL, "fluid", &fluid));
+  ASSERT_OK(ef_model_part_add_sub_model_part(mp, NULL, "walls", &walls));
+  ASSERT_OK(ef_model_part_add_sub_model_part(mp, walls, "top", &top));
+  ASSERT_OK(ef_model_part_add_sub_model_part(mp, NULL, "pressure_reference", &ref));
+  ASSERT_OK(ef_model_part_add_sub_model_part(mp, NULL, "fluid", &fluid));
   const ef_index all_nodes[4] = {0, 1, 2, 3}, all_lines[4] = {0, 1, 2, 3}, top_nodes[2] = {2, 3};
   const ef_index top_line[1] = {2}, ref_node[1] = {0}, both[2] = {0, 1};
-  OK(ef_sub_model_part_add_nodes(walls, all_nodes, 4));
-  OK(ef_sub_model_part_add_conditions(walls, all_lines, 4));
-  OK(ef_sub_model_part_add_nodes(top, top_nodes, 2));
-  OK(ef_sub_model_part_add_conditions(top, top_line, 1));
-  OK(ef_sub_model_part_add_nodes(ref, ref_node, 1));
-  OK(ef_sub_model_part_add_nodes(fluid, all_nodes, 4));
-  OK(ef_sub_model_part_add_elements(fluid, both, 2));
-  OK(ef_model_part_finalize_sub_model_parts(mp));
+  ASSERT_OK(ef_sub_model_part_add_nodes(walls, all_nodes, 4));
+  ASSERT_OK(ef_sub_model_part_add_conditions(walls, all_lines, 4));
+  ASSERT_OK(ef_sub_model_part_add_nodes(top, top_nodes, 2));
+  ASSERT_OK(ef_sub_model_part_add_conditions(top, top_line, 1));
+  ASSERT_OK(ef_sub_model_part_add_nodes(ref, ref_node, 1));
+  ASSERT_OK(ef_sub_model_part_add_nodes(fluid, all_nodes, 4));
+  ASSERT_OK(ef_sub_model_part_add_elements(fluid, both, 2));
+  ASSERT_OK(ef_model_part_finalize_sub_model_parts(mp));
 
-  OK(ef_model_part_add_variable(mp, "PRESSURE", 1));
-  OK(ef_model_part_add_variable(mp, "VELOCITY", 3));
+  ASSERT_OK(ef_model_part_add_variable(mp, "PRESSURE", 1));
+  ASSERT_OK(ef_model_part_add_variable(mp, "VELOCITY", 3));
   ef_variable *p = ef_model_part_find_variable(mp, "PRESSURE");
   ef_variable *u = ef_model_part_find_variable(mp, "VELOCITY");
   for (int i = 0; i < 4; ++i) {
@@ -87,10 +87,10 @@ static void test_square(void) {
     for (int c = 0; c < 3; ++c) u->values[3 * i + c] = 10.0 * i + c;
   }
 
-  OK(ef_mesh_refine_uniform(mp, 0));
+  ASSERT_OK(ef_mesh_refine_uniform(mp, 0));
   EXPECT(mp->n_nodes == 4 && mp->n_elements == 2, "level 0 must change nothing");
 
-  OK(ef_mesh_refine_uniform(mp, 1));
+  ASSERT_OK(ef_mesh_refine_uniform(mp, 1));
   /* 4 nodes + 5 edges (4 sides and the diagonal) */
   EXPECT(mp->n_nodes == 9, "nodes %lld, expected 9", (long long)mp->n_nodes);
   EXPECT(mp->n_owned_nodes == 9, "owned nodes %lld", (long long)mp->n_owned_nodes);
@@ -163,8 +163,8 @@ static int same_triple(const ef_index *a, const ef_index *b) {
  * nodes but is interior. */
 static void test_cube(void) {
   ef_model_part mp = NULL;
-  OK(ef_model_part_create("Cube", 3, &mp));
-  OK(ef_model_part_alloc_nodes(mp, 8));
+  ASSERT_OK(ef_model_part_create("Cube", 3, &mp));
+  ASSERT_OK(ef_model_part_alloc_nodes(mp, 8));
   for (int i = 0; i < 8; ++i) {
     /* node bits: 1 -> x, 2 -> y, 4 -> z; index 7 = (1,1,1) */
     mp->coords[3 * i] = (double)(i & 1);
@@ -173,7 +173,7 @@ static void test_cube(void) {
   }
   /* Kuhn: paths 0 -> 7 adding one coordinate bit at a time */
   const int paths[6][3] = {{1, 2, 4}, {1, 4, 2}, {2, 1, 4}, {2, 4, 1}, {4, 1, 2}, {4, 2, 1}};
-  OK(ef_model_part_alloc_elements(mp, 6, 4));
+  ASSERT_OK(ef_model_part_alloc_elements(mp, 6, 4));
   for (int t = 0; t < 6; ++t) {
     ef_index *v = mp->elements + 4 * t;
     v[0] = 0;
@@ -203,23 +203,23 @@ static void test_cube(void) {
       if (!shared) memcpy(faces[n_faces++], tri, sizeof tri);
     }
   EXPECT(n_faces == 12, "cube has %d boundary faces, expected 12", n_faces);
-  OK(ef_model_part_alloc_conditions(mp, n_faces, 3));
+  ASSERT_OK(ef_model_part_alloc_conditions(mp, n_faces, 3));
   memcpy(mp->conditions, faces, (size_t)n_faces * sizeof faces[0]);
   ef_sub_model_part *walls, *ref;
-  OK(ef_model_part_add_sub_model_part(mp, NULL, "walls", &walls));
-  OK(ef_model_part_add_sub_model_part(mp, NULL, "pressure_reference", &ref));
-  for (ef_index k = 0; k < n_faces; ++k) OK(ef_sub_model_part_add_conditions(walls, &k, 1));
+  ASSERT_OK(ef_model_part_add_sub_model_part(mp, NULL, "walls", &walls));
+  ASSERT_OK(ef_model_part_add_sub_model_part(mp, NULL, "pressure_reference", &ref));
+  for (ef_index k = 0; k < n_faces; ++k) ASSERT_OK(ef_sub_model_part_add_conditions(walls, &k, 1));
   const ef_index all_nodes[8] = {0, 1, 2, 3, 4, 5, 6, 7}, corner[1] = {1};
-  OK(ef_sub_model_part_add_nodes(walls, all_nodes, 8));
-  OK(ef_sub_model_part_add_nodes(ref, corner, 1));
-  OK(ef_model_part_finalize_sub_model_parts(mp));
+  ASSERT_OK(ef_sub_model_part_add_nodes(walls, all_nodes, 8));
+  ASSERT_OK(ef_sub_model_part_add_nodes(ref, corner, 1));
+  ASSERT_OK(ef_model_part_finalize_sub_model_parts(mp));
 
   int64_t n_edges = 0;
-  OK(ef_mesh_count_edges(mp, &n_edges));
+  ASSERT_OK(ef_mesh_count_edges(mp, &n_edges));
   EXPECT(n_edges == 19, "cube edges %lld, expected 12 sides + 6 face diagonals + 1 body diagonal",
          (long long)n_edges);
 
-  OK(ef_mesh_refine_uniform(mp, 1));
+  ASSERT_OK(ef_mesh_refine_uniform(mp, 1));
   EXPECT(mp->n_nodes == 27, "nodes %lld, expected 8 + 19", (long long)mp->n_nodes);
   EXPECT(mp->n_elements == 48 && mp->n_conditions == 48, "elements %lld, conditions %lld",
          (long long)mp->n_elements, (long long)mp->n_conditions);
@@ -258,15 +258,15 @@ static void test_cube(void) {
 static void test_fan(void) {
   enum { M = 24 };
   ef_model_part mp = NULL;
-  OK(ef_model_part_create("Fan", 2, &mp));
-  OK(ef_model_part_alloc_nodes(mp, M + 1));
+  ASSERT_OK(ef_model_part_create("Fan", 2, &mp));
+  ASSERT_OK(ef_model_part_alloc_nodes(mp, M + 1));
   const double pi = 3.14159265358979323846;
   for (int i = 0; i < M; ++i) {
     mp->coords[3 * (i + 1)] = cos(2.0 * pi * i / M);
     mp->coords[3 * (i + 1) + 1] = sin(2.0 * pi * i / M);
   }
-  OK(ef_model_part_alloc_elements(mp, M, 3));
-  OK(ef_model_part_alloc_conditions(mp, M, 2));
+  ASSERT_OK(ef_model_part_alloc_elements(mp, M, 3));
+  ASSERT_OK(ef_model_part_alloc_conditions(mp, M, 2));
   double area = 0.0;
   for (int i = 0; i < M; ++i) {
     const ef_index tri[3] = {0, (ef_index)(i + 1), (ef_index)((i + 1) % M + 1)};
@@ -276,13 +276,13 @@ static void test_fan(void) {
     area += ef_model_part_element_measure(mp, i);
   }
   int64_t n_edges = 0;
-  OK(ef_mesh_count_edges(mp, &n_edges));
+  ASSERT_OK(ef_mesh_count_edges(mp, &n_edges));
   EXPECT(n_edges == 2 * M, "fan edges %lld, expected %d spokes + %d rim", (long long)n_edges, M, M);
-  OK(ef_mesh_refine_uniform(mp, 2));
+  ASSERT_OK(ef_mesh_refine_uniform(mp, 2));
   EXPECT(mp->n_elements == 16 * M && mp->n_conditions == 4 * M, "counts %lld %lld", (long long)mp->n_elements,
          (long long)mp->n_conditions);
   ef_mesh_quality q;
-  OK(ef_mesh_compute_quality(mp, &q));
+  ASSERT_OK(ef_mesh_compute_quality(mp, &q));
   /* a sum of 384 positive areas of ~1e-2: 1e-13 relative covers the rounding */
   EXPECT(fabs(q.total_measure - area) <= measure_tol * area, "area %.17g, expected %.17g", q.total_measure, area);
   EXPECT(q.min_measure > 0.0, "a child is inverted");
@@ -300,9 +300,9 @@ static double lcg(uint64_t *state) {
 static void test_random_tets(void) {
   enum { N = 200 };
   ef_model_part mp = NULL;
-  OK(ef_model_part_create("Random", 3, &mp));
-  OK(ef_model_part_alloc_nodes(mp, 4 * N));
-  OK(ef_model_part_alloc_elements(mp, N, 4));
+  ASSERT_OK(ef_model_part_create("Random", 3, &mp));
+  ASSERT_OK(ef_model_part_alloc_nodes(mp, 4 * N));
+  ASSERT_OK(ef_model_part_alloc_elements(mp, N, 4));
   uint64_t state = 12345;
   double parent_volume[N];
   for (int t = 0; t < N; ++t) {
@@ -323,7 +323,7 @@ static void test_random_tets(void) {
     for (int i = 0; i < 4; ++i)
       for (int c = 0; c < 3; ++c) parents[t][i][c] = mp->coords[3 * mp->elements[4 * t + i] + c];
 
-  OK(ef_mesh_refine_uniform(mp, 1));
+  ASSERT_OK(ef_mesh_refine_uniform(mp, 1));
   EXPECT(mp->n_elements == 8 * N && mp->n_nodes == 10 * N, "counts %lld %lld", (long long)mp->n_elements,
          (long long)mp->n_nodes);
   int wins[3] = {0, 0, 0};
@@ -377,17 +377,17 @@ static void test_random_tets(void) {
 /* A condition whose edge is not an element edge is refused and the model part is kept. */
 static void test_bad_condition(void) {
   ef_model_part mp = NULL;
-  OK(ef_model_part_create("Bad", 2, &mp));
-  OK(ef_model_part_alloc_nodes(mp, 4));
+  ASSERT_OK(ef_model_part_create("Bad", 2, &mp));
+  ASSERT_OK(ef_model_part_alloc_nodes(mp, 4));
   const double xy[4][2] = {{0, 0}, {1, 0}, {1, 1}, {0, 1}};
   for (int i = 0; i < 4; ++i) {
     mp->coords[3 * i] = xy[i][0];
     mp->coords[3 * i + 1] = xy[i][1];
   }
-  OK(ef_model_part_alloc_elements(mp, 2, 3));
+  ASSERT_OK(ef_model_part_alloc_elements(mp, 2, 3));
   const ef_index tris[2][3] = {{0, 1, 2}, {0, 2, 3}};
   memcpy(mp->elements, tris, sizeof tris);
-  OK(ef_model_part_alloc_conditions(mp, 1, 2));
+  ASSERT_OK(ef_model_part_alloc_conditions(mp, 1, 2));
   mp->conditions[0] = 1; /* 1-3 is the other diagonal: no element has it */
   mp->conditions[1] = 3;
   const int rc = ef_mesh_refine_uniform(mp, 1);

@@ -13,7 +13,7 @@
 #include "edgeflow/ef_mesh_tools.h"
 #include "edgeflow/ef_model_part.h"
 
-#include "ef_test_count.h"
+#include "ef_test.h"
 
 /* Zeroed, so that the gaps between file ids compare equal. */
 static void *xmalloc(size_t bytes) {
@@ -182,25 +182,25 @@ static void check_order(ef_model_part mp) {
 /* The committed cavity, one level finer (new nodes at the end: a wide band). */
 static void test_cavity(void) {
   ef_model_part mp = NULL;
-  OK(ef_read_mesh(EF_SOURCE_DIR "/test_examples/cavity3d/cavity3d.msh", NULL, &mp));
-  OK(ef_model_part_add_variable(mp, "PRESSURE", 1));
+  ASSERT_OK(ef_read_mesh(EF_SOURCE_DIR "/test_examples/cavity3d/cavity3d.msh", NULL, &mp));
+  ASSERT_OK(ef_model_part_add_variable(mp, "PRESSURE", 1));
   /* a part holding some of the elements, so that element lists really get remapped */
   ef_sub_model_part *fluid = NULL, *left = NULL;
-  OK(ef_model_part_get_sub_model_part(mp, "fluid", &fluid));
-  OK(ef_model_part_add_sub_model_part(mp, fluid, "left", &left));
+  ASSERT_OK(ef_model_part_get_sub_model_part(mp, "fluid", &fluid));
+  ASSERT_OK(ef_model_part_add_sub_model_part(mp, fluid, "left", &left));
   for (int64_t e = 0; e < mp->n_elements; ++e) {
     double x = 0.0;
     for (int k = 0; k < 4; ++k) x += 0.25 * mp->coords[3 * mp->elements[4 * e + k]];
     const ef_index idx = (ef_index)e;
-    if (x < 0.3) OK(ef_sub_model_part_add_elements(left, &idx, 1));
+    if (x < 0.3) ASSERT_OK(ef_sub_model_part_add_elements(left, &idx, 1));
   }
-  OK(ef_model_part_finalize_sub_model_parts(mp));
+  ASSERT_OK(ef_model_part_finalize_sub_model_parts(mp));
   const int64_t bw_file = ef_mesh_bandwidth(mp);
   {
     /* the reader's numbering already improves under RCM */
     snapshot before, after;
     take_snapshot(mp, &before);
-    OK(ef_mesh_renumber(mp, "rcm"));
+    ASSERT_OK(ef_mesh_renumber(mp, "rcm"));
     take_snapshot(mp, &after);
     compare_snapshots(&before, &after);
     free_snapshot(&before);
@@ -210,15 +210,15 @@ static void test_cavity(void) {
     printf("level 0: %lld nodes, bandwidth %lld (file order) -> %lld (rcm)\n", (long long)mp->n_nodes,
            (long long)bw_file, (long long)bw);
   }
-  OK(ef_mesh_refine_uniform(mp, 1));
+  ASSERT_OK(ef_mesh_refine_uniform(mp, 1));
   ef_variable *p = ef_model_part_find_variable(mp, "PRESSURE");
   for (int64_t i = 0; i < mp->n_nodes; ++i) p->values[i] = mp->coords[3 * i] + 2.0 * mp->coords[3 * i + 1];
   const int64_t bw0 = ef_mesh_bandwidth(mp);
   snapshot before, after;
   take_snapshot(mp, &before);
-  OK(ef_mesh_renumber(mp, "none"));
+  ASSERT_OK(ef_mesh_renumber(mp, "none"));
   EXPECT(ef_mesh_bandwidth(mp) == bw0, "\"none\" must leave the numbering alone");
-  OK(ef_mesh_renumber(mp, "rcm"));
+  ASSERT_OK(ef_mesh_renumber(mp, "rcm"));
   const int64_t bw1 = ef_mesh_bandwidth(mp);
   take_snapshot(mp, &after);
   compare_snapshots(&before, &after);
@@ -229,7 +229,7 @@ static void test_cavity(void) {
   printf("level 1: %lld nodes, bandwidth %lld (refined order) -> %lld (rcm)\n", (long long)mp->n_nodes,
          (long long)bw0, (long long)bw1);
   /* a second pass finds an equivalent order: the band does not grow */
-  OK(ef_mesh_renumber(mp, "rcm"));
+  ASSERT_OK(ef_mesh_renumber(mp, "rcm"));
   EXPECT(ef_mesh_bandwidth(mp) <= bw1 + bw1 / 10, "second pass widened the band: %lld -> %lld", (long long)bw1,
          (long long)ef_mesh_bandwidth(mp));
   free_snapshot(&before);
@@ -243,8 +243,8 @@ static void test_cavity(void) {
  * (columns scattered), strip s shifted by 100 s in x. */
 static void strips(ef_model_part mp, int n_strips, int n_x) {
   const int64_t nodes_per = 2 * (n_x + 1), tris_per = 2 * n_x;
-  OK(ef_model_part_alloc_nodes(mp, n_strips * nodes_per));
-  OK(ef_model_part_alloc_elements(mp, n_strips * tris_per, 3));
+  ASSERT_OK(ef_model_part_alloc_nodes(mp, n_strips * nodes_per));
+  ASSERT_OK(ef_model_part_alloc_elements(mp, n_strips * tris_per, 3));
   for (int s = 0; s < n_strips; ++s) {
     /* node of column i, row j gets a scrambled index: i*7 mod (n_x+1) spreads neighbours */
     for (int i = 0; i <= n_x; ++i)
@@ -267,10 +267,10 @@ static void strips(ef_model_part mp, int n_strips, int n_x) {
 static void test_components(void) {
   enum { S = 3, NX = 40 };
   ef_model_part mp = NULL;
-  OK(ef_model_part_create("Strips", 2, &mp));
+  ASSERT_OK(ef_model_part_create("Strips", 2, &mp));
   strips(mp, S, NX);
   const int64_t bw0 = ef_mesh_bandwidth(mp);
-  OK(ef_mesh_renumber(mp, "rcm"));
+  ASSERT_OK(ef_mesh_renumber(mp, "rcm"));
   const int64_t bw1 = ef_mesh_bandwidth(mp);
   /* a strip two nodes wide has an ordering of bandwidth 2..3 */
   EXPECT(bw1 <= 3, "strip bandwidth %lld -> %lld, expected <= 3", (long long)bw0, (long long)bw1);
@@ -292,13 +292,13 @@ static void test_components(void) {
 /* With n_owned_nodes < n_nodes only the owned nodes move. */
 static void test_halo(void) {
   ef_model_part mp = NULL;
-  OK(ef_model_part_create("Halo", 2, &mp));
+  ASSERT_OK(ef_model_part_create("Halo", 2, &mp));
   strips(mp, 1, 30);
   const int64_t n = mp->n_nodes, n_halo = 10;
   mp->n_owned_nodes = n - n_halo;
   double halo_coords[3 * 10];
   memcpy(halo_coords, mp->coords + 3 * (n - n_halo), sizeof halo_coords);
-  OK(ef_mesh_renumber(mp, "rcm"));
+  ASSERT_OK(ef_mesh_renumber(mp, "rcm"));
   EXPECT(mp->n_owned_nodes == n - n_halo, "owned count changed");
   EXPECT(memcmp(halo_coords, mp->coords + 3 * (n - n_halo), sizeof halo_coords) == 0, "a halo node moved");
   for (int64_t i = n - n_halo; i < n; ++i) EXPECT(mp->node_ids[i] == i + 1, "halo node %lld changed id", (long long)i);

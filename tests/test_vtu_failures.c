@@ -17,24 +17,7 @@
 #include "edgeflow/ef_vtk_output.h"
 #include "test_vtu_readback.h"
 
-static int failures = 0;
-#define CHECK(cond, ...)                                              \
-  do {                                                                \
-    if (!(cond)) {                                                    \
-      fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond); \
-      fprintf(stderr, __VA_ARGS__);                                   \
-      fprintf(stderr, "\n");                                          \
-      ++failures;                                                     \
-    }                                                                 \
-  } while (0)
-#define TRY(call)                                                                     \
-  do {                                                                                \
-    int e_ = (call);                                                                  \
-    if (e_) {                                                                         \
-      fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call, ef_error_message()); \
-      exit(1);                                                                        \
-    }                                                                                 \
-  } while (0)
+#include "ef_test.h"
 
 /* err must be code and the message must contain each of the given parts. */
 static void expect_error(int line, int err, int code, const char *part1, const char *part2) {
@@ -82,19 +65,19 @@ static int route_to_dev_full(const char *final_path, char *link, size_t link_siz
 /* A 2D square of two triangles with VELOCITY and PRESSURE. */
 static ef_model_part small_model_part(void) {
   ef_model_part mp;
-  TRY(ef_model_part_create("FluidModelPart", 2, &mp));
-  TRY(ef_model_part_alloc_nodes(mp, 4));
+  ASSERT_OK(ef_model_part_create("FluidModelPart", 2, &mp));
+  ASSERT_OK(ef_model_part_alloc_nodes(mp, 4));
   const double xy[4][2] = {{0, 0}, {1, 0}, {1, 1}, {0, 1}};
   for (int i = 0; i < 4; ++i) mp->coords[3 * i] = xy[i][0], mp->coords[3 * i + 1] = xy[i][1];
-  TRY(ef_model_part_alloc_elements(mp, 2, 3));
+  ASSERT_OK(ef_model_part_alloc_elements(mp, 2, 3));
   const ef_index tris[6] = {0, 1, 2, 0, 2, 3};
   memcpy(mp->elements, tris, sizeof tris);
-  TRY(ef_model_part_add_variable(mp, "VELOCITY", 3));
-  TRY(ef_model_part_add_variable(mp, "PRESSURE", 1));
+  ASSERT_OK(ef_model_part_add_variable(mp, "VELOCITY", 3));
+  ASSERT_OK(ef_model_part_add_variable(mp, "PRESSURE", 1));
   ef_sub_model_part *smp;
-  TRY(ef_model_part_add_sub_model_part(mp, NULL, "Left", &smp));
+  ASSERT_OK(ef_model_part_add_sub_model_part(mp, NULL, "Left", &smp));
   ef_index one = 1;
-  TRY(ef_sub_model_part_add_elements(smp, &one, 1));
+  ASSERT_OK(ef_sub_model_part_add_elements(smp, &one, 1));
   return mp;
 }
 
@@ -120,12 +103,12 @@ int main(int argc, char **argv) {
   /* 1. The output folder's parent is a regular file. */
   snprintf(plain, sizeof plain, "%s/plainfile", root);
   FILE *f = fopen(plain, "w");
-  CHECK(f && fclose(f) == 0, "cannot create %s", plain);
+  EXPECT(f && fclose(f) == 0, "cannot create %s", plain);
   snprintf(path, sizeof path, "%s/out/vtk", plain);
   ef_vtk_output_options opt = {.output_folder = path, .n_variables = 2, .variables = vars,
                                .output_sub_model_parts = 1};
   ef_vtk_output out = NULL;
-  TRY(ef_vtk_output_create(&opt, &out));
+  ASSERT_OK(ef_vtk_output_create(&opt, &out));
   EXPECT_ERROR(ef_vtk_output_write(out, mp, 1, 0.5), EF_ERR_IO, path, strerror(ENOTDIR));
   ef_vtk_output_destroy(&out);
   snprintf(path, sizeof path, "%s/x.vtu", plain);
@@ -134,41 +117,41 @@ int main(int argc, char **argv) {
 
   /* 2. A folder already holds the final name: rename() fails after a complete write. */
   snprintf(path, sizeof path, "%s/squatter.vtu", root);
-  CHECK(mkdir(path, 0777) == 0, "mkdir %s", path);
+  EXPECT(mkdir(path, 0777) == 0, "mkdir %s", path);
   EXPECT_ERROR(ef_vtu_write(path, &m, NULL), EF_ERR_IO, path, "rename");
   struct stat st;
-  CHECK(stat(path, &st) == 0 && S_ISDIR(st.st_mode), "%s was replaced", path);
+  EXPECT(stat(path, &st) == 0 && S_ISDIR(st.st_mode), "%s was replaced", path);
 
   /* 3. Names that do not exist: nothing is written, not even the folder. */
   snprintf(path, sizeof path, "%s/never", root);
   static const char *const bad_vars[] = {"VELOCITY", "TEMPERATURE"};
   ef_vtk_output_options bad = {.output_folder = path, .n_variables = 2, .variables = bad_vars};
-  TRY(ef_vtk_output_create(&bad, &out));
+  ASSERT_OK(ef_vtk_output_create(&bad, &out));
   EXPECT_ERROR(ef_vtk_output_write(out, mp, 1, 0.0), EF_ERR_NOT_FOUND, "TEMPERATURE",
                "VELOCITY, PRESSURE");
   ef_vtk_output_destroy(&out);
   static const char *const bad_parts[] = {"Left", "Right"};
   bad = (ef_vtk_output_options){.output_folder = path, .output_sub_model_parts = 1,
                                 .n_sub_model_parts = 2, .sub_model_parts = bad_parts};
-  TRY(ef_vtk_output_create(&bad, &out));
+  ASSERT_OK(ef_vtk_output_create(&bad, &out));
   EXPECT_ERROR(ef_vtk_output_write(out, mp, 1, 0.0), EF_ERR_NOT_FOUND, "Right", "Left");
   ef_vtk_output_destroy(&out);
-  CHECK(!tvr_exists(path), "%s was created by a failed write", path);
+  EXPECT(!tvr_exists(path), "%s was created by a failed write", path);
 
   /* 4. A sub model part pointing past the elements is a mesh error naming it. */
   ef_sub_model_part *left = ef_model_part_find_sub_model_part(mp, "Left");
   left->elements[0] = 7;
   bad = (ef_vtk_output_options){.output_folder = path, .output_sub_model_parts = 1};
-  TRY(ef_vtk_output_create(&bad, &out));
+  ASSERT_OK(ef_vtk_output_create(&bad, &out));
   EXPECT_ERROR(ef_vtk_output_write(out, mp, 1, 0.0), EF_ERR_MESH, "'Left'", "element index 7");
   ef_vtk_output_destroy(&out);
   left->elements[0] = 1;
-  CHECK(!tvr_exists(path), "%s was created by a failed write", path);
+  EXPECT(!tvr_exists(path), "%s was created by a failed write", path);
 
   /* 5. Options that cannot work are refused at creation. */
   ef_vtk_output_options wrong = {.format = EF_VTK_FORMAT_ASCII, .compress = 1};
   EXPECT_ERROR(ef_vtk_output_create(&wrong, &out), EF_ERR_PARAMETER, "ascii", NULL);
-  CHECK(out == NULL, "handle set on failure");
+  EXPECT(out == NULL, "handle set on failure");
   wrong = (ef_vtk_output_options){.base_name = "a/b"};
   EXPECT_ERROR(ef_vtk_output_create(&wrong, &out), EF_ERR_PARAMETER, "a/b", NULL);
   static const char *const null_var[] = {"VELOCITY", NULL};
@@ -185,7 +168,7 @@ int main(int argc, char **argv) {
     /* Small enough to fail only when flushed, and large enough to fail inside fwrite. */
     enum { BIG = 200000 };
     double *big_xyz = calloc(3 * BIG, sizeof *big_xyz);
-    CHECK(big_xyz != NULL, "out of memory");
+    EXPECT(big_xyz != NULL, "out of memory");
     ef_vtu_mesh big = {.n_points = BIG, .points = big_xyz, .connectivity_type = EF_VTK_INT32};
     const ef_vtu_mesh *meshes[2] = {&m, &big};
     static const ef_vtu_write_options encs[3] = {
@@ -198,18 +181,18 @@ int main(int argc, char **argv) {
     for (int k = 0; k < 2 && big_xyz; ++k)
       for (int e = 0; e < n_encs; ++e) {
         snprintf(path, sizeof path, "%s/full_%d_%d.vtu", root, k, e);
-        CHECK(route_to_dev_full(path, link, sizeof link) == 0, "symlink %s: %s", link, strerror(errno));
+        EXPECT(route_to_dev_full(path, link, sizeof link) == 0, "symlink %s: %s", link, strerror(errno));
         EXPECT_ERROR(ef_vtu_write(path, meshes[k], &encs[e]), EF_ERR_IO, path, nospace);
-        CHECK(!tvr_exists(path), "%s exists after ENOSPC", path);
-        CHECK(!tvr_exists(link), "temporary %s left behind", link);
+        EXPECT(!tvr_exists(path), "%s exists after ENOSPC", path);
+        EXPECT(!tvr_exists(link), "temporary %s left behind", link);
       }
     free(big_xyz);
     snprintf(path, sizeof path, "%s/full.pvd", root);
-    CHECK(route_to_dev_full(path, link, sizeof link) == 0, "symlink %s", link);
+    EXPECT(route_to_dev_full(path, link, sizeof link) == 0, "symlink %s", link);
     double t = 1.0;
     const char *file = "a.vtu";
     EXPECT_ERROR(ef_vtk_pvd_write(path, 1, &t, &file), EF_ERR_IO, path, nospace);
-    CHECK(!tvr_exists(path) && !tvr_exists(link), "%s or its temporary exists", path);
+    EXPECT(!tvr_exists(path) && !tvr_exists(link), "%s or its temporary exists", path);
 
     /* Through the model part output: a good step, then a step whose .vtu hits the full disk,
      * then one whose .pvd does; the collection on disk must still be the last good one. */
@@ -217,30 +200,30 @@ int main(int argc, char **argv) {
     snprintf(folder, sizeof folder, "%s/series", root);
     snprintf(pvd, sizeof pvd, "%s/FluidModelPart.pvd", folder);
     opt = (ef_vtk_output_options){.output_folder = folder, .n_variables = 2, .variables = vars};
-    TRY(ef_vtk_output_create(&opt, &out));
-    CHECK(ef_vtk_output_write(out, mp, 1, 0.1) == EF_SUCCESS, "%s", ef_error_message());
+    ASSERT_OK(ef_vtk_output_create(&opt, &out));
+    EXPECT(ef_vtk_output_write(out, mp, 1, 0.1) == EF_SUCCESS, "%s", ef_error_message());
     char *good = tvr_slurp(pvd, NULL);
-    CHECK(good != NULL, "no %s after a good step", pvd);
+    EXPECT(good != NULL, "no %s after a good step", pvd);
     snprintf(path, sizeof path, "%s/FluidModelPart_2.vtu", folder);
-    CHECK(route_to_dev_full(path, link, sizeof link) == 0, "symlink %s", link);
+    EXPECT(route_to_dev_full(path, link, sizeof link) == 0, "symlink %s", link);
     EXPECT_ERROR(ef_vtk_output_write(out, mp, 2, 0.2), EF_ERR_IO, path, nospace);
-    CHECK(!tvr_exists(path) && !tvr_exists(link), "%s or its temporary exists", path);
-    CHECK(route_to_dev_full(pvd, link, sizeof link) == 0, "symlink %s", link);
+    EXPECT(!tvr_exists(path) && !tvr_exists(link), "%s or its temporary exists", path);
+    EXPECT(route_to_dev_full(pvd, link, sizeof link) == 0, "symlink %s", link);
     EXPECT_ERROR(ef_vtk_output_write(out, mp, 3, 0.3), EF_ERR_IO, pvd, nospace);
-    CHECK(!tvr_exists(link), "temporary %s left behind", link);
+    EXPECT(!tvr_exists(link), "temporary %s left behind", link);
     char *now = tvr_slurp(pvd, NULL);
-    CHECK(good && now && !strcmp(good, now), "%s changed by failed writes", pvd);
+    EXPECT(good && now && !strcmp(good, now), "%s changed by failed writes", pvd);
     free(now);
     /* The disk has room again: the next write lists the good steps only. */
-    CHECK(ef_vtk_output_write(out, mp, 3, 0.3) == EF_SUCCESS, "%s", ef_error_message());
+    EXPECT(ef_vtk_output_write(out, mp, 3, 0.3) == EF_SUCCESS, "%s", ef_error_message());
     now = tvr_slurp(pvd, NULL);
-    CHECK(now && strstr(now, "FluidModelPart_1.vtu") && strstr(now, "FluidModelPart_3.vtu") &&
+    EXPECT(now && strstr(now, "FluidModelPart_1.vtu") && strstr(now, "FluidModelPart_3.vtu") &&
               !strstr(now, "FluidModelPart_2.vtu"),
           "%s after recovery:\n%s", pvd, now ? now : "(unreadable)");
     free(now);
     free(good);
     ef_vtk_output_destroy(&out);
-    CHECK(stat("/dev/full", &st) == 0 && S_ISCHR(st.st_mode), "/dev/full was replaced");
+    EXPECT(stat("/dev/full", &st) == 0 && S_ISCHR(st.st_mode), "/dev/full was replaced");
   } else {
     fprintf(stderr, "note: no writable /dev/full; the ENOSPC cases were not run\n");
   }
@@ -248,8 +231,8 @@ int main(int argc, char **argv) {
   /* Nothing under a final name from any failed write, and no temporary anywhere. */
   int n_vtu = 0, n_hidden = 0;
   count_files(root, &n_vtu, &n_hidden);
-  CHECK(n_hidden == 0, "%d temporary files left under %s", n_hidden, root);
-  CHECK(n_vtu == 3, "%d .vtu files under %s; only the squatting folder and steps 1 and 3 expected",
+  EXPECT(n_hidden == 0, "%d temporary files left under %s", n_hidden, root);
+  EXPECT(n_vtu == 3, "%d .vtu files under %s; only the squatting folder and steps 1 and 3 expected",
         n_vtu, root);
   ef_model_part_destroy(&mp);
   if (!failures) tvr_remove_tree(root);

@@ -14,24 +14,7 @@
 #include "edgeflow/ef_vtk_output.h"
 #include "test_vtu_readback.h"
 
-static int failures = 0;
-#define CHECK(cond, ...)                                              \
-  do {                                                                \
-    if (!(cond)) {                                                    \
-      fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond); \
-      fprintf(stderr, __VA_ARGS__);                                   \
-      fprintf(stderr, "\n");                                          \
-      ++failures;                                                     \
-    }                                                                 \
-  } while (0)
-#define TRY(call)                                                                     \
-  do {                                                                                \
-    int e_ = (call);                                                                  \
-    if (e_) {                                                                         \
-      fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call, ef_error_message()); \
-      exit(1);                                                                        \
-    }                                                                                 \
-  } while (0)
+#include "ef_test.h"
 
 /* Known nodal patterns; step shifts them so each write is distinguishable. */
 static void set_values(ef_model_part mp, int step) {
@@ -58,8 +41,8 @@ static int fake_device_sync(void *context, struct ef_model_part_s *mp) {
 static ef_model_part build_2d(void) {
   enum { NX = 5, NY = 4 };
   ef_model_part mp;
-  TRY(ef_model_part_create("FluidModelPart", 2, &mp));
-  TRY(ef_model_part_alloc_nodes(mp, NX * NY));
+  ASSERT_OK(ef_model_part_create("FluidModelPart", 2, &mp));
+  ASSERT_OK(ef_model_part_alloc_nodes(mp, NX * NY));
   for (int j = 0; j < NY; ++j)
     for (int i = 0; i < NX; ++i) {
       int n = j * NX + i;
@@ -67,7 +50,7 @@ static ef_model_part build_2d(void) {
       mp->coords[3 * n + 1] = j / 7.0;
       mp->node_ids[n] = 100 + 3 * n;
     }
-  TRY(ef_model_part_alloc_elements(mp, 2 * (NX - 1) * (NY - 1), 3));
+  ASSERT_OK(ef_model_part_alloc_elements(mp, 2 * (NX - 1) * (NY - 1), 3));
   int e = 0;
   for (int j = 0; j + 1 < NY; ++j)
     for (int i = 0; i + 1 < NX; ++i) {
@@ -78,30 +61,30 @@ static ef_model_part build_2d(void) {
       mp->element_ids[e + 1] = 1000 + e + 1;
       e += 2;
     }
-  TRY(ef_model_part_alloc_conditions(mp, NY - 1, 2)); /* the x = 0 side */
+  ASSERT_OK(ef_model_part_alloc_conditions(mp, NY - 1, 2)); /* the x = 0 side */
   for (int k = 0; k + 1 < NY; ++k) {
     mp->conditions[2 * k] = (k + 1) * NX;
     mp->conditions[2 * k + 1] = k * NX;
     mp->condition_ids[k] = 500 + k;
   }
-  TRY(ef_model_part_add_variable(mp, "VELOCITY", 3));
-  TRY(ef_model_part_add_variable(mp, "PRESSURE", 1));
-  TRY(ef_model_part_add_variable(mp, "UNUSED", 1));
+  ASSERT_OK(ef_model_part_add_variable(mp, "VELOCITY", 3));
+  ASSERT_OK(ef_model_part_add_variable(mp, "PRESSURE", 1));
+  ASSERT_OK(ef_model_part_add_variable(mp, "UNUSED", 1));
   ef_sub_model_part *inlet, *fluid, *core, *probe;
-  TRY(ef_model_part_add_sub_model_part(mp, NULL, "Inlet", &inlet));
+  ASSERT_OK(ef_model_part_add_sub_model_part(mp, NULL, "Inlet", &inlet));
   ef_index conds[] = {2, 0, 1}, inlet_nodes[] = {0, 5, 10, 15};
-  TRY(ef_sub_model_part_add_conditions(inlet, conds, 3));
-  TRY(ef_sub_model_part_add_nodes(inlet, inlet_nodes, 4));
-  TRY(ef_model_part_add_sub_model_part(mp, NULL, "Fluid", &fluid));
+  ASSERT_OK(ef_sub_model_part_add_conditions(inlet, conds, 3));
+  ASSERT_OK(ef_sub_model_part_add_nodes(inlet, inlet_nodes, 4));
+  ASSERT_OK(ef_model_part_add_sub_model_part(mp, NULL, "Fluid", &fluid));
   ef_index fluid_el[] = {9, 0, 1, 2, 3, 8};
-  TRY(ef_sub_model_part_add_elements(fluid, fluid_el, 6));
-  TRY(ef_model_part_add_sub_model_part(mp, fluid, "Core", &core));
+  ASSERT_OK(ef_sub_model_part_add_elements(fluid, fluid_el, 6));
+  ASSERT_OK(ef_model_part_add_sub_model_part(mp, fluid, "Core", &core));
   ef_index core_el[] = {9, 8};
-  TRY(ef_sub_model_part_add_elements(core, core_el, 2));
-  TRY(ef_model_part_add_sub_model_part(mp, NULL, "Probe", &probe));
+  ASSERT_OK(ef_sub_model_part_add_elements(core, core_el, 2));
+  ASSERT_OK(ef_model_part_add_sub_model_part(mp, NULL, "Probe", &probe));
   ef_index probe_nodes[] = {17, 3};
-  TRY(ef_sub_model_part_add_nodes(probe, probe_nodes, 2));
-  TRY(ef_model_part_finalize_sub_model_parts(mp));
+  ASSERT_OK(ef_sub_model_part_add_nodes(probe, probe_nodes, 2));
+  ASSERT_OK(ef_model_part_finalize_sub_model_parts(mp));
   return mp;
 }
 
@@ -109,8 +92,8 @@ static ef_model_part build_2d(void) {
 static ef_model_part build_3d(void) {
   enum { N = 3 };
   ef_model_part mp;
-  TRY(ef_model_part_create("FluidModelPart3D", 3, &mp));
-  TRY(ef_model_part_alloc_nodes(mp, N * N * N));
+  ASSERT_OK(ef_model_part_create("FluidModelPart3D", 3, &mp));
+  ASSERT_OK(ef_model_part_alloc_nodes(mp, N * N * N));
   for (int k = 0; k < N; ++k)
     for (int j = 0; j < N; ++j)
       for (int i = 0; i < N; ++i) {
@@ -120,7 +103,7 @@ static ef_model_part build_3d(void) {
         mp->coords[3 * n + 2] = k * 1e-5;
         mp->node_ids[n] = n + 1;
       }
-  TRY(ef_model_part_alloc_elements(mp, 6 * 8, 4));
+  ASSERT_OK(ef_model_part_alloc_elements(mp, 6 * 8, 4));
   static const int paths[6][2] = {{1, 2}, {1, 4}, {2, 1}, {2, 4}, {4, 1}, {4, 2}};
   int e = 0;
   for (int k = 0; k + 1 < N; ++k)
@@ -137,7 +120,7 @@ static ef_model_part build_3d(void) {
           mp->element_ids[e] = 10 * e + 7;
         }
       }
-  TRY(ef_model_part_alloc_conditions(mp, 8, 3)); /* the z = 0 face */
+  ASSERT_OK(ef_model_part_alloc_conditions(mp, 8, 3)); /* the z = 0 face */
   int f = 0;
   for (int j = 0; j + 1 < N; ++j)
     for (int i = 0; i + 1 < N; ++i) {
@@ -148,16 +131,16 @@ static ef_model_part build_3d(void) {
       mp->condition_ids[f + 1] = 900 + f + 1;
       f += 2;
     }
-  TRY(ef_model_part_add_variable(mp, "PRESSURE", 1));
-  TRY(ef_model_part_add_variable(mp, "VELOCITY", 3));
+  ASSERT_OK(ef_model_part_add_variable(mp, "PRESSURE", 1));
+  ASSERT_OK(ef_model_part_add_variable(mp, "VELOCITY", 3));
   ef_sub_model_part *walls, *outlet;
-  TRY(ef_model_part_add_sub_model_part(mp, NULL, "Walls", &walls));
+  ASSERT_OK(ef_model_part_add_sub_model_part(mp, NULL, "Walls", &walls));
   ef_index wc[] = {7, 6, 1, 0};
-  TRY(ef_sub_model_part_add_conditions(walls, wc, 4));
-  TRY(ef_model_part_add_sub_model_part(mp, NULL, "Outlet", &outlet));
+  ASSERT_OK(ef_sub_model_part_add_conditions(walls, wc, 4));
+  ASSERT_OK(ef_model_part_add_sub_model_part(mp, NULL, "Outlet", &outlet));
   ef_index oe[] = {47, 46, 45, 44, 43, 42};
-  TRY(ef_sub_model_part_add_elements(outlet, oe, 6));
-  TRY(ef_model_part_finalize_sub_model_parts(mp));
+  ASSERT_OK(ef_sub_model_part_add_elements(outlet, oe, 6));
+  ASSERT_OK(ef_model_part_finalize_sub_model_parts(mp));
   return mp;
 }
 
@@ -281,17 +264,17 @@ static void check_piece(const char *path, ef_model_part mp, const ef_sub_model_p
                         const ef_vtk_output_options *opt) {
   expected_piece x;
   expect_piece(mp, smp, smp ? 0 : opt->write_conditions, opt->write_ids, &x);
-  CHECK(tvr_check_file(path, &x.m) == 0, "%s does not hold what was written", path);
-  CHECK(tvr_write_expect(path, &x.m) == 0, "%s", path);
+  EXPECT(tvr_check_file(path, &x.m) == 0, "%s does not hold what was written", path);
+  EXPECT(tvr_write_expect(path, &x.m) == 0, "%s", path);
   expected_free(&x);
 }
 
 /* The .pvd must list exactly these (time, file) pairs; leaves <pvd>.expect for Python. */
 static void check_pvd(const char *path, int n, const double *times, char files[][256]) {
   char *text = tvr_slurp(path, NULL);
-  CHECK(text != NULL, "cannot read %s", path);
+  EXPECT(text != NULL, "cannot read %s", path);
   if (!text) return;
-  CHECK(strstr(text, "<VTKFile type=\"Collection\"") != NULL, "%s: not a collection", path);
+  EXPECT(strstr(text, "<VTKFile type=\"Collection\"") != NULL, "%s: not a collection", path);
   int k = 0;
   for (const char *p = strstr(text, "<DataSet "); p; p = strstr(p + 1, "<DataSet "), ++k) {
     double t = 0;
@@ -299,18 +282,18 @@ static void check_pvd(const char *path, int n, const double *times, char files[]
     const char *ts = strstr(p, "timestep=\""), *fs = strstr(p, "file=\"");
     if (ts) t = strtod(ts + 10, NULL);
     if (fs) sscanf(fs + 6, "%255[^\"]", file);
-    CHECK(k < n && ts && fs && t == times[k] && strcmp(file, files[k]) == 0,
+    EXPECT(k < n && ts && fs && t == times[k] && strcmp(file, files[k]) == 0,
           "%s: DataSet %d is (%.17g, %s)", path, k, t, file);
   }
-  CHECK(k == n, "%s: %d DataSets instead of %d", path, k, n);
+  EXPECT(k == n, "%s: %d DataSets instead of %d", path, k, n);
   free(text);
   char expect[4096];
   snprintf(expect, sizeof expect, "%s.expect", path);
   FILE *f = fopen(expect, "w");
-  CHECK(f != NULL, "cannot write %s", expect);
+  EXPECT(f != NULL, "cannot write %s", expect);
   if (!f) return;
   for (int i = 0; i < n; ++i) fprintf(f, "%.17g %s\n", times[i], files[i]);
-  CHECK(fclose(f) == 0, "cannot write %s", expect);
+  EXPECT(fclose(f) == 0, "cannot write %s", expect);
 }
 
 typedef struct {
@@ -338,7 +321,7 @@ static void run_case(const char *root, const char *name, ef_model_part mp, const
   opt.format = enc->format;
   opt.compress = enc->compress;
   ef_vtk_output out = NULL;
-  TRY(ef_vtk_output_create(&opt, &out));
+  ASSERT_OK(ef_vtk_output_create(&opt, &out));
   static const int steps[4] = {1, 2, 2, 3};
   static const double times[4] = {0.1, 0.2, 0.25, 1.0 / 3.0};
   int device_step = 0;
@@ -349,8 +332,8 @@ static void run_case(const char *root, const char *name, ef_model_part mp, const
     device_step = 10 * s + 1;
     mp->device_newer = 1;
     int err = ef_vtk_output_write(out, mp, steps[s], times[s]);
-    CHECK(err == EF_SUCCESS, "%s/%s step %d: %s", name, enc->tag, steps[s], ef_error_message());
-    CHECK(mp->device_newer == 0, "the writer did not sync the model part to the host");
+    EXPECT(err == EF_SUCCESS, "%s/%s step %d: %s", name, enc->tag, steps[s], ef_error_message());
+    EXPECT(mp->device_newer == 0, "the writer did not sync the model part to the host");
     char path[4096];
     snprintf(path, sizeof path, "%s/%s_%d.vtu", folder, base, steps[s]);
     check_piece(path, mp, NULL, &opt);
@@ -373,10 +356,10 @@ static void run_case(const char *root, const char *name, ef_model_part mp, const
   /* A restart in the same folder starts a new collection and overwrites what it writes. */
   if (enc->format == EF_VTK_FORMAT_BINARY && !enc->compress) {
     ef_vtk_output again = NULL;
-    TRY(ef_vtk_output_create(&opt, &again));
+    ASSERT_OK(ef_vtk_output_create(&opt, &again));
     mp->device_newer = 0;
     set_values(mp, 7);
-    CHECK(ef_vtk_output_write(again, mp, 2, 0.5) == EF_SUCCESS, "restart: %s", ef_error_message());
+    EXPECT(ef_vtk_output_write(again, mp, 2, 0.5) == EF_SUCCESS, "restart: %s", ef_error_message());
     snprintf(path, sizeof path, "%s/%s_2.vtu", folder, base);
     check_piece(path, mp, NULL, &opt);
     for (int i = 0; i < n_parts; ++i) {
@@ -397,18 +380,18 @@ static void run_case(const char *root, const char *name, ef_model_part mp, const
   /* Nothing besides the expected files: no sub model part that was not asked for. */
   int n_vtu = 0, n_pvd = 0;
   DIR *d = opendir(folder);
-  CHECK(d != NULL, "cannot list %s", folder);
+  EXPECT(d != NULL, "cannot list %s", folder);
   for (struct dirent *de; d && (de = readdir(d)) != NULL;) {
     size_t l = strlen(de->d_name);
     n_vtu += l > 4 && !strcmp(de->d_name + l - 4, ".vtu");
     n_pvd += l > 4 && !strcmp(de->d_name + l - 4, ".pvd");
   }
   if (d) closedir(d);
-  CHECK(n_vtu == 3 * (1 + n_parts) && n_pvd == 1 + n_parts, "%s: %d .vtu and %d .pvd files", folder,
+  EXPECT(n_vtu == 3 * (1 + n_parts) && n_pvd == 1 + n_parts, "%s: %d .vtu and %d .pvd files", folder,
         n_vtu, n_pvd);
   mp->device = (ef_device_hooks){NULL, NULL};
   ef_vtk_output_destroy(&out);
-  CHECK(out == NULL, "destroy did not clear the handle");
+  EXPECT(out == NULL, "destroy did not clear the handle");
 }
 
 int main(int argc, char **argv) {

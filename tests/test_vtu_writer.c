@@ -12,16 +12,7 @@
 #include "edgeflow/ef_vtk_output.h"
 #include "test_vtu_readback.h"
 
-static int failures = 0;
-#define CHECK(cond, ...)                                              \
-  do {                                                                \
-    if (!(cond)) {                                                    \
-      fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond); \
-      fprintf(stderr, __VA_ARGS__);                                   \
-      fprintf(stderr, "\n");                                          \
-      ++failures;                                                     \
-    }                                                                 \
-  } while (0)
+#include "ef_test.h"
 
 static const char *dir;
 
@@ -47,19 +38,19 @@ static void write_and_check(const char *name, const ef_vtu_mesh *m, const encodi
   char path[4096];
   snprintf(path, sizeof path, "%s/%s.vtu", dir, name);
   int err = ef_vtu_write(path, m, &e->opt);
-  CHECK(err == EF_SUCCESS, "%s: %s", path, ef_error_message());
+  EXPECT(err == EF_SUCCESS, "%s: %s", path, ef_error_message());
   if (err) return;
   tvr_doc doc;
   char why[512];
   if (tvr_read(path, &doc, why, sizeof why)) {
-    CHECK(0, "%s: %s", path, why);
+    EXPECT(0, "%s: %s", path, why);
     return;
   }
-  CHECK(doc.compressed == e->compressed && doc.ascii == e->ascii, "%s: compressed %d ascii %d", path,
+  EXPECT(doc.compressed == e->compressed && doc.ascii == e->ascii, "%s: compressed %d ascii %d", path,
         doc.compressed, doc.ascii);
-  CHECK(tvr_compare(&doc, m, why, sizeof why) == 0, "%s: %s", path, why);
+  EXPECT(tvr_compare(&doc, m, why, sizeof why) == 0, "%s: %s", path, why);
   tvr_free(&doc);
-  CHECK(tvr_write_expect(path, m) == 0, "%s", path);
+  EXPECT(tvr_write_expect(path, m) == 0, "%s", path);
 }
 
 /* A call that must fail with code and create nothing at path. */
@@ -69,11 +60,11 @@ static void expect_refused(const char *name, const ef_vtu_mesh *m, const ef_vtu_
   snprintf(path, sizeof path, "%s/refused_%s.vtu", dir, name);
   ef_error_clear();
   int err = ef_vtu_write(path, m, opt);
-  CHECK(err == code, "%s: got %s (%s), want %s", name, ef_error_name(err), ef_error_message(),
+  EXPECT(err == code, "%s: got %s (%s), want %s", name, ef_error_name(err), ef_error_message(),
         ef_error_name(code));
-  CHECK(strstr(ef_error_message(), message_part) != NULL, "%s: message '%s' lacks '%s'", name,
+  EXPECT(strstr(ef_error_message(), message_part) != NULL, "%s: message '%s' lacks '%s'", name,
         ef_error_message(), message_part);
-  CHECK(!tvr_exists(path), "%s: %s exists after a refused write", name, path);
+  EXPECT(!tvr_exists(path), "%s: %s exists after a refused write", name, path);
 }
 
 /* Lettered blocks: meshes A-D written in every encoding, then E refused input. */
@@ -224,19 +215,19 @@ int main(int argc, char **argv) {
 
   /* No temporary file is left behind by anything above. */
   DIR *d = opendir(dir);
-  CHECK(d != NULL, "cannot list %s", dir);
+  EXPECT(d != NULL, "cannot list %s", dir);
   if (d) {
     struct dirent *e;
     while ((e = readdir(d)) != NULL)
-      CHECK(e->d_name[0] != '.' || !strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."),
+      EXPECT(e->d_name[0] != '.' || !strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."),
             "left-over %s/%s", dir, e->d_name);
     closedir(d);
   }
 
   /* Format names as Kratos spells them. */
   ef_vtk_format fmt;
-  CHECK(ef_vtk_format_from_string("ascii", &fmt) == 0 && fmt == EF_VTK_FORMAT_ASCII, "ascii");
-  CHECK(ef_vtk_format_from_string("binary", &fmt) == 0 && fmt == EF_VTK_FORMAT_BINARY, "binary");
-  CHECK(ef_vtk_format_from_string("Binary", &fmt) == EF_ERR_PARAMETER, "case matters");
+  EXPECT(ef_vtk_format_from_string("ascii", &fmt) == 0 && fmt == EF_VTK_FORMAT_ASCII, "ascii");
+  EXPECT(ef_vtk_format_from_string("binary", &fmt) == 0 && fmt == EF_VTK_FORMAT_BINARY, "binary");
+  EXPECT(ef_vtk_format_from_string("Binary", &fmt) == EF_ERR_PARAMETER, "case matters");
   return failures ? 1 : 0;
 }

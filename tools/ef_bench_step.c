@@ -21,7 +21,7 @@
 #include "fractional_step.h"
 #include "host_cg.h"
 #include "ef_triad.h"
-#include "../tests/test_mesh_gen.h"
+#include "../tests/ef_test_mesh.h"
 
 #ifdef EF_HAVE_PETSC
 #include <petscksp.h>

@@ -10,7 +10,7 @@
 
 #include "edgeflow/ef_error.h"
 #include "matrix_io.h"
-#include "opencl_cg.h"
+#include "opencl_cg_tuner.h"
 #include "opencl_context.h"
 
 /* The command line help. */

@@ -1,5 +1,6 @@
 /* edgeflow.c -- the command-line program: run a case, load-check a case, and
- * the sub-commands the fluid application registers (devices, verify, ...). */
+ * the sub-commands the applications register (devices, verify, ...).  The
+ * applications loaded by default come from the build (EF_DEFAULT_APPLICATIONS). */
 #include "edgeflow/ef_analysis.h"
 #include "edgeflow/ef_error.h"
 #include "edgeflow/ef_registry.h"
@@ -8,11 +9,29 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifndef EF_DEFAULT_APPLICATIONS
+#define EF_DEFAULT_APPLICATIONS "fluid"
+#endif
+
+/* Load every application of the default list (comma-separated); 0 or the first error. */
+static int load_default_applications(void) {
+  for (const char *p = EF_DEFAULT_APPLICATIONS; *p;) {
+    char name[64];
+    size_t n = strcspn(p, ", ");
+    snprintf(name, sizeof name, "%.*s", (int)n, p);
+    int err = n ? ef_registry_load_application(name) : 0;
+    if (err) return err;
+    p += n;
+    p += strspn(p, ", ");
+  }
+  return 0;
+}
+
 static void usage(FILE *out) {
   fprintf(out,
           "usage: edgeflow run ProjectParameters.json [options]   run the analysis\n"
           "       edgeflow load ProjectParameters.json [options]  read parameters, mesh and processes; print a summary\n"
-          "       edgeflow COMMAND [args]                         a command of the fluid application\n"
+          "       edgeflow COMMAND [args]                         a command of an application (" EF_DEFAULT_APPLICATIONS ")\n"
           "options:\n"
           "  --solver-type NAME     override solver_settings.solver_type\n"
           "  --refine K             override model_import_settings.refinement_levels\n"
@@ -20,7 +39,7 @@ static void usage(FILE *out) {
           "  --output DIR           output folder (run_summary.json, VTK files)\n"
           "  --skip-unsupported     skip process modules edgeflow cannot honour (remeshing, GiD output)\n"
           "  --quiet                no progress lines\n");
-  if (ef_registry_load_application("fluid") == EF_SUCCESS) {
+  if (load_default_applications() == 0) {
     char list[1024];
     ef_registry_list("command", list, sizeof list);
     fprintf(out, "application commands: %s\n", list[0] ? list : "none");
@@ -87,6 +106,7 @@ int main(int argc, char **argv) {
     ef_analysis_options options;
     ef_analysis_options_default(&options);
     options.load_only = !strcmp(command, "load");
+    options.applications = EF_DEFAULT_APPLICATIONS;
     if (parse_options(argc - 3, argv + 3, &options)) return 2;
     ef_analysis a = NULL;
     int err = ef_analysis_create(argv[2], &options, &a);
@@ -95,7 +115,7 @@ int main(int argc, char **argv) {
     ef_analysis_destroy(&a);
     return err ? 1 : 0;
   }
-  int err = ef_registry_load_application("fluid");
+  int err = load_default_applications();
   if (err) {
     fprintf(stderr, "edgeflow: error (%s): %s\n", ef_error_name(err), ef_error_message());
     return 1;

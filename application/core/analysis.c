@@ -23,34 +23,15 @@ static const char ef_project_defaults[] =
 static const char ef_problem_data_defaults[] =
     "{\"problem_name\": \"edgeflow\", \"parallel_type\": \"OpenMP\", \"echo_level\": 0,"
     " \"start_time\": 0.0, \"end_time\": 1.0, \"output_folder\": \"\","
-    " \"progress_interval\": 10, \"skip_unsupported_processes\": false,"
+    " \"progress_interval\": 10, \"skip_unsupported_processes\": false, \"applications\": [],"
     " \"steady_state\": {\"velocity_rate_tolerance\": 0.0, \"check_interval\": 10, \"minimum_time\": 0.0}}";
 
-/* solver_settings common to every strategy; sub-blocks are validated by their owners. */
+/* The solver_settings keys the core reads itself; the strategy adds its own (ef_strategy_ops). */
 static const char ef_solver_defaults[] =
-    "{\"solver_type\": \"openmp_edge_based\", \"model_part_name\": \"FluidModelPart\", \"domain_size\": -1,"
+    "{\"solver_type\": \"\", \"model_part_name\": \"" EF_DEFAULT_MODEL_PART_NAME "\", \"domain_size\": -1,"
     " \"echo_level\": 0,"
     " \"model_import_settings\": {\"input_type\": \"mdpa\", \"input_filename\": \"\","
-    "     \"refinement_levels\": 0, \"renumbering\": \"rcm\"},"
-    " \"material_import_settings\": {\"materials_filename\": \"\"},"
-    " \"density\": null, \"viscosity\": null, \"dynamic_viscosity\": null,"
-    " \"body_force\": [0.0, 0.0, 0.0],"
-    " \"time_stepping\": {\"automatic_time_step\": true, \"CFL_number\": 1.0, \"time_step\": 0.0,"
-    "     \"minimum_delta_time\": 1e-12, \"maximum_delta_time\": 1e30},"
-    " \"stabilization\": {\"tau_c1\": 1.0, \"tau_c2\": 4.0, \"tau_c3\": 2.0, \"use_oss\": true},"
-    " \"divergence_velocity_bound\": 1e6,"
-    " \"linear_solver_settings\": {}, \"device\": {}}";
-
-/* Keys only Kratos' own fluid solvers use: accepted with one warning. */
-static const char *const ef_kratos_solver_keys[] = {
-    "maximum_velocity_iterations", "maximum_pressure_iterations", "velocity_tolerance", "pressure_tolerance",
-    "compute_reactions", "reform_dofs_at_each_step", "time_order", "dynamic_tau", "volume_model_part_name",
-    "skin_parts", "no_skin_parts", "velocity_linear_solver_settings", "pressure_linear_solver_settings",
-    "formulation", "predictor_corrector", "time_scheme", "alpha", "move_mesh_flag", "maximum_iterations",
-    "relative_velocity_tolerance", "absolute_velocity_tolerance", "relative_pressure_tolerance",
-    "absolute_pressure_tolerance", "assign_neighbour_elements_to_conditions", "consider_periodic_conditions",
-    "oss_switch", "use_slip_conditions", "analysis_type", "reorder", "material_import_settings_legacy",
-    "fractional_step_switch", "compute_pressure_force", NULL};
+    "     \"refinement_levels\": 0, \"renumbering\": \"rcm\"}}";
 
 static const char ef_process_block_defaults[] =
     "{\"python_module\": \"\", \"kratos_module\": \"\", \"process_name\": \"\", \"help\": null,"
@@ -144,15 +125,6 @@ void ef_analysis_destroy(ef_analysis *pa) {
   *pa = NULL;
 }
 
-/* Resolve a file named in the parameters: as given if it exists, else relative to the case folder. */
-static void ef_resolve_path(ef_analysis a, const char *name, char *out, size_t size) {
-  if (name[0] == '/' || access(name, R_OK) == 0) {
-    snprintf(out, size, "%s", name);
-    return;
-  }
-  snprintf(out, size, "%s/%s", a->case_folder, name);
-}
-
 /* Read the mesh named by model_import_settings, refine and renumber it. */
 static int ef_analysis_read_mesh(ef_analysis a) {
   ef_parameters import;
@@ -179,7 +151,7 @@ static int ef_analysis_read_mesh(ef_analysis a) {
     snprintf(file, sizeof file, "%s.mdpa", name);
   else
     snprintf(file, sizeof file, "%s", name);
-  ef_resolve_path(a, file, resolved, sizeof resolved);
+  ef_resolve_path(a->case_folder, file, resolved, sizeof resolved);
 
   ef_log_event_begin(a->ev_read);
   EF_CALL(ef_read_mesh(resolved, type, &a->mp));
@@ -205,78 +177,6 @@ static int ef_analysis_read_mesh(ef_analysis a) {
            "%s: solver_settings.model_import_settings.renumbering is '%s', expected \"rcm\" or \"none\"",
            a->parameters_path, renumbering);
   if (!strcmp(renumbering, "rcm")) EF_CALL(ef_mesh_renumber(a->mp, "rcm"));
-  return EF_SUCCESS;
-}
-
-/* density and kinematic viscosity: solver_settings, else the materials file, else mdpa Properties. */
-static int ef_analysis_fluid_properties(ef_analysis a, const char **source) {
-  ef_parameters v;
-  double rho = -1.0, nu = -1.0, mu = -1.0;
-  EF_CALL(ef_parameters_get(a->solver_settings, "density", &v));
-  if (ef_parameters_type(v) != EF_JSON_NULL) EF_CALL(ef_parameters_as_double(v, &rho));
-  EF_CALL(ef_parameters_get(a->solver_settings, "viscosity", &v));
-  if (ef_parameters_type(v) != EF_JSON_NULL) EF_CALL(ef_parameters_as_double(v, &nu));
-  EF_CALL(ef_parameters_get(a->solver_settings, "dynamic_viscosity", &v));
-  if (ef_parameters_type(v) != EF_JSON_NULL) EF_CALL(ef_parameters_as_double(v, &mu));
-  EF_CHECK(!(nu >= 0 && mu >= 0), EF_ERR_PARAMETER,
-           "%s: solver_settings gives both viscosity (kinematic) and dynamic_viscosity; give one",
-           a->parameters_path);
-  if (rho > 0 && (nu > 0 || mu > 0)) {
-    *source = "solver_settings";
-    a->config.density = rho;
-    a->config.kinematic_viscosity = nu > 0 ? nu : mu / rho;
-    return EF_SUCCESS;
-  }
-
-  ef_parameters mat;
-  const char *materials;
-  EF_CALL(ef_parameters_get(a->solver_settings, "material_import_settings", &mat));
-  EF_CALL(ef_parameters_get_string(mat, "materials_filename", &materials));
-  if (materials[0]) {
-    char path[4096];
-    ef_resolve_path(a, materials, path, sizeof path);
-    ef_parameters file = NULL, props, item, material, vars;
-    int err = EF_SUCCESS;
-    EF_CALL_GOTO(ef_parameters_load_file(path, &file), mat_done);
-    EF_CALL_GOTO(ef_parameters_get(file, "properties", &props), mat_done);
-    EF_CHECK_GOTO(ef_parameters_size(props) > 0, EF_ERR_PARAMETER, mat_done, "%s: 'properties' is empty", path);
-    EF_CALL_GOTO(ef_parameters_at(props, 0, &item), mat_done);
-    EF_CALL_GOTO(ef_parameters_get(item, "Material", &material), mat_done);
-    EF_CALL_GOTO(ef_parameters_get(material, "Variables", &vars), mat_done);
-    if (rho <= 0) EF_CALL_GOTO(ef_parameters_get_double(vars, "DENSITY", &rho), mat_done);
-    if (nu <= 0 && mu <= 0) {
-      if (ef_parameters_has(vars, "DYNAMIC_VISCOSITY"))
-        EF_CALL_GOTO(ef_parameters_get_double(vars, "DYNAMIC_VISCOSITY", &mu), mat_done);
-      else
-        EF_CALL_GOTO(ef_parameters_get_double(vars, "VISCOSITY", &nu), mat_done);
-    }
-  mat_done:
-    ef_parameters_destroy(&file);
-    if (err) return err;
-    *source = "materials file";
-  } else {
-    /* The Properties of the first element in the mdpa. */
-    int64_t pid = a->mp->n_elements ? a->mp->element_properties[0] : 0;
-    double value;
-    if (rho <= 0 && ef_model_part_get_property(a->mp, pid, "DENSITY", &value)) rho = value;
-    if (nu <= 0 && mu <= 0) {
-      if (ef_model_part_get_property(a->mp, pid, "DYNAMIC_VISCOSITY", &value))
-        mu = value;
-      else if (ef_model_part_get_property(a->mp, pid, "VISCOSITY", &value))
-        nu = value;
-    }
-    *source = "mesh Properties";
-  }
-  EF_CHECK(rho > 0, EF_ERR_PARAMETER,
-           "%s: no density: give solver_settings.density, a materials file with DENSITY, or DENSITY in the "
-           "mesh Properties",
-           a->parameters_path);
-  EF_CHECK(nu > 0 || mu > 0, EF_ERR_PARAMETER,
-           "%s: no viscosity: give solver_settings.viscosity (kinematic) or dynamic_viscosity, a materials "
-           "file with DYNAMIC_VISCOSITY, or it in the mesh Properties",
-           a->parameters_path);
-  a->config.density = rho;
-  a->config.kinematic_viscosity = nu > 0 ? nu : mu / rho;
   return EF_SUCCESS;
 }
 
@@ -326,7 +226,6 @@ static int ef_analysis_create_processes(ef_analysis a, int skip_unsupported) {
   context.project = a->project;
   context.output_folder = a->output_folder;
   context.case_folder = a->case_folder;
-  context.density = a->config.density;
   context.echo_level = a->echo_level;
   const char *groups[2] = {"processes", "output_processes"};
   for (int g = 0; g < 2; g++) {
@@ -359,6 +258,78 @@ static int ef_analysis_fixed_values(void *context, double t, double *velocity, d
   return EF_SUCCESS;
 }
 
+/* Load the applications problem_data.applications names, else those of the options (none:
+ * those already loaded); then find the strategy solver_type names (empty: the first one
+ * registered). */
+static int ef_analysis_load_applications(ef_analysis a) {
+  ef_parameters list;
+  EF_CALL(ef_parameters_get(a->problem_data, "applications", &list));
+  EF_CHECK(ef_parameters_type(list) == EF_JSON_ARRAY, EF_ERR_PARAMETER,
+           "%s: problem_data.applications must be a list of application names", a->parameters_path);
+  const int n = ef_parameters_size(list);
+  for (int i = 0; i < n; i++) {
+    ef_parameters item;
+    const char *name;
+    EF_CALL(ef_parameters_at(list, i, &item));
+    EF_CALL(ef_parameters_as_string(item, &name));
+    EF_CALL(ef_registry_load_application(name));
+  }
+  const char *names = a->options.applications ? a->options.applications : "";
+  while (n == 0 && *names) {
+    char name[64];
+    size_t len = strcspn(names, ", ");
+    if (len > 0) {
+      snprintf(name, sizeof name, "%.*s", (int)len, names);
+      EF_CALL(ef_registry_load_application(name));
+    }
+    names += len;
+    names += strspn(names, ", ");
+  }
+  const char *solver_type = "";
+  if (ef_parameters_has(a->solver_settings, "solver_type"))
+    EF_CALL(ef_parameters_get_string(a->solver_settings, "solver_type", &solver_type));
+  char first[1024];
+  ef_registry_list("strategy", first, sizeof first);
+  EF_CHECK(first[0], EF_ERR_NOT_FOUND, "%s: no application is loaded: name one in problem_data.applications",
+           a->parameters_path);
+  if (!solver_type[0]) {
+    first[strcspn(first, ",")] = '\0';
+    solver_type = first;
+  }
+  return ef_registry_find_strategy(solver_type, &a->strategy_ops);
+}
+
+/* solver_settings against the core's defaults and the strategy's (which win on a shared key). */
+static int ef_analysis_validate_solver_settings(ef_analysis a, char *tolerated, size_t size) {
+  tolerated[0] = '\0';
+  ef_parameters defaults = NULL, own = NULL, item;
+  char *text = NULL;
+  int err = EF_SUCCESS;
+  EF_CALL_GOTO(ef_parameters_parse(ef_solver_defaults, "<solver_settings defaults>", &defaults), done);
+  if (a->strategy_ops->settings_defaults) {
+    EF_CALL_GOTO(ef_parameters_parse(a->strategy_ops->settings_defaults, a->strategy_ops->name, &own), done);
+    for (int i = 0; ef_parameters_key_at(own, i); i++) {
+      const char *key = ef_parameters_key_at(own, i);
+      EF_CALL_GOTO(ef_parameters_get(own, key, &item), done);
+      text = ef_parameters_to_string(item, 0);
+      EF_CHECK_GOTO(text, EF_ERR_MEMORY, done, "out of memory");
+      EF_CALL_GOTO(ef_parameters_set_json(defaults, key, text), done);
+      free(text);
+      text = NULL;
+    }
+  }
+  text = ef_parameters_to_string(defaults, 0);
+  EF_CHECK_GOTO(text, EF_ERR_MEMORY, done, "out of memory");
+  EF_CALL_GOTO(ef_parameters_validate_defaults_tolerant(a->solver_settings, text, a->strategy_ops->ignored_settings,
+                                                        tolerated, size),
+               done);
+done:
+  free(text);
+  ef_parameters_destroy(&own);
+  ef_parameters_destroy(&defaults);
+  return err;
+}
+
 int ef_analysis_initialize(ef_analysis a) {
   EF_CHECK(!a->initialized, EF_ERR_INTERNAL, "ef_analysis_initialize called twice");
   a->ev_initialize = ef_log_event("setup", "initialize (total)");
@@ -370,14 +341,15 @@ int ef_analysis_initialize(ef_analysis a) {
   a->ev_output = ef_log_event("loop", "output");
   ef_log_event_begin(a->ev_initialize);
 
-  char tolerated[2048];
   EF_CALL(ef_parameters_validate_defaults(a->project, ef_project_defaults));
   EF_CALL(ef_parameters_get(a->project, "problem_data", &a->problem_data));
   EF_CALL(ef_parameters_validate_defaults(a->problem_data, ef_problem_data_defaults));
   EF_CALL(ef_parameters_get(a->project, "solver_settings", &a->solver_settings));
   if (a->options.solver_type) EF_CALL(ef_parameters_set_string(a->solver_settings, "solver_type", a->options.solver_type));
-  EF_CALL(ef_parameters_validate_defaults_tolerant(a->solver_settings, ef_solver_defaults, ef_kratos_solver_keys,
-                                                   tolerated, sizeof tolerated));
+  EF_CALL(ef_register_core_processes());
+  EF_CALL(ef_analysis_load_applications(a));
+  char tolerated[2048];
+  EF_CALL(ef_analysis_validate_solver_settings(a, tolerated, sizeof tolerated));
   long echo, interval;
   int skip;
   const char *folder;
@@ -398,6 +370,9 @@ int ef_analysis_initialize(ef_analysis a) {
   EF_CHECK(a->steady_tolerance >= 0 && steady_interval >= 1, EF_ERR_PARAMETER,
            "%s: problem_data.steady_state needs velocity_rate_tolerance >= 0 (0: off) and check_interval >= 1 "
            "(got %g and %ld)", a->parameters_path, a->steady_tolerance, steady_interval);
+  EF_CHECK(a->steady_tolerance == 0 || a->strategy_ops->steady_state_variable, EF_ERR_UNSUPPORTED,
+           "%s: problem_data.steady_state: strategy '%s' has no steady-state test", a->parameters_path,
+           a->strategy_ops->name);
   a->steady_interval = (int)steady_interval;
   a->steady_rate = -1.0;
   a->echo_level = (int)echo;
@@ -411,39 +386,18 @@ int ef_analysis_initialize(ef_analysis a) {
             a->parameters_path, tolerated);
 
   EF_CALL(ef_analysis_read_mesh(a));
-  const char *variables[][2] = {{"VELOCITY", "3"}, {"PRESSURE", "1"}, {"BODY_FORCE", "3"}, {"REACTION", "3"},
-                                {"NORMAL", "3"},   {"IS_SLIP", "1"},  {"SLIP_TANGENT", "3"}};
-  for (size_t i = 0; i < sizeof variables / sizeof variables[0]; i++)
-    EF_CALL(ef_model_part_add_variable(a->mp, variables[i][0], atoi(variables[i][1])));
-
-  const char *source = "";
-  EF_CALL(ef_analysis_fluid_properties(a, &source));
-  double body_force[3];
-  EF_CALL(ef_parameters_get_vector(a->solver_settings, "body_force", 3, body_force));
-  ef_variable *bf = ef_model_part_find_variable(a->mp, "BODY_FORCE");
-  for (int64_t i = 0; i < a->mp->n_nodes; i++)
-    for (int c = 0; c < 3; c++) bf->values[3 * i + c] = body_force[c];
-
-  if (!a->options.quiet) {
-    ef_model_part_print_summary(a->mp, stdout);
-    printf("fluid: density %g, kinematic viscosity %g (from %s)\n", a->config.density,
-           a->config.kinematic_viscosity, source);
+  if (a->strategy_ops->add_variables) EF_CALL(a->strategy_ops->add_variables(a->mp));
+  if (!a->options.quiet) ef_model_part_print_summary(a->mp, stdout);
+  if (a->strategy_ops->prepare) {
+    const ef_strategy_setup setup = {a->mp, a->solver_settings, a->parameters_path, a->case_folder, a->summary,
+                                     a->options.quiet};
+    EF_CALL(a->strategy_ops->prepare(&setup, &a->config));
   }
-  EF_CALL(ef_parameters_set_json(a->summary, "fluid", "{}"));
-  ef_parameters fluid;
-  EF_CALL(ef_parameters_get(a->summary, "fluid", &fluid));
-  EF_CALL(ef_parameters_set_double(fluid, "density", a->config.density));
-  EF_CALL(ef_parameters_set_double(fluid, "kinematic_viscosity", a->config.kinematic_viscosity));
-  EF_CALL(ef_parameters_set_string(fluid, "source", source));
 
-  EF_CALL(ef_register_core_processes());
   EF_CALL(ef_analysis_create_processes(a, skip));
   a->time = a->start_time;
   a->initialized = 1;
-  EF_CALL(ef_registry_load_application("fluid"));
-  const char *solver_type;
-  EF_CALL(ef_parameters_get_string(a->solver_settings, "solver_type", &solver_type));
-  EF_CALL(ef_registry_find_strategy(solver_type, &a->strategy_ops));
+  const char *solver_type = a->strategy_ops->name;
   if (a->options.load_only) {
     if (!a->options.quiet) printf("strategy: %s; %d processes created\n", solver_type, a->n_processes);
     ef_log_event_end(a->ev_initialize);
@@ -527,8 +481,8 @@ int ef_analysis_solve_solution_step(ef_analysis a) {
   return EF_SUCCESS;
 }
 
-/* The steady-state test every check_interval steps: the largest nodal velocity
- * change since the last check divided by the time between them.  The rate is an
+/* The steady-state test every check_interval steps: the largest change of the strategy's
+ * steady_state_variable (the velocity) since the last check divided by the time between them.  The rate is an
  * average over the interval, so a mode oscillating faster than it is damped in
  * the measure; the interval is the user's to choose. */
 static int ef_analysis_check_steady(ef_analysis a) {
@@ -537,7 +491,7 @@ static int ef_analysis_check_steady(ef_analysis a) {
   double *u;
   uint8_t *fixed;
   int nc;
-  EF_CALL(ef_model_part_variable_arrays(a->mp, "VELOCITY", &u, &fixed, &nc));
+  EF_CALL(ef_model_part_variable_arrays(a->mp, a->strategy_ops->steady_state_variable, &u, &fixed, &nc));
   const int64_t n = a->mp->n_nodes * nc;
   if (!a->steady_u) {
     EF_MALLOC(a->steady_u, (size_t)n);

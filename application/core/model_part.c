@@ -14,6 +14,11 @@ typedef struct {
   int64_t lookup_n;        /* number of entries in the cache (0: not built) */
   int64_t *lookup_ids;     /* node ids sorted ascending */
   ef_index *lookup_index;  /* node index of each sorted id */
+  int n_values;            /* model-wide scalars (ef_model_part_set_value) */
+  char **value_names;
+  double *values;
+  int n_aliases;           /* names of the whole model part (ef_model_part_add_root_alias) */
+  char **aliases;
 } ef_model_part_private;
 
 /* The private struct around a public handle. */
@@ -56,7 +61,7 @@ int ef_model_part_create(const char *name, int dim, ef_model_part *mp) {
   EF_CHECK(mp, EF_ERR_PARAMETER, "ef_model_part_create: NULL output handle");
   *mp = NULL;
   EF_CHECK(dim == 2 || dim == 3, EF_ERR_PARAMETER, "model part dimension must be 2 or 3, got %d", dim);
-  const char *use = (name && name[0]) ? name : "FluidModelPart";
+  const char *use = (name && name[0]) ? name : EF_DEFAULT_MODEL_PART_NAME;
   EF_CHECK(!strchr(use, '.'), EF_ERR_PARAMETER, "model part name '%s' must not contain '.'", use);
   ef_model_part_private *p = calloc(1, sizeof *p);
   EF_CHECK(p, EF_ERR_MEMORY, "out of memory creating model part '%s'", use);
@@ -111,8 +116,74 @@ void ef_model_part_destroy(ef_model_part *mp) {
     free(m->variables[i].fixed);
   }
   free(m->variables);
-  free(ef_priv(m));
+  ef_model_part_private *p = ef_priv(m);
+  for (int i = 0; i < p->n_values; ++i) free(p->value_names[i]);
+  free(p->value_names);
+  free(p->values);
+  for (int i = 0; i < p->n_aliases; ++i) free(p->aliases[i]);
+  free(p->aliases);
+  free(p);
   *mp = NULL;
+}
+
+/* Append a heap copy of s to the list *items of *n strings. */
+static int ef_push_name(char ***items, int *n, const char *s) {
+  char *copy = ef_strdup_or_null(s);
+  char **grown = copy ? realloc(*items, (size_t)(*n + 1) * sizeof *grown) : NULL;
+  if (!grown) {
+    free(copy);
+    return EF_ERROR(EF_ERR_MEMORY, "out of memory");
+  }
+  grown[(*n)++] = copy;
+  *items = grown;
+  return EF_SUCCESS;
+}
+
+int ef_model_part_set_value(ef_model_part mp, const char *name, double value) {
+  EF_CHECK(mp && name && name[0], EF_ERR_PARAMETER, "ef_model_part_set_value: bad argument");
+  ef_model_part_private *p = ef_priv(mp);
+  for (int i = 0; i < p->n_values; ++i)
+    if (!strcmp(p->value_names[i], name)) {
+      p->values[i] = value;
+      return EF_SUCCESS;
+    }
+  double *grown = realloc(p->values, (size_t)(p->n_values + 1) * sizeof *grown);
+  EF_CHECK(grown, EF_ERR_MEMORY, "out of memory");
+  p->values = grown;
+  int n = p->n_values;
+  EF_CALL(ef_push_name(&p->value_names, &n, name));
+  p->values[p->n_values++] = value;
+  return EF_SUCCESS;
+}
+
+int ef_model_part_get_value(ef_model_part mp, const char *name, double *value) {
+  if (!mp || !name) return 0;
+  ef_model_part_private *p = ef_priv(mp);
+  for (int i = 0; i < p->n_values; ++i)
+    if (!strcmp(p->value_names[i], name)) {
+      *value = p->values[i];
+      return 1;
+    }
+  return 0;
+}
+
+int ef_model_part_add_root_alias(ef_model_part mp, const char *name) {
+  EF_CHECK(mp && name && name[0] && !strchr(name, '.'), EF_ERR_PARAMETER, "invalid model part alias '%s'",
+           name ? name : "(null)");
+  ef_model_part_private *p = ef_priv(mp);
+  for (int i = 0; i < p->n_aliases; ++i)
+    if (!strcmp(p->aliases[i], name)) return EF_SUCCESS;
+  return ef_push_name(&p->aliases, &p->n_aliases, name);
+}
+
+int ef_model_part_is_root_alias(ef_model_part mp, const char *path) {
+  if (!mp || !path) return 0;
+  size_t n = strlen(mp->name);
+  if (strncmp(path, mp->name, n) || path[n] != '.') return 0;
+  ef_model_part_private *p = ef_priv(mp);
+  for (int i = 0; i < p->n_aliases; ++i)
+    if (!strcmp(p->aliases[i], path + n + 1)) return 1;
+  return 0;
 }
 
 /* --------------------------------------------------------------------------

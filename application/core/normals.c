@@ -1,7 +1,7 @@
 /* normals.c -- outward normals of boundary conditions (faces in 3D, lines in 2D) and at their nodes.
  *
  * A condition's own node order says nothing reliable about which side the
- * fluid is on (mesh generators differ), so the orientation comes from the
+ * domain is on (mesh generators differ), so the orientation comes from the
  * element that owns the face: the normal points away from the element's node
  * opposite to the face.  Faces are matched through a hash of their sorted
  * node tuples: the conditions are hashed, then every element face is looked

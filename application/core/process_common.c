@@ -1,6 +1,6 @@
-/* process_common.c -- what the core processes share: parameter helpers, the
- * boundary-condition group that combines value-assigning processes, the slip
- * classification and the registration of every core process.
+/* process_common.c -- what processes share: parameter helpers, the
+ * boundary-condition group that combines value-assigning processes, and the
+ * registration of every core process.
  *
  * Why a group: Kratos processes each fix and free their own dofs, so a process
  * leaving its interval frees a node another process still wants fixed.  Here
@@ -66,9 +66,7 @@ int ef_process_resolve_part(ef_model_part mp, ef_parameters p, const char *key, 
   if (!strcmp(text, mp->name)) return EF_SUCCESS;
   *smp = ef_model_part_find_sub_model_part(mp, text);
   if (*smp) return EF_SUCCESS;
-  /* Kratos' fluid solvers build "fluid_computational_model_part" from the whole fluid domain. */
-  size_t n = strlen(mp->name);
-  if (!strncmp(text, mp->name, n) && !strcmp(text + n, ".fluid_computational_model_part")) return EF_SUCCESS;
+  if (ef_model_part_is_root_alias(mp, text)) return EF_SUCCESS;
   int err = ef_model_part_get_sub_model_part(mp, text, smp);
   return ef_error_push(err, __FILE__, __LINE__, "%s: '%s%s%s'", ef_parameters_origin(p), ef_parameters_path(p),
                        ef_parameters_path(p)[0] ? "." : "", key);
@@ -105,9 +103,6 @@ struct ef_bc_group_s {
   ef_group_variable *vars;
   int valid;   /* `time` below was applied with the current members */
   double time;
-  int n_slips, cap_slips;
-  ef_slip_member **slips;
-  int slip_done;
   ef_bc_group *next;
 };
 
@@ -130,7 +125,7 @@ static int ef_group_get(ef_model_part mp, ef_bc_group **out) {
 
 /* Free the group once nobody is in it. */
 static void ef_group_release(ef_bc_group *g) {
-  if (g->n_members || g->n_slips) return;
+  if (g->n_members) return;
   for (ef_bc_group **p = &ef_groups; *p; p = &(*p)->next)
     if (*p == g) {
       *p = g->next;
@@ -139,7 +134,6 @@ static void ef_group_release(ef_bc_group *g) {
   for (int i = 0; i < g->n_vars; i++) free(g->vars[i].keys);
   free(g->vars);
   free(g->members);
-  free(g->slips);
   free(g);
 }
 
@@ -451,198 +445,13 @@ void ef_bc_destroy(void **data) {
 }
 
 /* ---------------------------------------------------------------------------
- * Slip. */
-
-int ef_slip_member_attach(ef_slip_member *s) {
-  ef_bc_group *g = NULL;
-  EF_CALL(ef_group_get(s->mp, &g));
-  if (g->n_slips == g->cap_slips) {
-    int cap = g->cap_slips ? 2 * g->cap_slips : 4;
-    ef_slip_member **grown = realloc(g->slips, (size_t)cap * sizeof *grown);
-    if (!grown) {
-      ef_group_release(g);
-      return EF_ERROR(EF_ERR_MEMORY, "out of memory");
-    }
-    g->slips = grown;
-    g->cap_slips = cap;
-  }
-  g->slips[g->n_slips++] = s;
-  g->slip_done = 0;
-  s->group = g;
-  return EF_SUCCESS;
-}
-
-void ef_slip_member_detach(ef_slip_member *s) {
-  ef_bc_group *g = s->group;
-  if (!g) return;
-  int j = 0;
-  for (int i = 0; i < g->n_slips; i++)
-    if (g->slips[i] != s) g->slips[j++] = g->slips[i];
-  g->n_slips = j;
-  s->group = NULL;
-  ef_group_release(g);
-}
-
-/* Clusters of face normals at one node: area-weighted sums. */
-typedef struct {
-  int n;
-  double sum[8][3];
-} ef_normal_groups;
-
-static void ef_unit(const double *v, double *u) {
-  double len = sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
-  for (int d = 0; d < 3; d++) u[d] = len > 0.0 ? v[d] / len : 0.0;
-}
-
-/* Add face normal f (area-weighted) to the group whose mean direction is within
- * the angle (cos_limit) and closest; else start a new group. */
-static void ef_groups_add(ef_normal_groups *gr, const double *f, double cos_limit) {
-  double uf[3];
-  ef_unit(f, uf);
-  int best = -1;
-  double best_dot = -2.0;
-  for (int i = 0; i < gr->n; i++) {
-    double ug[3];
-    ef_unit(gr->sum[i], ug);
-    double dot = ug[0] * uf[0] + ug[1] * uf[1] + ug[2] * uf[2];
-    if (dot >= cos_limit && dot > best_dot) {
-      best = i;
-      best_dot = dot;
-    }
-  }
-  if (best < 0) {
-    if (gr->n == 8) best = 7; /* more than 8 directions: a corner either way */
-    else {
-      best = gr->n++;
-      memset(gr->sum[best], 0, sizeof gr->sum[best]);
-    }
-  }
-  for (int d = 0; d < 3; d++) gr->sum[best][d] += f[d];
-}
-
-/* Faces of all slip members together, so an edge between two slip parts is seen as an edge. */
-int ef_slip_group_classify(ef_slip_member *s) {
-  ef_bc_group *g = s->group;
-  EF_CHECK(g, EF_ERR_INTERNAL, "%s is not attached to its group", s->label);
-  if (g->slip_done) return EF_SUCCESS;
-  ef_model_part mp = g->mp;
-  ef_variable *is_slip, *normal, *tangent;
-  EF_CALL(ef_model_part_add_variable(mp, "IS_SLIP", 1));
-  EF_CALL(ef_model_part_add_variable(mp, "NORMAL", 3));
-  EF_CALL(ef_model_part_add_variable(mp, "SLIP_TANGENT", 3));
-  EF_CALL(ef_model_part_sync_to_host(mp));
-  is_slip = ef_model_part_find_variable(mp, "IS_SLIP");
-  normal = ef_model_part_find_variable(mp, "NORMAL");
-  tangent = ef_model_part_find_variable(mp, "SLIP_TANGENT");
-  EF_CHECK(is_slip && normal && tangent && is_slip->n_components == 1 && normal->n_components == 3 &&
-               tangent->n_components == 3,
-           EF_ERR_PARAMETER, "model part '%s': IS_SLIP must be a scalar, NORMAL and SLIP_TANGENT vectors", mp->name);
-
-  int err = EF_SUCCESS;
-  uint8_t *taken = NULL;
-  ef_index *cond = NULL;
-  double *face = NULL, *angle = NULL;
-  int64_t *start = NULL, *adj = NULL;
-  int64_t n = 0;
-  EF_CALLOC(taken, mp->n_conditions ? mp->n_conditions : 1);
-  cond = malloc((size_t)(mp->n_conditions ? mp->n_conditions : 1) * sizeof *cond);
-  angle = malloc((size_t)(mp->n_nodes ? mp->n_nodes : 1) * sizeof *angle);
-  EF_CHECK_GOTO(cond && angle, EF_ERR_MEMORY, done, "out of memory classifying slip nodes");
-  for (int64_t i = 0; i < mp->n_nodes; i++) angle[i] = -1.0;
-  for (int j = 0; j < g->n_slips; j++) {
-    ef_slip_member *m = g->slips[j];
-    int64_t nc = m->smp ? m->smp->n_conditions : mp->n_conditions;
-    EF_CHECK_GOTO(nc > 0, EF_ERR_PARAMETER, done,
-                  "%s: the part has no conditions (boundary %s), so there are no normals to slip along", m->label,
-                  mp->dim == 2 ? "lines" : "faces");
-    for (int64_t k = 0; k < nc; k++) {
-      ef_index c = m->smp ? m->smp->conditions[k] : (ef_index)k;
-      /* Later wins for the angle of a node shared by two slip parts. */
-      for (int q = 0; q < mp->nodes_per_condition; q++)
-        angle[mp->conditions[(int64_t)c * mp->nodes_per_condition + q]] = m->edge_angle_degrees;
-      if (taken[c]) continue;
-      taken[c] = 1;
-      cond[n++] = c;
-    }
-  }
-  face = malloc((size_t)n * 3 * sizeof *face);
-  EF_CHECK_GOTO(face, EF_ERR_MEMORY, done, "out of memory classifying slip nodes");
-  EF_CALL_GOTO(ef_condition_face_normals(mp, n, cond, face), done);
-
-  /* Node -> faces (CSR). */
-  const int nf = mp->nodes_per_condition;
-  start = calloc((size_t)mp->n_nodes + 1, sizeof *start);
-  adj = malloc((size_t)(n > 0 ? n * nf : 1) * sizeof *adj);
-  EF_CHECK_GOTO(start && adj, EF_ERR_MEMORY, done, "out of memory classifying slip nodes");
-  for (int64_t k = 0; k < n; k++)
-    for (int q = 0; q < nf; q++) start[mp->conditions[(int64_t)cond[k] * nf + q] + 1]++;
-  for (int64_t i = 0; i < mp->n_nodes; i++) start[i + 1] += start[i];
-  for (int64_t k = 0; k < n; k++)
-    for (int q = 0; q < nf; q++) {
-      ef_index node = mp->conditions[(int64_t)cond[k] * nf + q];
-      adj[start[node]++] = k;
-    }
-  for (int64_t i = mp->n_nodes; i > 0; i--) start[i] = start[i - 1];
-  start[0] = 0;
-
-  for (int64_t i = 0; i < mp->n_nodes; i++) {
-    if (start[i + 1] == start[i]) continue;
-    ef_normal_groups gr;
-    gr.n = 0;
-    double cos_limit = cos(angle[i] * (3.14159265358979323846 / 180.0)), total[3] = {0.0, 0.0, 0.0};
-    for (int64_t a = start[i]; a < start[i + 1]; a++) {
-      const double *f = face + 3 * adj[a];
-      ef_groups_add(&gr, f, cos_limit);
-      for (int d = 0; d < 3; d++) total[d] += f[d];
-    }
-    double un[3], ut[3] = {0.0, 0.0, 0.0};
-    ef_unit(total, un);
-    int kind;
-    if (gr.n == 1) {
-      kind = 1;
-    } else if (mp->dim == 3 && gr.n == 2) {
-      double n1[3], n2[3], cr[3];
-      ef_unit(gr.sum[0], n1);
-      ef_unit(gr.sum[1], n2);
-      cr[0] = n1[1] * n2[2] - n1[2] * n2[1];
-      cr[1] = n1[2] * n2[0] - n1[0] * n2[2];
-      cr[2] = n1[0] * n2[1] - n1[1] * n2[0];
-      ef_unit(cr, ut);
-      kind = 2;
-    } else {
-      kind = 3;
-    }
-    is_slip->values[i] = kind;
-    for (int d = 0; d < 3; d++) {
-      normal->values[3 * i + d] = un[d];
-      tangent->values[3 * i + d] = ut[d];
-    }
-  }
-  EF_CALL_GOTO(ef_model_part_mark_modified(mp, "IS_SLIP"), done);
-  EF_CALL_GOTO(ef_model_part_mark_modified(mp, "NORMAL"), done);
-  EF_CALL_GOTO(ef_model_part_mark_modified(mp, "SLIP_TANGENT"), done);
-  g->slip_done = 1;
-done:
-  free(taken);
-  free(cond);
-  free(face);
-  free(angle);
-  free(start);
-  free(adj);
-  return err;
-}
-
-/* ---------------------------------------------------------------------------
  * Registration. */
 
 /* Register every process the core implements under its Kratos python_module name. */
 int ef_register_core_processes(void) {
-  const ef_process_ops *all[] = {
-      &ef_assign_scalar_variable_process_ops, &ef_assign_vector_variable_process_ops,
-      &ef_assign_vector_by_direction_process_ops, &ef_apply_inlet_process_ops,
-      &ef_apply_outlet_process_ops, &ef_apply_noslip_process_ops,
-      &ef_apply_slip_process_ops, &ef_vtk_output_process_ops,
-      &ef_compute_forces_process_ops, &ef_compute_body_fitted_drag_process_ops, &ef_probes_output_process_ops};
+  const ef_process_ops *all[] = {&ef_assign_scalar_variable_process_ops, &ef_assign_vector_variable_process_ops,
+                                 &ef_assign_vector_by_direction_process_ops, &ef_vtk_output_process_ops,
+                                 &ef_probes_output_process_ops};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) EF_CALL(ef_registry_add_process(all[i]));
   return EF_SUCCESS;
 }

@@ -17,7 +17,7 @@ typedef struct {
   int count;
 } ef_table;
 
-static ef_table ef_strategies, ef_linear_solvers, ef_processes, ef_commands;
+static ef_table ef_strategies, ef_processes, ef_commands;
 static pthread_mutex_t ef_registry_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* Loaded applications: name and dlopen handle (kept open for the process lifetime). */
@@ -74,10 +74,6 @@ int ef_registry_add_strategy(const ef_strategy_ops *ops) {
   return ef_table_add(&ef_strategies, "strategy", ops->name, ops);
 }
 
-int ef_registry_add_linear_solver(const ef_linear_solver_ops *ops) {
-  return ef_table_add(&ef_linear_solvers, "linear solver", ops->name, ops);
-}
-
 int ef_registry_add_process(const ef_process_ops *ops) {
   return ef_table_add(&ef_processes, "process", ops->name, ops);
 }
@@ -98,27 +94,26 @@ int ef_registry_find_strategy(const char *name, const ef_strategy_ops **ops) {
     char list[1024];
     ef_table_list(&ef_strategies, list, sizeof list);
     return EF_ERROR(EF_ERR_NOT_FOUND, "unknown solver_type '%s'; registered strategies: %s", name ? name : "(null)",
-                    list[0] ? list : "none (was the fluid application loaded?)");
-  }
-  return EF_SUCCESS;
-}
-
-int ef_registry_find_linear_solver(const char *name, const ef_linear_solver_ops **ops) {
-  *ops = ef_table_lookup(&ef_linear_solvers, name);
-  if (!*ops) {
-    char list[1024];
-    ef_table_list(&ef_linear_solvers, list, sizeof list);
-    return EF_ERROR(EF_ERR_NOT_FOUND, "unknown linear solver '%s'; registered linear solvers: %s",
-                    name ? name : "(null)", list[0] ? list : "none");
+                    list[0] ? list : "none (was an application loaded?)");
   }
   return EF_SUCCESS;
 }
 
 const char *ef_registry_list(const char *kind, char *buffer, size_t size) {
-  ef_table *t = !strcmp(kind, "strategy") ? &ef_strategies
-                : !strcmp(kind, "linear_solver") ? &ef_linear_solvers
-                : !strcmp(kind, "command")       ? &ef_commands
-                                                 : &ef_processes;
+  const int solvers = !strcmp(kind, "linear_solver"), pcs = !strcmp(kind, "preconditioner");
+  if (solvers || pcs) {
+    char host[512], device[512];
+    if (solvers) {
+      ef_linear_solver_list(EF_MEMORY_HOST, host, sizeof host);
+      ef_linear_solver_list(EF_MEMORY_DEVICE, device, sizeof device);
+    } else {
+      ef_preconditioner_list(EF_MEMORY_HOST, host, sizeof host);
+      ef_preconditioner_list(EF_MEMORY_DEVICE, device, sizeof device);
+    }
+    snprintf(buffer, size, "host: %s; device: %s", host[0] ? host : "none", device[0] ? device : "none");
+    return buffer;
+  }
+  ef_table *t = !strcmp(kind, "strategy") ? &ef_strategies : !strcmp(kind, "command") ? &ef_commands : &ef_processes;
   ef_table_list(t, buffer, size);
   return buffer;
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "edgeflow/ef_error.h"
 
@@ -71,4 +72,12 @@ char *ef_strdup(const char *s) {
   char *d = malloc(n);
   if (d) memcpy(d, s, n);
   return d;
+}
+
+void ef_resolve_path(const char *folder, const char *name, char *out, size_t size) {
+  if (name[0] == '/' || access(name, R_OK) == 0) {
+    snprintf(out, size, "%s", name);
+    return;
+  }
+  snprintf(out, size, "%s/%s", folder, name);
 }

@@ -14,6 +14,7 @@
 #include "matrix_io.h"
 #include "opencl_context.h"
 #include "opencl_fs.h"
+#include "opencl_solvers.h"
 #include "strategy_common.h"
 
 /* solver_settings.device: platform substring (name or vendor), index among the matching
@@ -35,7 +36,9 @@ typedef struct {
   ef_fs_settings settings;
   ef_fs_dt_settings dt_settings;
   ef_bc_arrays bc;
-  ef_cg_settings cg;
+  ef_parameters solver_settings;      /* linear_solver_settings, validated in create */
+  const char *export_pressure_system; /* "" or a file for the last pressure system */
+  ef_linear_solver *solver;           /* the pressure solver, from the registry (device memory) */
   ef_cl_settings device;
   int work_group_bits;
   char platform[256];
@@ -65,6 +68,7 @@ static void ef_opencl_destroy(void **p) {
     s->mp->device_newer = 0;
   }
   ef_ocl_fs_destroy(&s->fs);
+  ef_linear_solver_destroy(&s->solver);
   ef_cl_context_destroy(&s->ctx);
   ef_edge_data_free(&s->edges);
   ef_bc_arrays_free(&s->bc);
@@ -119,16 +123,11 @@ static int ef_opencl_create(const ef_strategy_config *config, void **out) {
   s->config = *config;
   s->mp = config->model_part;
   EF_CALL_GOTO(ef_strategy_read_settings(config, &s->settings, &s->dt_settings), fail);
-  ef_parameters ls;
-  const char *solver_type;
-  EF_CALL_GOTO(ef_parameters_get(config->settings, "linear_solver_settings", &ls), fail);
-  if (!ef_parameters_has(ls, "solver_type")) EF_CALL_GOTO(ef_parameters_set_string(ls, "solver_type", "cg"), fail);
-  EF_CALL_GOTO(ef_parameters_get_string(ls, "solver_type", &solver_type), fail);
-  EF_CHECK_GOTO(!strcmp(solver_type, "cg"), EF_ERR_UNSUPPORTED, fail,
-                "%s.solver_type is '%s': the opencl_edge_based strategy solves the pressure with its device CG "
-                "(\"cg\")",
-                ef_parameters_path(ls), solver_type);
-  EF_CALL_GOTO(ef_cg_settings_read(ls, &s->cg), fail);
+  /* Any registered device solver; its keys are checked now, its settings read when created. */
+  EF_CALL_GOTO(ef_parameters_get(config->settings, "linear_solver_settings", &s->solver_settings), fail);
+  EF_CALL_GOTO(ef_linear_solver_validate(s->solver_settings, EF_MEMORY_DEVICE), fail);
+  EF_CALL_GOTO(ef_parameters_get_string(s->solver_settings, "export_pressure_system", &s->export_pressure_system),
+               fail);
   EF_CALL_GOTO(ef_opencl_read_device(s, config->settings), fail);
   EF_CALL_GOTO(ef_model_part_get_variable(s->mp, "VELOCITY", &s->velocity_var), fail);
   EF_CALL_GOTO(ef_model_part_get_variable(s->mp, "PRESSURE", &s->pressure_var), fail);
@@ -197,7 +196,40 @@ static int ef_opencl_upload_modified(ef_opencl_strategy *s, int all, double *sec
   return EF_SUCCESS;
 }
 
-/* Edge data, device, executor, one upload of everything, the CG (tuned) and the model part's hooks. */
+/* The pressure solver from the registry for the executor's device matrix (assembled from the
+ * initial state: a solver may tune on it).  *spmv: its view's "spmv" block (the device CG's
+ * tuned SpMV) as JSON for the run summary (malloc'ed), or NULL. */
+static int ef_opencl_create_solver(ef_opencl_strategy *s, double dt, char **spmv_out) {
+  *spmv_out = NULL;
+  EF_CALL(ef_ocl_fs_assemble_pressure(s->fs, dt));
+  const ef_matrix A = ef_cl_matrix_wrap(ef_ocl_fs_pressure_matrix(s->fs), s->ctx, s->bc.n_fixed_pressure == 0);
+  EF_CALL(ef_linear_solver_create(s->solver_settings, EF_MEMORY_DEVICE, &A, &s->solver));
+  ef_parameters view = NULL, solver;
+  EF_CALL(ef_parameters_parse("{}", "<pressure solver view>", &view));
+  double bytes = 0.0;
+  char *spmv = NULL;
+  int err = ef_linear_solver_view(s->solver, view);
+  if (!err && ef_parameters_has(view, "solver") && !(err = ef_parameters_get(view, "solver", &solver))) {
+    if (ef_parameters_has(solver, "bytes_per_iteration"))
+      err = ef_parameters_get_double(solver, "bytes_per_iteration", &bytes);
+    ef_parameters block;
+    if (!err && ef_parameters_has(solver, "spmv") && !(err = ef_parameters_get(solver, "spmv", &block))) {
+      spmv = ef_parameters_to_string(block, 0);
+      if (!spmv) err = EF_ERROR(EF_ERR_MEMORY, "out of memory");
+    }
+  }
+  ef_parameters_destroy(&view);
+  if (err) {
+    free(spmv);
+    return err;
+  }
+  ef_ocl_fs_set_solver(s->fs, s->solver, bytes);
+  *spmv_out = spmv;
+  return EF_SUCCESS;
+}
+
+/* Edge data, device, executor, one upload of everything, the pressure solver (a tuned device CG
+ * by default) and the model part's hooks. */
 static int ef_opencl_initialize(void *data) {
   ef_opencl_strategy *s = data;
   ef_model_part mp = s->mp;
@@ -216,35 +248,20 @@ static int ef_opencl_initialize(void *data) {
   ef_ocl_fs_settings os;
   ef_ocl_fs_settings_default(&os);
   os.fs = s->settings;
-  os.cg.variant = s->cg.three_term ? EF_CG_THREE_TERM : EF_CG_STANDARD;
-  os.cg.rtol = s->cg.tolerance;
-  os.cg.max_iterations = s->cg.max_iteration;
-  os.cg.check_every = s->cg.check_every;
-  os.cg.wgs_bits = s->cg.workgroup_size_bits > 0 ? s->cg.workgroup_size_bits : 0;
-  os.cg.rows_bits = s->cg.rows_per_workgroup_bits > 0 ? s->cg.rows_per_workgroup_bits : 0;
-  if (os.cg.wgs_bits > 0 && s->cg.rows_per_workgroup_bits < 0) {
-    /* Only the group size given: half of it as rows (2 lanes per row), a fair default. */
-    os.cg.rows_bits = os.cg.wgs_bits - 1;
-  }
-  os.cg.tune = s->cg.autotune;
-  os.cg.force_retune = s->cg.retune;
-  os.cg.verbose = s->device.verbose;
   os.work_group_bits = s->work_group_bits;
   EF_CALL(ef_ocl_fs_create(s->ctx, &s->edges, &os, &s->fs));
   double seconds;
   EF_CALL(ef_opencl_upload_modified(s, 1, &seconds));
-  /* The CG and its SpMV tuner need a real matrix: one from the initial state. */
+  /* The solver (the CG's SpMV tuner) needs a real matrix: one from the initial state. */
   double dt;
   int reduced;
   EF_CALL(ef_ocl_fs_compute_dt(s->fs, &s->dt_settings, &dt, NULL, &reduced));
-  EF_CALL(ef_ocl_fs_setup_solver(s->fs, dt));
+  char *spmv = NULL;
+  EF_CALL(ef_opencl_create_solver(s, dt, &spmv));
   mp->device.context = s;
   mp->device.sync_to_host = ef_opencl_sync_to_host;
   mp->device_newer = 0;
 
-  ef_cl_cg_config cfg;
-  double tuning = 0.0;
-  ef_cl_cg_get_config(ef_ocl_fs_solver(s->fs), &cfg, &tuning);
   const ef_cl_context *c = s->ctx;
   char json[2048];
   snprintf(json, sizeof json,
@@ -254,13 +271,10 @@ static int ef_opencl_initialize(void *data) {
            c->device_name, c->platform_name, c->driver_version, c->compute_units, (double)c->global_mem_bytes,
            (double)ef_ocl_fs_memory_bytes(&s->edges), ef_ocl_fs_blocks(s->fs), (long long)s->edges.n_edges,
            mp->dim, ef_ocl_fs_bytes_per_step(s->fs, 0));
-  EF_CALL(ef_parameters_set_json(s->config.summary, "device", json));
-  snprintf(json, sizeof json,
-           "{\"wgs_bits\": %d, \"rows_bits\": %d, \"lanes_per_row\": %d, \"groups\": %d,"
-           " \"tuned_us_per_iteration\": %.6g, \"tuning_seconds\": %.6f}",
-           cfg.wgs_bits, cfg.rows_bits, 1 << (cfg.wgs_bits - cfg.rows_bits), cfg.groups,
-           1e6 * cfg.seconds_per_iteration, tuning);
-  EF_CALL(ef_parameters_set_json(s->config.summary, "spmv", json));
+  int err = ef_parameters_set_json(s->config.summary, "device", json);
+  if (!err && spmv) err = ef_parameters_set_json(s->config.summary, "spmv", spmv);
+  free(spmv);
+  EF_CALL(err);
   if (s->config.echo_level > 0)
     printf("opencl_edge_based: '%s', %lld directed edges in %d block(s), %.1f MB of edge data\n", c->device_name,
            (long long)s->edges.n_edges, ef_ocl_fs_blocks(s->fs), ef_edge_data_bytes(&s->edges) / 1e6);
@@ -331,11 +345,11 @@ static int ef_opencl_copy_pressure_system(void *data, ef_pressure_system *out) {
 /* Export the last pressure system if asked; solver and phase totals into the run summary. */
 static int ef_opencl_finalize(void *data) {
   ef_opencl_strategy *s = data;
-  if (s->cg.export_pressure_system && s->cg.export_pressure_system[0] && s->fs && s->steps > 0) {
+  if (s->export_pressure_system && s->export_pressure_system[0] && s->fs && s->steps > 0) {
     ef_pressure_system ps;
     EF_CALL(ef_ocl_fs_copy_pressure_system(s->fs, &ps));
     ef_csr_matrix A = {ps.n, ps.nnz, ps.row_ptr, ps.col, ps.values};
-    int err = ef_linear_system_write(s->cg.export_pressure_system, &A, ps.rhs, ps.solution);
+    int err = ef_linear_system_write(s->export_pressure_system, &A, ps.rhs, ps.solution);
     ef_pressure_system_free(&ps);
     EF_CALL(err);
   }
@@ -365,6 +379,11 @@ static int ef_opencl_finalize(void *data) {
 static const ef_strategy_ops ef_opencl_ops = {
     .name = "opencl_edge_based",
     .description = "edge-based fractional step on an OpenCL device (solution resident on the device)",
+    .settings_defaults = ef_fluid_settings_defaults,
+    .ignored_settings = ef_fluid_kratos_keys,
+    .steady_state_variable = "VELOCITY",
+    .add_variables = ef_fluid_add_variables,
+    .prepare = ef_fluid_prepare,
     .create = ef_opencl_create,
     .initialize = ef_opencl_initialize,
     .compute_time_step = ef_opencl_compute_time_step,

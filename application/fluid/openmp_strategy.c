@@ -26,9 +26,9 @@ typedef struct {
   ef_fs_settings settings;
   ef_fs_dt_settings dt_settings;
   ef_bc_arrays bc;
-  const ef_linear_solver_ops *solver_ops;
-  void *solver;
-  ef_cg_settings cg;
+  ef_parameters solver_settings; /* linear_solver_settings, validated in create */
+  ef_linear_solver *solver;
+  const char *export_pressure_system; /* "" or a file for the last pressure system */
   double *pressure;  /* kinematic pressure p / rho */
   double *reaction;  /* executor reaction (kinematic force), 3n */
   double *pressure_prev; /* p_n as the last step started (for copy_pressure_system's warm start) */
@@ -46,7 +46,7 @@ static void ef_openmp_destroy(void **p) {
   ef_fs_destroy(&s->fs);
   ef_edge_data_free(&s->edges);
   ef_bc_arrays_free(&s->bc);
-  if (s->solver_ops && s->solver) s->solver_ops->destroy(&s->solver);
+  ef_linear_solver_destroy(&s->solver);
   free(s->pressure);
   free(s->reaction);
   free(s->pressure_prev);
@@ -62,20 +62,10 @@ static int ef_openmp_create(const ef_strategy_config *config, void **out) {
   s->config = *config;
   s->mp = config->model_part;
   EF_CALL_GOTO(ef_strategy_read_settings(config, &s->settings, &s->dt_settings), fail);
-  ef_parameters ls;
-  const char *solver_type;
-  EF_CALL_GOTO(ef_parameters_get(config->settings, "linear_solver_settings", &ls), fail);
-  if (!ef_parameters_has(ls, "solver_type")) EF_CALL_GOTO(ef_parameters_set_string(ls, "solver_type", "cg"), fail);
-  EF_CALL_GOTO(ef_parameters_get_string(ls, "solver_type", &solver_type), fail);
-  EF_CALL_GOTO(ef_registry_find_linear_solver(solver_type, &s->solver_ops), fail);
-  EF_CALL_GOTO(s->solver_ops->create(ls, s->mp->n_nodes, &s->solver), fail);
-  s->settings.solver = *(ef_linear_solver *)s->solver;
-  EF_CALL_GOTO(ef_parameters_get_double(ls, "tolerance", &s->settings.pressure_rtol), fail);
-  long max_it;
-  EF_CALL_GOTO(ef_parameters_get_int(ls, "max_iteration", &max_it), fail);
-  s->settings.pressure_max_iterations = (int)max_it;
-  if (ef_parameters_has(ls, "export_pressure_system"))
-    EF_CALL_GOTO(ef_parameters_get_string(ls, "export_pressure_system", &s->cg.export_pressure_system), fail);
+  EF_CALL_GOTO(ef_parameters_get(config->settings, "linear_solver_settings", &s->solver_settings), fail);
+  EF_CALL_GOTO(ef_linear_solver_validate(s->solver_settings, EF_MEMORY_HOST), fail);
+  EF_CALL_GOTO(ef_parameters_get_string(s->solver_settings, "export_pressure_system", &s->export_pressure_system),
+               fail);
   EF_CALL_GOTO(ef_model_part_get_variable(s->mp, "VELOCITY", &s->velocity_var), fail);
   EF_CALL_GOTO(ef_model_part_get_variable(s->mp, "PRESSURE", &s->pressure_var), fail);
   EF_CALL_GOTO(ef_model_part_get_variable(s->mp, "REACTION", &s->reaction_var), fail);
@@ -123,6 +113,14 @@ static int ef_openmp_initialize(void *data) {
     s->settings.eval_fixed_ctx = s->config.fixed_values_context;
   }
   EF_CALL(ef_fs_create(&s->edges, &s->settings, &s->fs));
+  /* The pressure solver, from the registry, for H's pattern. */
+  const ef_csr *H = ef_fs_pressure_matrix(s->fs);
+  ef_matrix A = {.memory = EF_MEMORY_HOST, .layout = {H->n, 0, NULL}, .nnz = H->nnz,
+                 .constant_null_space = H->constant_null_space, .row_ptr = H->row_ptr, .row_ptr32 = H->row_ptr32,
+                 .col = H->col, .values = H->val, .diag = H->diag};
+  EF_CALL(ef_linear_solver_create(s->solver_settings, EF_MEMORY_HOST, &A, &s->solver));
+  s->settings.solver = s->solver;
+  EF_CALL(ef_fs_set_settings(s->fs, &s->settings));
 
   int threads = 1;
 #ifdef EF_HAVE_OPENMP
@@ -225,7 +223,7 @@ static int ef_openmp_copy_pressure_system(void *data, ef_pressure_system *out) {
       (void)ef_row_pressure_system(2, i, ne, ci, ei, tau, cc, zero, zero, zero, zero, NULL, 0,
                                    out->values_full + H->row_ptr[i]);
   }
-  out->tolerance = s->settings.pressure_rtol;
+  out->tolerance = ef_linear_solver_settings(s->solver)->tolerance;
   out->iterations = s->last_iterations;
   out->relative_residual = s->last_residual;
   free(zero);
@@ -238,10 +236,10 @@ fail:
 
 static int ef_openmp_finalize(void *data) {
   ef_openmp_strategy *s = data;
-  if (s->cg.export_pressure_system && s->cg.export_pressure_system[0] && s->fs && s->steps > 0) {
+  if (s->export_pressure_system && s->export_pressure_system[0] && s->fs && s->steps > 0) {
     const ef_csr *H = ef_fs_pressure_matrix(s->fs);
     ef_csr_matrix A = {H->n, H->nnz, H->row_ptr, H->col, H->val};
-    EF_CALL(ef_linear_system_write(s->cg.export_pressure_system, &A, ef_fs_pressure_rhs(s->fs), s->pressure));
+    EF_CALL(ef_linear_system_write(s->export_pressure_system, &A, ef_fs_pressure_rhs(s->fs), s->pressure));
   }
   double total_cg = ef_log_event_seconds(s->ev_solve);
   char json[512];
@@ -255,6 +253,11 @@ static int ef_openmp_finalize(void *data) {
 static const ef_strategy_ops ef_openmp_ops = {
     .name = "openmp_edge_based",
     .description = "edge-based fractional step on the host (OpenMP)",
+    .settings_defaults = ef_fluid_settings_defaults,
+    .ignored_settings = ef_fluid_kratos_keys,
+    .steady_state_variable = "VELOCITY",
+    .add_variables = ef_fluid_add_variables,
+    .prepare = ef_fluid_prepare,
     .create = ef_openmp_create,
     .initialize = ef_openmp_initialize,
     .compute_time_step = ef_openmp_compute_time_step,

@@ -87,37 +87,6 @@ int ef_strategy_read_settings(const ef_strategy_config *config, ef_fs_settings *
   return EF_SUCCESS;
 }
 
-int ef_cg_settings_read(ef_parameters p, ef_cg_settings *s) {
-  const char *variant;
-  long it, check, wg, rows;
-  EF_CALL(ef_parameters_validate_defaults(p, EF_CG_SETTINGS_DEFAULTS));
-  EF_CALL(ef_parameters_get_double(p, "tolerance", &s->tolerance));
-  EF_CALL(ef_parameters_get_int(p, "max_iteration", &it));
-  EF_CALL(ef_parameters_get_string(p, "cg_variant", &variant));
-  EF_CALL(ef_parameters_get_int(p, "check_every", &check));
-  EF_CALL(ef_parameters_get_int(p, "workgroup_size_bits", &wg));
-  EF_CALL(ef_parameters_get_int(p, "rows_per_workgroup_bits", &rows));
-  EF_CALL(ef_parameters_get_bool(p, "autotune", &s->autotune));
-  EF_CALL(ef_parameters_get_bool(p, "retune", &s->retune));
-  EF_CALL(ef_parameters_get_string(p, "export_pressure_system", &s->export_pressure_system));
-  EF_CHECK(s->tolerance > 0 && s->tolerance < 1, EF_ERR_PARAMETER, "%s.tolerance must be in (0, 1), got %g",
-           ef_parameters_path(p), s->tolerance);
-  EF_CHECK(it > 0 && it < 100000000, EF_ERR_PARAMETER, "%s.max_iteration must be positive", ef_parameters_path(p));
-  EF_CHECK(!strcmp(variant, "standard") || !strcmp(variant, "three_term"), EF_ERR_PARAMETER,
-           "%s.cg_variant is '%s', expected \"standard\" or \"three_term\"", ef_parameters_path(p), variant);
-  EF_CHECK(check >= 1 && check <= 1000, EF_ERR_PARAMETER, "%s.check_every must be 1..1000", ef_parameters_path(p));
-  EF_CHECK(wg == -1 || (wg >= 0 && wg <= 10), EF_ERR_PARAMETER, "%s.workgroup_size_bits must be -1 or 0..10",
-           ef_parameters_path(p));
-  EF_CHECK(rows == -1 || (rows >= 0 && rows <= 10), EF_ERR_PARAMETER,
-           "%s.rows_per_workgroup_bits must be -1 or 0..10", ef_parameters_path(p));
-  s->max_iteration = (int)it;
-  s->three_term = !strcmp(variant, "three_term");
-  s->check_every = (int)check;
-  s->workgroup_size_bits = (int)wg;
-  s->rows_per_workgroup_bits = (int)rows;
-  return EF_SUCCESS;
-}
-
 int ef_strategy_explain_node_error(int err, ef_model_part mp) {
   const char *at = strstr(ef_error_message(), "at node ");
   long long node;

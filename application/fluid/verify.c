@@ -928,47 +928,24 @@ done:
 
 #else /* !EF_HAVE_PETSC */
 
-/* The build has no PETSc: "petsc" and "verify" exist only to say so. */
-static int ef_no_petsc_solver_create(ef_parameters settings, int64_t n_rows, void **solver) {
-  (void)settings;
-  (void)n_rows;
-  *solver = NULL;
-  return EF_ERROR(EF_ERR_UNSUPPORTED,
-                  "linear solver \"petsc\": this build has no PETSc (install petsc-dev and configure with "
-                  "-DEF_WITH_PETSC=ON, or use \"cg\")");
-}
-
-/* Nothing was created. */
-static void ef_no_petsc_solver_destroy(void **solver) {
-  if (solver) *solver = NULL;
-}
-
 /* `edgeflow verify` without PETSc: an error saying so. */
-static int ef_no_petsc_verify(int argc, char **argv) {
+int ef_command_verify(int argc, char **argv) {
   (void)argc;
   (void)argv;
   return EF_ERROR(EF_ERR_UNSUPPORTED,
                   "verify: this build has no PETSc (install petsc-dev and configure with -DEF_WITH_PETSC=ON)");
 }
 
-static const ef_linear_solver_ops ef_no_petsc_solver = {
-    .name = "petsc",
-    .description = "PETSc KSP (not in this build)",
-    .create = ef_no_petsc_solver_create,
-    .destroy = ef_no_petsc_solver_destroy,
-};
-
-static const ef_command_ops ef_no_petsc_verify_command = {
-    .name = "verify",
-    .help = "check a strategy's pressure system with PETSc (not in this build: no PETSc)",
-    .run = ef_no_petsc_verify,
-};
-
-/* Register the stubs. */
-int ef_register_petsc(void) {
-  EF_CALL(ef_registry_add_linear_solver(&ef_no_petsc_solver));
-  EF_CALL(ef_registry_add_command(&ef_no_petsc_verify_command));
-  return EF_SUCCESS;
-}
-
 #endif
+
+static const ef_command_ops ef_verify_command_ops = {
+    .name = "verify",
+#ifdef EF_HAVE_PETSC
+    .help = "run N steps and check the last pressure system with PETSc (structure, SpMV, CG solution)",
+#else
+    .help = "check a strategy's pressure system with PETSc (not in this build: no PETSc)",
+#endif
+    .run = ef_command_verify,
+};
+
+int ef_register_verify_command(void) { return ef_registry_add_command(&ef_verify_command_ops); }

@@ -3,12 +3,14 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "edgeflow/ef_error.h"
 #include "edgeflow/ef_util.h"
 
 #include "ef_omp.h"
+#include "host_vector.h"
 
 struct ef_host_cg_s {
   int64_t n, n_blocks, block;
@@ -61,12 +63,6 @@ void ef_host_cg_destroy(ef_host_cg **cg) {
   free(s->part_b);
   free(s);
   *cg = NULL;
-}
-
-/* The {ctx, solve} record of this CG. */
-ef_linear_solver ef_host_cg_solver(ef_host_cg *cg) {
-  ef_linear_solver ls = {cg, ef_host_cg_solve};
-  return ls;
 }
 
 /* Iterations and seconds of the last solve. */
@@ -260,3 +256,146 @@ int ef_host_cg_solve(void *ctx, const ef_csr *A, const double *b, double *x, dou
                     max_it, res, rtol);
   return EF_SUCCESS;
 }
+
+ef_csr ef_csr_from_matrix(const ef_matrix *A) {
+  ef_csr c = {A->layout.n_owned, A->nnz, A->row_ptr, A->row_ptr32, A->col, A->values, A->diag, A->constant_null_space};
+  return c;
+}
+
+/* ---------------------------------------------------------------------------
+ * Linear solver "cg" (host).  With preconditioner "jacobi" it is the CG above (the scaled
+ * residual ||D^-1/2 r|| / ||D^-1/2 b|| is its stopping test); with any other registered host
+ * preconditioner M it is preconditioned CG stopping on ||r||_2 / ||b||_2 (M must be symmetric
+ * positive definite; the constant is projected out of b and of every M^-1 r when A has the
+ * constant null space). */
+
+typedef struct {
+  ef_host_cg *cg;
+  ef_preconditioner *pc; /* NULL: the built-in Jacobi path */
+  ef_linear_solver_common common;
+  ef_csr A;
+  double *z, *bp;        /* preconditioned path: M^-1 r, b in 1-perp */
+  ef_host_reduction red;
+  int64_t n;
+} ef_host_cg_object;
+
+static void ef_host_cg_object_destroy(void **p) {
+  if (!p || !*p) return;
+  ef_host_cg_object *o = *p;
+  ef_host_cg_destroy(&o->cg);
+  free(o->z);
+  free(o->bp);
+  ef_host_reduction_free(&o->red);
+  free(o);
+  *p = NULL;
+}
+
+static int ef_host_cg_object_create(ef_parameters settings, const ef_linear_solver_common *common, const ef_matrix *A,
+                                    ef_preconditioner *pc, void **out) {
+  (void)settings;
+  *out = NULL;
+  ef_host_cg_object *o = calloc(1, sizeof *o);
+  EF_CHECK(o, EF_ERR_MEMORY, "out of memory");
+  int err = EF_SUCCESS;
+  o->common = *common;
+  o->n = A->layout.n_owned;
+  o->A = ef_csr_from_matrix(A);
+  EF_CALL_GOTO(ef_host_cg_create(o->n, &o->cg), fail);
+  if (pc && ef_preconditioner_get_ops(pc) != &ef_host_jacobi_ops) {
+    o->pc = pc;
+    o->z = malloc((size_t)o->n * sizeof *o->z);
+    o->bp = malloc((size_t)o->n * sizeof *o->bp);
+    EF_CHECK_GOTO(o->z && o->bp && ef_host_reduction_init(&o->red, o->n), EF_ERR_MEMORY, fail,
+                  "host CG: out of memory for %lld unknowns", (long long)o->n);
+  }
+  *out = o;
+  return EF_SUCCESS;
+fail:
+  ef_host_cg_object_destroy((void **)&o);
+  return err;
+}
+
+static int ef_host_cg_object_setup(void *data, const ef_matrix *A) {
+  ef_host_cg_object *o = data;
+  o->A = ef_csr_from_matrix(A);
+  return EF_SUCCESS;
+}
+
+/* Preconditioned CG with z = M^-1 r from the registered preconditioner. */
+static int ef_host_pcg(ef_host_cg_object *o, const double *b_in, double *x, ef_solve_result *res) {
+  const int64_t n = o->n;
+  ef_host_cg *w = o->cg;
+  double *r = w->r, *p = w->p, *q = w->q, *z = o->z;
+  const ef_csr *A = &o->A;
+  ef_vector rv = {EF_MEMORY_HOST, {n, 0, NULL}, r, NULL}, zv = {EF_MEMORY_HOST, {n, 0, NULL}, z, NULL};
+  /* r = b - A x, with b's mean removed for a singular A. */
+  const double *b = b_in;
+  if (A->constant_null_space) {
+    memcpy(o->bp, b_in, (size_t)n * sizeof *b_in);
+    ef_host_remove_mean(&o->red, o->bp);
+    b = o->bp;
+  }
+  ef_csr_multiply(A, x, r);
+  EF_OMP(omp parallel for schedule(static))
+  for (int64_t i = 0; i < n; ++i) r[i] = b[i] - r[i];
+  const double bnorm = sqrt(ef_host_dot(&o->red, b, b));
+  double rnorm = bnorm > 0.0 ? sqrt(ef_host_dot(&o->red, r, r)) / bnorm : 0.0;
+  int it = 0;
+  if (bnorm == 0.0) {
+    for (int64_t i = 0; i < n; ++i) x[i] = 0.0;
+  }
+  double rz = 0.0;
+  while (bnorm > 0.0 && rnorm >= o->common.tolerance && it < o->common.max_iteration) {
+    EF_CALL(ef_preconditioner_apply(o->pc, &rv, &zv));
+    if (A->constant_null_space) ef_host_remove_mean(&o->red, z);
+    const double rz_new = ef_host_dot(&o->red, r, z);
+    EF_CHECK(isfinite(rz_new) && rz_new > 0.0, EF_ERR_SOLVER,
+             "host CG: r^T M^-1 r = %g at iteration %d: the preconditioner is not positive definite", rz_new, it + 1);
+    const double beta = it ? rz_new / rz : 0.0;
+    rz = rz_new;
+    EF_OMP(omp parallel for schedule(static))
+    for (int64_t i = 0; i < n; ++i) p[i] = z[i] + beta * p[i];
+    ef_csr_multiply(A, p, q);
+    const double pap = ef_host_dot(&o->red, p, q);
+    EF_CHECK(isfinite(pap) && pap > 0.0, EF_ERR_SOLVER,
+             "host CG: p^T A p = %g <= 0 at iteration %d: the matrix is not positive definite", pap, it + 1);
+    const double alpha = rz / pap;
+    EF_OMP(omp parallel for schedule(static))
+    for (int64_t i = 0; i < n; ++i) {
+      x[i] += alpha * p[i];
+      r[i] -= alpha * q[i];
+    }
+    ++it;
+    rnorm = sqrt(ef_host_dot(&o->red, r, r)) / bnorm;
+  }
+  res->iterations = it;
+  res->residual = rnorm;
+  res->converged = rnorm < o->common.tolerance;
+  EF_CHECK(res->converged, EF_ERR_SOLVER, "host CG: no convergence in %d iterations (relative residual %.3e > %.3e)",
+           o->common.max_iteration, rnorm, o->common.tolerance);
+  return EF_SUCCESS;
+}
+
+static int ef_host_cg_object_solve(void *data, const ef_vector *b, ef_vector *x, ef_solve_result *res) {
+  ef_host_cg_object *o = data;
+  if (o->pc) return ef_host_pcg(o, b->host, x->host, res);
+  int its = 0;
+  double r = 0.0;
+  int err = ef_host_cg_solve(o->cg, &o->A, b->host, x->host, o->common.tolerance, o->common.max_iteration, &its, &r);
+  res->iterations = its;
+  res->residual = r;
+  res->converged = !err;
+  return err;
+}
+
+const ef_linear_solver_ops ef_host_cg_ops = {
+    .name = "cg",
+    .description = "conjugate gradient (OpenMP, deterministic); with \"jacobi\": CG on the diagonally scaled system",
+    .memory = EF_MEMORY_HOST,
+    .defaults = "{}",
+    .uses_preconditioner = 1,
+    .create = ef_host_cg_object_create,
+    .setup = ef_host_cg_object_setup,
+    .solve = ef_host_cg_object_solve,
+    .destroy = ef_host_cg_object_destroy,
+};

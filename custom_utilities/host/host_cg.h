@@ -12,6 +12,8 @@
 
 #include <stdint.h>
 
+#include "edgeflow/ef_linear_solver.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -26,16 +28,6 @@ typedef struct {
   const int64_t *diag;       /* position of each row's diagonal entry, or NULL (searched) */
   int constant_null_space;   /* 1: A 1 = 0 (no Dirichlet row); b must satisfy sum b = 0 */
 } ef_csr;
-
-/* A linear solver for A x = b (A symmetric positive (semi)definite): x holds the initial
- * guess on input and the solution on output; stop when the relative residual measured by
- * the solver is below rtol; fail (non-zero, message recorded) on breakdown or when
- * max_it iterations do not suffice.  iterations and final_residual may be NULL. */
-typedef struct {
-  void *ctx;
-  int (*solve)(void *ctx, const ef_csr *A, const double *b, double *x, double rtol, int max_it,
-               int *iterations, double *final_residual);
-} ef_linear_solver;
 
 /* Deterministic host CG.  It is CG on D^-1/2 A D^-1/2 y = D^-1/2 b (D = diag A, x = D^-1/2 y),
  * carried out as Jacobi-preconditioned CG on A, which generates the same iterates:
@@ -58,13 +50,20 @@ void ef_host_cg_destroy(ef_host_cg **cg);
 /* Solve A x = b (see above); ctx is the ef_host_cg.  A->n must equal the created size. */
 int ef_host_cg_solve(void *ctx, const ef_csr *A, const double *b, double *x, double rtol, int max_it,
                      int *iterations, double *final_residual);
-/* The interface record of a host CG. */
-ef_linear_solver ef_host_cg_solver(ef_host_cg *cg);
 /* Iterations and wall seconds of the last solve (either pointer may be NULL). */
 void ef_host_cg_last(const ef_host_cg *cg, int *iterations, double *seconds);
 
 /* y = A x (OpenMP over rows; deterministic). */
 void ef_csr_multiply(const ef_csr *A, const double *x, double *y);
+
+/* The CSR view of a host ef_matrix (ef_linear_solver.h). */
+ef_csr ef_csr_from_matrix(const ef_matrix *A);
+
+/* The registered host solvers and preconditioners (host_solvers.c registers them). */
+extern const ef_linear_solver_ops ef_host_cg_ops;       /* "cg" */
+extern const ef_linear_solver_ops ef_host_bicgstab_ops; /* "bicgstab" */
+extern const ef_preconditioner_ops ef_host_jacobi_ops;  /* "jacobi" */
+int ef_register_host_solvers(void);
 
 #ifdef __cplusplus
 }

@@ -27,48 +27,19 @@
  * let the tuner time every eligible set on the actual matrix (profiling events,
  * each candidate first checked against a host reference) and keep the fastest;
  * its result is cached in the context's cache folder, keyed by device, driver,
- * kernel source, variant and (n, nnz).
+ * kernel source, variant and (n, nnz).  The tuner and the timing of iterations live in
+ * opencl_cg_tuner.h; device matrices and vectors in opencl_csr.h.
  */
 #ifndef EF_OPENCL_CG_H
 #define EF_OPENCL_CG_H
 
 #include <stdint.h>
 
-#include "edgeflow/ef_strategy.h" /* ef_csr_matrix */
-#include "opencl_context.h"
+#include "opencl_csr.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* A CSR matrix in device buffers. */
-typedef struct {
-  int64_t n;
-  int64_t nnz;
-  int row_ptr_64;   /* 0: row_ptr holds int32 offsets (needs nnz < 2^31); 1: int64 */
-  cl_mem row_ptr;   /* n + 1 offsets */
-  cl_mem col_idx;   /* nnz int32 */
-  cl_mem values;    /* nnz double */
-} ef_cl_csr;
-
-/* Upload a host CSR (int32 row_ptr when nnz < 2^31, else int64). */
-int ef_cl_csr_upload(ef_cl_context *ctx, const ef_csr_matrix *A, ef_cl_csr *out);
-/* Release the three buffers of an uploaded matrix and zero the struct (NULL ok). */
-void ef_cl_csr_release(ef_cl_csr *A);
-/* Download a device CSR into new host arrays (row_ptr widened to int64; free() each). */
-int ef_cl_csr_download(ef_cl_context *ctx, const ef_cl_csr *A, int64_t **row_ptr, int32_t **col,
-                       double **values);
-
-/* Write a device system to a file in the peers' format (matrix_io.h): A, b and,
- * when x is not NULL, x as the trailing solution block.  Blocking. */
-int ef_cl_system_export(ef_cl_context *ctx, const ef_cl_csr *A, cl_mem b, cl_mem x,
-                        const char *path);
-
-/* A device vector of n doubles, optionally initialised from host (NULL: zeros). */
-int ef_cl_vector_create(ef_cl_context *ctx, int64_t n, const double *host, cl_mem *out);
-/* Blocking copies between host and device vectors. */
-int ef_cl_vector_write(ef_cl_context *ctx, cl_mem v, int64_t n, const double *host);
-int ef_cl_vector_read(ef_cl_context *ctx, cl_mem v, int64_t n, double *host);
 
 typedef enum { EF_CG_STANDARD = 0, EF_CG_THREE_TERM = 1 } ef_cg_variant;
 
@@ -85,7 +56,7 @@ typedef struct {
   int verbose;          /* 0 quiet, 1 winner and tuning cost, 2 every candidate */
 } ef_cl_cg_settings;
 
-/* Standard CG, rtol 1e-8, 1000 iterations, check every 8, tuner on. */
+/* Standard CG, rtol 1e-8, 5000 iterations (the shared default), check every 8, tuner on. */
 void ef_cl_cg_settings_default(ef_cl_cg_settings *s);
 
 /* One SpMV configuration. */
@@ -134,25 +105,12 @@ int ef_cl_cg_dot(ef_cl_cg *cg, cl_mem x, cl_mem y, double *result);
 /* The configuration in use (and how long tuning took, 0 when it did not run or was cached). */
 void ef_cl_cg_get_config(const ef_cl_cg *cg, ef_cl_cg_config *config, double *tuning_seconds);
 
-/* Every SpMV configuration the tuner would try for A on this device (up to max). */
-int ef_cl_cg_candidates(const ef_cl_context *ctx, const ef_cl_csr *A, ef_cl_cg_config *list,
-                        int max, int *count);
-
 /* Device bytes the solver needs for a matrix of this size, the matrix itself included. */
 uint64_t ef_cl_cg_memory_bytes(int64_t n, int64_t nnz, int row_ptr_64);
 
 /* Bytes moved per iteration by the fused kernels (12 (nnz - n) + 76 n with int32
  * row_ptr: the scaled matrix's unit diagonal is not stored). */
 double ef_cl_cg_bytes_per_iteration(int64_t n, int64_t nnz, int row_ptr_64);
-
-/* Timing of a fixed number of iterations from x = 0 (rtol 0), for benchmarks: the
- * wall seconds per iteration (whole solve, setup included, no events) and the
- * summed kernel time per iteration from profiling events (iteration launches
- * only), and of that the matrix kernel's share.  Any output may be NULL; the
- * wall run is skipped without the first, the profiled one without the second. */
-int ef_cl_cg_time_iterations(ef_cl_cg *cg, cl_mem b, cl_mem x, int iterations,
-                             double *wall_seconds_per_iteration,
-                             double *kernel_seconds_per_iteration, double *matrix_seconds_per_iteration);
 
 #ifdef __cplusplus
 }

@@ -11,6 +11,8 @@
 #include "edge_physics.h"
 #include "edgeflow/ef_error.h"
 #include "edgeflow/ef_log.h"
+#include "opencl_cg.h" /* ef_cl_cg_memory_bytes: the memory estimate's solver share */
+#include "opencl_solvers.h"
 
 #define FS_SOURCE "fs_kernels.cl"
 #define FS_DEFAULT_WGS_BITS 7 /* 128 items: 4 warps, enough groups per SM for latency hiding */
@@ -32,7 +34,7 @@ enum {
   K_N_KERNELS,
   R_UPLOAD = K_N_KERNELS, /* boundary values to the device */
   R_FLAGS,                /* flag/sum fill and read-back of a step */
-  R_CG,                   /* the CG solve (wall clock: its kernels are opencl_cg's) */
+  R_CG,                   /* the pressure solve (wall clock: its kernels are the solver's) */
   R_COUNT
 };
 static const char *const fs_record_names[R_COUNT] = {
@@ -80,7 +82,8 @@ struct ef_ocl_fs_s {
   int64_t *h_row_ptr;
   int32_t *h_col;
   ef_cl_csr H;
-  ef_cl_cg *cg;
+  ef_linear_solver *solver;          /* the strategy's, borrowed */
+  double solver_bytes_per_iteration; /* its traffic figure (ef_ocl_fs_set_solver) */
   /* Reductions. */
   cl_mem partials, state, flags;
   int64_t assembly_groups;
@@ -209,8 +212,6 @@ static int fs_launch(ef_ocl_fs *fs, int record, int phase, size_t global, size_t
 /* n rounded up to a multiple of m (a grid of whole work-groups). */
 static size_t fs_round_up(int64_t n, size_t m) { return (size_t)((n + (int64_t)m - 1) / (int64_t)m) * m; }
 
-#define FS_ARG(kernel, index, value) EF_CL_CALL(clSetKernelArg((kernel), (cl_uint)(index), sizeof(value), &(value)))
-
 /* Phase spans and per-record sums of the finished tracked commands; releases them.  A
  * device that gives no profiling data leaves the times at 0. */
 typedef struct {
@@ -314,7 +315,7 @@ double ef_ocl_fs_bytes_per_step(const ef_ocl_fs *fs, int cg_iterations) {
   double b = fs_kernel_bytes(fs, K_PREPARE, 0, 0, n, E);
   for (int s = 0; s < 4; ++s) b += fs_kernel_bytes(fs, K_STAGE, s, 0, n, E);
   b += fs_kernel_bytes(fs, K_PRESSURE, 0, 0, n, E) + fs_kernel_bytes(fs, K_CORRECT, 0, 0, n, E);
-  b += (double)cg_iterations * ef_cl_cg_bytes_per_iteration(fs->n, fs->nnz, fs->H.row_ptr_64);
+  b += (double)cg_iterations * fs->solver_bytes_per_iteration;
   return b;
 }
 
@@ -376,8 +377,6 @@ int ef_ocl_fs_read_array(ef_ocl_fs *fs, ef_ocl_fs_array which, double *host) {
 void ef_ocl_fs_settings_default(ef_ocl_fs_settings *s) {
   memset(s, 0, sizeof *s);
   ef_fs_settings_default(&s->fs);
-  ef_cl_cg_settings_default(&s->cg);
-  s->cg.check_every = 1;
 }
 
 /* Finish the queue, drop the profile, release kernels and buffers. */
@@ -387,7 +386,6 @@ void ef_ocl_fs_destroy(ef_ocl_fs **pfs) {
   if (fs->ctx && fs->ctx->queue) clFinish(fs->ctx->queue);
   fs_collect(fs, NULL);
   free(fs->pend);
-  ef_cl_cg_destroy(&fs->cg);
   ef_cl_csr_release(&fs->H);
   for (int i = 0; i < 2; ++i)
     if (fs->fixed_write[i]) clReleaseEvent(fs->fixed_write[i]);
@@ -469,7 +467,7 @@ static int fs_matrix_structure(ef_ocl_fs *fs) {
     }
     if (!placed) fs->h_col[o++] = (int32_t)i;
   }
-  /* The device CSR in opencl_cg.h's form, values writable (the assembly kernel fills them). */
+  /* The device CSR in opencl_csr.h's form, values writable (the assembly kernel fills them). */
   ef_cl_csr *H = &fs->H;
   H->n = n;
   H->nnz = fs->nnz;
@@ -605,7 +603,14 @@ void ef_ocl_fs_matrix_structure(const ef_ocl_fs *fs, int64_t *n, int64_t *nnz, c
 }
 
 /* Accessors. */
-ef_cl_cg *ef_ocl_fs_solver(ef_ocl_fs *fs) { return fs ? fs->cg : NULL; }
+ef_linear_solver *ef_ocl_fs_solver(ef_ocl_fs *fs) { return fs ? fs->solver : NULL; }
+const ef_cl_csr *ef_ocl_fs_pressure_matrix(const ef_ocl_fs *fs) { return fs ? &fs->H : NULL; }
+
+void ef_ocl_fs_set_solver(ef_ocl_fs *fs, ef_linear_solver *solver, double bytes_per_iteration) {
+  if (!fs) return;
+  fs->solver = solver;
+  fs->solver_bytes_per_iteration = bytes_per_iteration;
+}
 int ef_ocl_fs_blocks(const ef_ocl_fs *fs) { return fs ? fs->n_blocks : 0; }
 
 /* ---------------------------------------------------------------------------
@@ -711,36 +716,48 @@ int ef_ocl_fs_read(ef_ocl_fs *fs, double *velocity, double *pressure, double *re
 }
 
 /* ---------------------------------------------------------------------------
- * Kernel launches.  Each edge kernel runs once per row block; args 0-5 are the block's. */
+ * Kernel launches.  Each edge kernel runs once per row block; its arguments 0-5 are the block's
+ * (FS_ROW_ARGS in fs_kernels.cl), and every launch sets the kernel's whole list. */
 
-/* Set the block arguments of an edge kernel for block b. */
-static int fs_block_args(ef_ocl_fs *fs, cl_kernel k, int b) {
-  const cl_long rb = fs->row_begin[b], nr = fs->row_begin[b + 1] - rb, eb = fs->ed->row_ptr[rb];
-  FS_ARG(k, 0, rb);
-  FS_ARG(k, 1, nr);
-  FS_ARG(k, 2, eb);
-  FS_ARG(k, 3, fs->row_ptr);
-  FS_ARG(k, 4, fs->col_b[b]);
-  FS_ARG(k, 5, fs->ev_b[b]);
-  return EF_SUCCESS;
+/* Row block `index` of the edge kernels: its rows, first edge, grid and first work-group. */
+typedef struct {
+  int index;          /* -1 before the first block */
+  cl_long row0, rows; /* the block's rows: [row0, row0 + rows) */
+  cl_long edge0;      /* its first edge (row_ptr[row0]) */
+  cl_long edges;
+  cl_long group_base; /* index of its first work-group among all blocks' */
+  size_t global;      /* work-items: rows rounded up to whole work-groups */
+  cl_mem col, ev;     /* its edge columns and records */
+} fs_block;
+
+#define FS_BLOCK_START {.index = -1}
+/* Arguments 0-5 of an edge kernel for block blk, as the first entries of EF_CL_SET_ARGS. */
+#define FS_BLOCK_ARGS(fs, blk) \
+  EF_CL_ARG((blk).row0), EF_CL_ARG((blk).rows), EF_CL_ARG((blk).edge0), EF_CL_ARG((fs)->row_ptr), \
+      EF_CL_ARG((blk).col), EF_CL_ARG((blk).ev)
+
+/* Advance blk to the next row block; 0 after the last. */
+static int fs_block_next(const ef_ocl_fs *fs, fs_block *blk) {
+  const cl_long group_base = blk->index < 0 ? 0 : blk->group_base + (cl_long)(blk->global / fs->wgs);
+  const int b = blk->index + 1;
+  if (b >= fs->n_blocks) return 0;
+  const int64_t r0 = fs->row_begin[b], r1 = fs->row_begin[b + 1];
+  blk->index = b;
+  blk->row0 = r0;
+  blk->rows = r1 - r0;
+  blk->edge0 = fs->ed->row_ptr[r0];
+  blk->edges = fs->ed->row_ptr[r1] - blk->edge0;
+  blk->group_base = group_base;
+  blk->global = fs_round_up(r1 - r0, fs->wgs);
+  blk->col = fs->col_b[b];
+  blk->ev = fs->ev_b[b];
+  return 1;
 }
 
-/* Launch edge kernel `record` over every block (stage and fixed_values only size the profile's
- * bytes); group_base_arg >= 0: that argument receives the block's first work-group index. */
-static int fs_launch_rows(ef_ocl_fs *fs, int record, int phase, int stage, int fixed_values, int group_base_arg) {
-  cl_kernel k = fs->k[record];
-  cl_long group_base = 0;
-  for (int b = 0; b < fs->n_blocks; ++b) {
-    const int64_t r0 = fs->row_begin[b], r1 = fs->row_begin[b + 1];
-    EF_CALL(fs_block_args(fs, k, b));
-    if (group_base_arg >= 0) FS_ARG(k, group_base_arg, group_base);
-    const size_t global = fs_round_up(r1 - r0, fs->wgs);
-    group_base += (cl_long)(global / fs->wgs);
-    const double bytes =
-        fs_kernel_bytes(fs, record, stage, fixed_values, r1 - r0, fs->ed->row_ptr[r1] - fs->ed->row_ptr[r0]);
-    EF_CALL(fs_launch(fs, record, phase, global, fs->wgs, bytes));
-  }
-  return EF_SUCCESS;
+/* Launch edge kernel `record` over block blk (stage and fixed_values only size the profile's bytes). */
+static int fs_launch_block(ef_ocl_fs *fs, int record, int phase, const fs_block *blk, int stage, int fixed_values) {
+  const double bytes = fs_kernel_bytes(fs, record, stage, fixed_values, blk->rows, blk->edges);
+  return fs_launch(fs, record, phase, blk->global, fs->wgs, bytes);
 }
 
 /* Step 1 projections and tau from (un, pn). */
@@ -748,20 +765,13 @@ static int fs_enqueue_prepare(ef_ocl_fs *fs, double dt, cl_mem un, cl_mem pn, in
   cl_kernel k = fs->k[K_PREPARE];
   const ef_fs_settings *s = &fs->s.fs;
   const cl_int stab = s->stabilization != 0;
-  FS_ARG(k, 6, un);
-  FS_ARG(k, 7, pn);
-  FS_ARG(k, 8, fs->inv_mass);
-  FS_ARG(k, 9, fs->h);
-  FS_ARG(k, 10, s->nu);
-  FS_ARG(k, 11, dt);
-  FS_ARG(k, 12, s->tau_c1);
-  FS_ARG(k, 13, s->tau_c2);
-  FS_ARG(k, 14, s->tau_c3);
-  FS_ARG(k, 15, stab);
-  FS_ARG(k, 16, fs->tau);
-  FS_ARG(k, 17, fs->xi);
-  FS_ARG(k, 18, fs->xp);
-  return fs_launch_rows(fs, K_PREPARE, phase, 0, 0, -1);
+  for (fs_block blk = FS_BLOCK_START; fs_block_next(fs, &blk);) {
+    EF_CL_SET_ARGS(k, FS_BLOCK_ARGS(fs, blk), EF_CL_ARG(un), EF_CL_ARG(pn), EF_CL_ARG(fs->inv_mass),
+                   EF_CL_ARG(fs->h), EF_CL_ARG(s->nu), EF_CL_ARG(dt), EF_CL_ARG(s->tau_c1), EF_CL_ARG(s->tau_c2),
+                   EF_CL_ARG(s->tau_c3), EF_CL_ARG(stab), EF_CL_ARG(fs->tau), EF_CL_ARG(fs->xi), EF_CL_ARG(fs->xp));
+    EF_CALL(fs_launch_block(fs, K_PREPARE, phase, &blk, 0, 0));
+  }
+  return EF_SUCCESS;
 }
 
 /* One RK4 stage from us into out (u_n = un, p_n = pn); stage 3 also writes the reactions and
@@ -771,31 +781,16 @@ static int fs_enqueue_stage(ef_ocl_fs *fs, int stage, double dt, cl_mem un, cl_m
   cl_kernel k = fs->k[K_STAGE];
   const cl_int st = stage, fixed = use_fixed != 0;
   const double inv_dt = 1.0 / dt;
-  FS_ARG(k, 6, st);
-  FS_ARG(k, 7, dt);
-  FS_ARG(k, 8, inv_dt);
-  FS_ARG(k, 9, fs->s.fs.nu);
-  FS_ARG(k, 10, fs->mass);
-  FS_ARG(k, 11, fs->inv_mass);
-  FS_ARG(k, 12, fs->tau);
-  FS_ARG(k, 13, fs->xi);
-  FS_ARG(k, 14, fs->body_force);
-  FS_ARG(k, 15, un);
-  FS_ARG(k, 16, pn);
-  FS_ARG(k, 17, us);
-  FS_ARG(k, 18, fs->acc);
-  FS_ARG(k, 19, out);
-  FS_ARG(k, 20, fs->vfix);
-  FS_ARG(k, 21, fs->slip);
-  FS_ARG(k, 22, fs->slip_normal);
-  FS_ARG(k, 23, fs->slip_tangent);
-  FS_ARG(k, 24, fixed);
-  FS_ARG(k, 25, fs->fixu);
-  FS_ARG(k, 26, fs->fixp);
-  FS_ARG(k, 27, fs->pfix);
-  FS_ARG(k, 28, fs->reaction);
-  FS_ARG(k, 29, pnew);
-  return fs_launch_rows(fs, K_STAGE, phase, stage, use_fixed, -1);
+  for (fs_block blk = FS_BLOCK_START; fs_block_next(fs, &blk);) {
+    EF_CL_SET_ARGS(k, FS_BLOCK_ARGS(fs, blk), EF_CL_ARG(st), EF_CL_ARG(dt), EF_CL_ARG(inv_dt),
+                   EF_CL_ARG(fs->s.fs.nu), EF_CL_ARG(fs->mass), EF_CL_ARG(fs->inv_mass), EF_CL_ARG(fs->tau),
+                   EF_CL_ARG(fs->xi), EF_CL_ARG(fs->body_force), EF_CL_ARG(un), EF_CL_ARG(pn), EF_CL_ARG(us),
+                   EF_CL_ARG(fs->acc), EF_CL_ARG(out), EF_CL_ARG(fs->vfix), EF_CL_ARG(fs->slip),
+                   EF_CL_ARG(fs->slip_normal), EF_CL_ARG(fs->slip_tangent), EF_CL_ARG(fixed), EF_CL_ARG(fs->fixu),
+                   EF_CL_ARG(fs->fixp), EF_CL_ARG(fs->pfix), EF_CL_ARG(fs->reaction), EF_CL_ARG(pnew));
+    EF_CALL(fs_launch_block(fs, K_STAGE, phase, &blk, stage, use_fixed));
+  }
+  return EF_SUCCESS;
 }
 
 /* Step 2 assembly into (hval, f); with want_sums (no fixed pressure) also the flux sums and
@@ -805,32 +800,18 @@ static int fs_enqueue_assembly(ef_ocl_fs *fs, double dt, cl_mem uh, cl_mem pn, c
   cl_kernel k = fs->k[K_PRESSURE];
   const double cc = 0.5 * dt;
   const cl_int hf = has_fixed != 0, ws = want_sums != 0;
-  FS_ARG(k, 6, cc);
-  FS_ARG(k, 7, fs->tau);
-  FS_ARG(k, 8, uh);
-  FS_ARG(k, 9, pn);
-  FS_ARG(k, 10, pf);
-  FS_ARG(k, 11, fs->xp);
-  FS_ARG(k, 12, fs->pfix);
-  FS_ARG(k, 13, hf);
-  FS_ARG(k, 14, hval);
-  FS_ARG(k, 15, f);
-  FS_ARG(k, 16, fs->flags);
-  FS_ARG(k, 17, ws);
-  FS_ARG(k, 19, fs->partials);
-  EF_CALL(fs_launch_rows(fs, K_PRESSURE, phase, 0, 0, 18));
+  for (fs_block blk = FS_BLOCK_START; fs_block_next(fs, &blk);) {
+    EF_CL_SET_ARGS(k, FS_BLOCK_ARGS(fs, blk), EF_CL_ARG(cc), EF_CL_ARG(fs->tau), EF_CL_ARG(uh), EF_CL_ARG(pn),
+                   EF_CL_ARG(pf), EF_CL_ARG(fs->xp), EF_CL_ARG(fs->pfix), EF_CL_ARG(hf), EF_CL_ARG(hval),
+                   EF_CL_ARG(f), EF_CL_ARG(fs->flags), EF_CL_ARG(ws), EF_CL_ARG(blk.group_base),
+                   EF_CL_ARG(fs->partials));
+    EF_CALL(fs_launch_block(fs, K_PRESSURE, phase, &blk, 0, 0));
+  }
   if (!want_sums) return EF_SUCCESS;
   const cl_long count = fs->assembly_groups, n = fs->n;
-  k = fs->k[K_SUM];
-  FS_ARG(k, 0, count);
-  FS_ARG(k, 1, fs->partials);
-  FS_ARG(k, 2, n);
-  FS_ARG(k, 3, fs->state);
+  EF_CL_SET_ARGS(fs->k[K_SUM], EF_CL_ARG(count), EF_CL_ARG(fs->partials), EF_CL_ARG(n), EF_CL_ARG(fs->state));
   EF_CALL(fs_launch(fs, K_SUM, phase, fs->wgs, fs->wgs, 16.0 * (double)count + 24.0));
-  k = fs->k[K_MEAN];
-  FS_ARG(k, 0, n);
-  FS_ARG(k, 1, f);
-  FS_ARG(k, 2, fs->state);
+  EF_CL_SET_ARGS(fs->k[K_MEAN], EF_CL_ARG(n), EF_CL_ARG(f), EF_CL_ARG(fs->state));
   return fs_launch(fs, K_MEAN, phase, fs_round_up(n, fs->wgs), fs->wgs, 16.0 * (double)n);
 }
 
@@ -839,19 +820,13 @@ static int fs_enqueue_correct(ef_ocl_fs *fs, double dt, cl_mem uh, cl_mem pn, cl
                               int phase) {
   cl_kernel k = fs->k[K_CORRECT];
   const double cc = 0.5 * dt, bound2 = fs->s.fs.velocity_bound * fs->s.fs.velocity_bound;
-  FS_ARG(k, 6, cc);
-  FS_ARG(k, 7, fs->inv_mass);
-  FS_ARG(k, 8, uh);
-  FS_ARG(k, 9, pn);
-  FS_ARG(k, 10, pnew);
-  FS_ARG(k, 11, unew);
-  FS_ARG(k, 12, fs->vfix);
-  FS_ARG(k, 13, fs->slip);
-  FS_ARG(k, 14, fs->slip_normal);
-  FS_ARG(k, 15, fs->slip_tangent);
-  FS_ARG(k, 16, bound2);
-  FS_ARG(k, 17, fs->flags);
-  return fs_launch_rows(fs, K_CORRECT, phase, 0, 0, -1);
+  for (fs_block blk = FS_BLOCK_START; fs_block_next(fs, &blk);) {
+    EF_CL_SET_ARGS(k, FS_BLOCK_ARGS(fs, blk), EF_CL_ARG(cc), EF_CL_ARG(fs->inv_mass), EF_CL_ARG(uh), EF_CL_ARG(pn),
+                   EF_CL_ARG(pnew), EF_CL_ARG(unew), EF_CL_ARG(fs->vfix), EF_CL_ARG(fs->slip),
+                   EF_CL_ARG(fs->slip_normal), EF_CL_ARG(fs->slip_tangent), EF_CL_ARG(bound2), EF_CL_ARG(fs->flags));
+    EF_CALL(fs_launch_block(fs, K_CORRECT, phase, &blk, 0, 0));
+  }
+  return EF_SUCCESS;
 }
 
 /* flags = {INT_MAX, INT_MAX}: no bad node yet. */
@@ -864,14 +839,9 @@ static int fs_enqueue_reset_flags(ef_ocl_fs *fs, int phase) {
 
 /* Values of the fixed dofs (count of them in vals) into u and p. */
 static int fs_enqueue_scatter(ef_ocl_fs *fs, cl_mem vals, cl_mem u, cl_mem p, int phase) {
-  cl_kernel k = fs->k[K_SCATTER];
   const cl_int count = (cl_int)fs->n_fixed_dofs, n3 = (cl_int)(3 * fs->n);
-  FS_ARG(k, 0, count);
-  FS_ARG(k, 1, fs->d_fixed_dofs);
-  FS_ARG(k, 2, vals);
-  FS_ARG(k, 3, n3);
-  FS_ARG(k, 4, u);
-  FS_ARG(k, 5, p);
+  EF_CL_SET_ARGS(fs->k[K_SCATTER], EF_CL_ARG(count), EF_CL_ARG(fs->d_fixed_dofs), EF_CL_ARG(vals), EF_CL_ARG(n3),
+                 EF_CL_ARG(u), EF_CL_ARG(p));
   return fs_launch(fs, K_SCATTER, phase, fs_round_up(count, fs->wgs), fs->wgs, 20.0 * (double)count);
 }
 
@@ -979,18 +949,11 @@ int ef_ocl_fs_correct(ef_ocl_fs *fs, double dt) {
 int ef_ocl_fs_compute_dt(ef_ocl_fs *fs, const ef_fs_dt_settings *s, double *dt, double *dt_stable, int *reduced) {
   EF_CHECK(fs && s && dt, EF_ERR_PARAMETER, "time step: NULL argument");
   EF_CALL(ef_fs_dt_check(s));
-  cl_kernel k = fs->k[K_DT_PARTIAL];
   const cl_long n = fs->n, count = fs->dt_groups;
-  FS_ARG(k, 0, n);
-  FS_ARG(k, 1, fs->hmin);
-  FS_ARG(k, 2, fs->u[fs->cur]);
-  FS_ARG(k, 3, fs->s.fs.nu);
-  FS_ARG(k, 4, fs->partials);
+  EF_CL_SET_ARGS(fs->k[K_DT_PARTIAL], EF_CL_ARG(n), EF_CL_ARG(fs->hmin), EF_CL_ARG(fs->u[fs->cur]),
+                 EF_CL_ARG(fs->s.fs.nu), EF_CL_ARG(fs->partials));
   EF_CALL(fs_launch(fs, K_DT_PARTIAL, FS_PHASE_NONE, (size_t)count * fs->wgs, fs->wgs, 32.0 * (double)n));
-  k = fs->k[K_DT_FINAL];
-  FS_ARG(k, 0, count);
-  FS_ARG(k, 1, fs->partials);
-  FS_ARG(k, 2, fs->state);
+  EF_CL_SET_ARGS(fs->k[K_DT_FINAL], EF_CL_ARG(count), EF_CL_ARG(fs->partials), EF_CL_ARG(fs->state));
   EF_CALL(fs_launch(fs, K_DT_FINAL, FS_PHASE_NONE, fs->wgs, fs->wgs, 8.0 * (double)count));
   double stable = 0.0;
   EF_CL_CALL(clEnqueueReadBuffer(fs->ctx->queue, fs->state, CL_TRUE, 3 * 8, 8, &stable, 0, NULL, NULL));
@@ -1003,10 +966,9 @@ int ef_ocl_fs_compute_dt(ef_ocl_fs *fs, const ef_fs_dt_settings *s, double *dt, 
 /* ---------------------------------------------------------------------------
  * The solver. */
 
-int ef_ocl_fs_setup_solver(ef_ocl_fs *fs, double dt) {
-  EF_CHECK(fs && dt > 0.0, EF_ERR_PARAMETER, "ef_ocl_fs_setup_solver: bad argument");
-  if (fs->cg) return EF_SUCCESS;
-  /* Any state gives the matrix's true sparsity and a representative spectrum for the tuner. */
+int ef_ocl_fs_assemble_pressure(ef_ocl_fs *fs, double dt) {
+  EF_CHECK(fs && dt > 0.0, EF_ERR_PARAMETER, "ef_ocl_fs_assemble_pressure: bad argument");
+  /* Any state gives the matrix's true sparsity and a representative spectrum (a tuner's). */
   EF_CL_CALL(clEnqueueCopyBuffer(fs->ctx->queue, fs->p[fs->cur], fs->p[1 - fs->cur], 0, 0, (size_t)fs->n * 8, 0,
                                  NULL, NULL));
   EF_CALL(fs_enqueue_prepare(fs, dt, fs->u[fs->cur], fs->p[fs->cur], FS_PHASE_NONE));
@@ -1015,8 +977,6 @@ int ef_ocl_fs_setup_solver(ef_ocl_fs *fs, double dt) {
                               0, FS_PHASE_NONE));
   EF_CL_CALL(clFinish(fs->ctx->queue));
   fs_collect(fs, NULL);
-  int err = ef_cl_cg_create(fs->ctx, &fs->H, &fs->s.cg, &fs->cg);
-  if (err) return ef_error_push(err, __FILE__, __LINE__, "while setting up the device CG for the pressure");
   return EF_SUCCESS;
 }
 
@@ -1029,14 +989,9 @@ static int fs_fixed_values(ef_ocl_fs *fs, double t, int slot) {
   if (!fs->eval_p) EF_MALLOC(fs->eval_p, n);
   if (!fs->fixed_cur_valid) {
     /* The device's current values at the fixed dofs: bases for entries the callback skips. */
-    cl_kernel k = fs->k[K_GATHER];
     const cl_int c = (cl_int)count, n3 = (cl_int)(3 * n);
-    FS_ARG(k, 0, c);
-    FS_ARG(k, 1, fs->d_fixed_dofs);
-    FS_ARG(k, 2, n3);
-    FS_ARG(k, 3, fs->u[fs->cur]);
-    FS_ARG(k, 4, fs->p[fs->cur]);
-    FS_ARG(k, 5, fs->d_fixed_vals[slot]);
+    EF_CL_SET_ARGS(fs->k[K_GATHER], EF_CL_ARG(c), EF_CL_ARG(fs->d_fixed_dofs), EF_CL_ARG(n3),
+                   EF_CL_ARG(fs->u[fs->cur]), EF_CL_ARG(fs->p[fs->cur]), EF_CL_ARG(fs->d_fixed_vals[slot]));
     EF_CALL(fs_launch(fs, K_GATHER, FS_PHASE_UPLOAD, fs_round_up(count, fs->wgs), fs->wgs, 20.0 * (double)count));
     EF_CL_CALL(clEnqueueReadBuffer(fs->ctx->queue, fs->d_fixed_vals[slot], CL_TRUE, 0, (size_t)count * 8,
                                    fs->fixed_cur, 0, NULL, NULL));
@@ -1085,7 +1040,7 @@ static int fs_fixed_values(ef_ocl_fs *fs, double t, int slot) {
 int ef_ocl_fs_step(ef_ocl_fs *fs, double t, double dt, ef_ocl_fs_stats *stats) {
   EF_CHECK(fs, EF_ERR_PARAMETER, "fractional step: NULL argument to step");
   EF_CHECK(dt > 0.0 && isfinite(dt), EF_ERR_PARAMETER, "fractional step: time step must be positive, got %g", dt);
-  if (!fs->cg) EF_CALL(ef_ocl_fs_setup_solver(fs, dt));
+  EF_CHECK(fs->solver, EF_ERR_PARAMETER, "fractional step: no pressure solver (ef_ocl_fs_set_solver)");
   const double w0 = ef_wtime();
   ef_ocl_fs_stats st;
   memset(&st, 0, sizeof st);
@@ -1114,14 +1069,17 @@ int ef_ocl_fs_step(ef_ocl_fs *fs, double t, double dt, ef_ocl_fs_stats *stats) {
   EF_CALL(fs_enqueue_stage(fs, 3, dt, un, pn, fs->ua, fs->uh, fixed_values, pnew, FS_PHASE_1));
   EF_CL_CALL(clFlush(fs->ctx->queue));
 
-  /* Step 2: assembly, then the CG (its convergence reads are the step's only other syncs). */
+  /* Step 2: assembly, then the solver (its own reads are the step's only other syncs). */
   const int nullspace = fs->n_fixed_pressure == 0;
   EF_CALL(fs_enqueue_reset_flags(fs, FS_PHASE_2));
   EF_CALL(fs_enqueue_assembly(fs, dt, fs->uh, pn, pnew, fs->H.values, fs->f, 1, nullspace, FS_PHASE_2));
-  ef_cl_cg_result res;
+  ef_solve_result res;
   memset(&res, 0, sizeof res);
-  int cg_err = ef_cl_cg_update_matrix(fs->cg);
-  if (!cg_err) cg_err = ef_cl_cg_solve(fs->cg, fs->f, pnew, &res);
+  const ef_matrix A = ef_cl_matrix_wrap(&fs->H, fs->ctx, nullspace);
+  const ef_vector vb = ef_cl_vector_wrap(fs->f, fs->n);
+  ef_vector vx = ef_cl_vector_wrap(pnew, fs->n);
+  int cg_err = ef_linear_solver_setup(fs->solver, &A);
+  if (!cg_err) cg_err = ef_linear_solver_solve(fs->solver, &vb, &vx, &res);
   char cg_message[1024] = "";
   if (cg_err) snprintf(cg_message, sizeof cg_message, "%s", ef_error_message());
 
@@ -1136,12 +1094,12 @@ int ef_ocl_fs_step(ef_ocl_fs *fs, double t, double dt, ef_ocl_fs_stats *stats) {
   fs_record *rcg = &fs->rec[R_CG];
   rcg->seconds += res.seconds;
   rcg->calls++;
-  const double cg_bytes = (double)res.iterations * ef_cl_cg_bytes_per_iteration(fs->n, fs->nnz, fs->H.row_ptr_64);
+  const double cg_bytes = (double)res.iterations * fs->solver_bytes_per_iteration;
   rcg->bytes += cg_bytes;
   ef_log_event_add(rcg->log_event, res.seconds);
   ef_log_event_add_bytes(rcg->log_event, cg_bytes);
   st.cg_iterations = res.iterations;
-  st.cg_residual = res.relres;
+  st.cg_residual = res.residual;
   st.flux_imbalance = nullspace ? imbalance : 0.0;
   st.n_fixed_pressure = (int)(fs->n_fixed_pressure > INT32_MAX ? INT32_MAX : fs->n_fixed_pressure);
   st.seconds_upload = eval_seconds + sp.sum[FS_PHASE_UPLOAD];
@@ -1159,9 +1117,10 @@ int ef_ocl_fs_step(ef_ocl_fs *fs, double t, double dt, ef_ocl_fs_stats *stats) {
     err = ef_error_set(cg_err, __FILE__, __LINE__, "%s", cg_message);
     return ef_error_push(err, __FILE__, __LINE__, "pressure equation not solved");
   }
+  const ef_linear_solver_common *lc = ef_linear_solver_settings(fs->solver);
   if (!res.converged) {
-    err = EF_ERROR(EF_ERR_SOLVER, "device CG: no convergence in %d iterations (relative residual %.3e > %.3e)",
-                   res.iterations, res.relres, fs->s.cg.rtol);
+    err = EF_ERROR(EF_ERR_SOLVER, "device %s: no convergence in %d iterations (relative residual %.3e > %.3e)",
+                   lc->solver_type, res.iterations, res.residual, lc->tolerance);
     return ef_error_push(err, __FILE__, __LINE__, "pressure equation not solved");
   }
   if (fs->h_flags[0] != INT_MAX) return fs_divergence_error(fs, fs->h_flags[0], unew, pnew);
@@ -1169,7 +1128,7 @@ int ef_ocl_fs_step(ef_ocl_fs *fs, double t, double dt, ef_ocl_fs_stats *stats) {
   fs->stepped = 1;
   fs->last_dt = dt;
   fs->last_iterations = res.iterations;
-  fs->last_residual = res.relres;
+  fs->last_residual = res.residual;
   return EF_SUCCESS;
 }
 
@@ -1209,7 +1168,7 @@ int ef_ocl_fs_copy_pressure_system(ef_ocl_fs *fs, ef_pressure_system *out) {
   EF_CL_CALL_GOTO(clEnqueueReadBuffer(q, hfull, CL_TRUE, 0, (size_t)nnz * 8, out->values_full, 0, NULL, NULL),
                   fail);
   fs_collect(fs, NULL);
-  out->tolerance = fs->s.cg.rtol;
+  out->tolerance = fs->solver ? ef_linear_solver_settings(fs->solver)->tolerance : 0.0;
   out->iterations = fs->last_iterations;
   out->relative_residual = fs->last_residual;
   fs_release_mem(&hfull);

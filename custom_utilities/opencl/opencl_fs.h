@@ -14,10 +14,12 @@
  *   Step 2: fs_pressure_system (H values in the CSR the host built once, f, fixed pressures
  *           eliminated symmetrically, non-finite check); without any fixed pressure the
  *           flux imbalance sums, the mean removal (fs_sum_partials, fs_remove_mean);
- *           diagonal scaling, CG and unscaling by opencl_cg.h (warm start p_n).
+ *           the pressure solve by the device linear solver the strategy set
+ *           (ef_ocl_fs_set_solver; warm start p_n).
  *   Step 3: fs_correct (correction, BCs, divergence flag by atomic minimum of the node).
- * Blocking reads inside a step: the CG's diagonal check and its convergence state every
- * check_every iterations, and one final read of the flags and the null-space sums.  The
+ * Blocking reads inside a step: the solver's own (the device CG's diagonal check and its
+ * convergence state every check_every iterations), and one final read of the flags and the
+ * null-space sums.  The
  * solution buffers are double-buffered: a failed step leaves u_n and p_n in place.
  *
  * Time-dependent boundary values (settings.eval_fixed): the fixed dofs are kept in a
@@ -40,10 +42,11 @@
 #include <stdint.h>
 
 #include "edge_data.h"
+#include "edgeflow/ef_linear_solver.h"
 #include "edgeflow/ef_strategy.h"
 #include "fractional_step.h"
-#include "opencl_cg.h"
 #include "opencl_context.h"
+#include "opencl_csr.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -53,29 +56,26 @@ typedef struct {
   /* Physics and boundary conditions as for the host executor: nu (nu_nodal must be NULL),
    * stabilization, tau_c*, flux_imbalance_tolerance, velocity_bound, fixed_pressure_scale,
    * eval_fixed / eval_fixed_ctx.  The boundary arrays are read by ef_ocl_fs_set_bc only
-   * (pressure_rtol, pressure_max_iterations and solver are not used: see cg). */
+   * (solver is not used: the pressure solver comes from ef_ocl_fs_set_solver). */
   ef_fs_settings fs;
-  /* The device CG (rtol, max_iterations, check_every, variant, SpMV parameters, tuning). */
-  ef_cl_cg_settings cg;
   int work_group_bits;      /* edge kernels: 2^bits items per group; 0: automatic (128) */
   int64_t max_block_doubles; /* edge records per buffer; 0: the device's largest buffer */
 } ef_ocl_fs_settings;
 
-/* Defaults: ef_fs_settings_default, ef_cl_cg_settings_default with check_every 1, automatic
- * work-group size and blocks. */
+/* Defaults: ef_fs_settings_default, automatic work-group size and blocks. */
 void ef_ocl_fs_settings_default(ef_ocl_fs_settings *s);
 
 /* Per-step figures (seconds from the device's profiling clock unless noted). */
 typedef struct {
-  int cg_iterations;
-  double cg_residual;        /* the CG's relative residual of the scaled system */
+  int cg_iterations;         /* the pressure solver's iterations */
+  double cg_residual;        /* its own relative residual (the device CG: of the scaled system) */
   double flux_imbalance;     /* |sum f| / sum |f| when no pressure is fixed, else 0 */
   int n_fixed_pressure;
   double seconds_upload;     /* boundary values: host evaluation (wall) + transfers */
   double seconds_step1;      /* first step-1 launch start .. last step-1 launch end */
   double seconds_step2;      /* last step-1 end .. first step-3 start (assembly + CG) */
   double seconds_assembly;   /* assembly kernels (and the null-space kernels) */
-  double seconds_solve;      /* the CG solve (wall clock of ef_cl_cg_solve) */
+  double seconds_solve;      /* the pressure solve (wall clock of ef_linear_solver_solve) */
   double seconds_step3;      /* correction and the final flag read */
   double seconds_total;      /* wall clock of ef_ocl_fs_step */
 } ef_ocl_fs_stats;
@@ -83,7 +83,8 @@ typedef struct {
 typedef struct ef_ocl_fs_s ef_ocl_fs;
 
 /* Device bytes the executor needs for this mesh: edge data, node arrays, vectors, the
- * pressure matrix and the CG's share (ef_cl_cg_memory_bytes). */
+ * pressure matrix and a pressure solver's share (the device CG's estimate,
+ * ef_cl_cg_memory_bytes, the largest of the device solvers'). */
 uint64_t ef_ocl_fs_memory_bytes(const ef_edge_data *edges);
 
 /* Check the estimate against the device (printed), build the kernels, upload the edge data
@@ -109,12 +110,20 @@ int ef_ocl_fs_read(ef_ocl_fs *fs, double *velocity, double *pressure, double *re
 int ef_ocl_fs_compute_dt(ef_ocl_fs *fs, const ef_fs_dt_settings *s, double *dt, double *dt_stable,
                          int *reduced);
 
-/* Assemble a pressure matrix from the current state with time step dt and create the CG
- * on it (the SpMV tuner needs real values).  ef_ocl_fs_step calls it when needed. */
-int ef_ocl_fs_setup_solver(ef_ocl_fs *fs, double dt);
+/* Assemble a pressure matrix from the current state with time step dt (values for a solver
+ * that needs real ones at creation, e.g. the device CG's SpMV tuner). */
+int ef_ocl_fs_assemble_pressure(ef_ocl_fs *fs, double dt);
+/* The device pressure matrix (structure fixed at create, values of the last assembly). */
+const ef_cl_csr *ef_ocl_fs_pressure_matrix(const ef_ocl_fs *fs);
+/* The solver of the pressure equation (borrowed: it must outlive the executor's steps),
+ * created by the caller for ef_ocl_fs_pressure_matrix, and its bytes moved per iteration
+ * (for the bandwidth figures; 0: unknown).  Each step calls ef_linear_solver_setup after the
+ * assembly, then ef_linear_solver_solve. */
+void ef_ocl_fs_set_solver(ef_ocl_fs *fs, ef_linear_solver *solver, double bytes_per_iteration);
 
-/* Advance the device state from t to t + dt.  On failure the state is unchanged (the error
- * names the node for divergence, as the host executor's).  stats may be NULL. */
+/* Advance the device state from t to t + dt (needs a solver: ef_ocl_fs_set_solver).  On
+ * failure the state is unchanged (the error names the node for divergence, as the host
+ * executor's).  stats may be NULL. */
 int ef_ocl_fs_step(ef_ocl_fs *fs, double t, double dt, ef_ocl_fs_stats *stats);
 
 /* The last step's pressure system to the host: values as solved and before elimination
@@ -156,12 +165,12 @@ int ef_ocl_fs_correct(ef_ocl_fs *fs, double dt);                 /* UH, p_n, PNE
 /* The pressure matrix's CSR (host copy of the structure: n + 1 offsets, nnz columns). */
 void ef_ocl_fs_matrix_structure(const ef_ocl_fs *fs, int64_t *n, int64_t *nnz, const int64_t **row_ptr,
                                 const int32_t **col);
-/* The device CG (NULL before ef_ocl_fs_setup_solver). */
-ef_cl_cg *ef_ocl_fs_solver(ef_ocl_fs *fs);
+/* The pressure solver (NULL before ef_ocl_fs_set_solver). */
+ef_linear_solver *ef_ocl_fs_solver(ef_ocl_fs *fs);
 /* Number of row blocks the edge data was split into. */
 int ef_ocl_fs_blocks(const ef_ocl_fs *fs);
 /* Bytes one step streams: the edge kernels (records, columns, offsets, node arrays each
- * read/written once) plus cg_iterations CG iterations (ef_cl_cg_bytes_per_iteration). */
+ * read/written once) plus cg_iterations solver iterations (ef_ocl_fs_set_solver's figure). */
 double ef_ocl_fs_bytes_per_step(const ef_ocl_fs *fs, int cg_iterations);
 
 #ifdef __cplusplus

@@ -1,6 +1,9 @@
 /* petsc_bridge.c -- PETSc initialisation, error translation and zero-copy CSR wrapping. */
 #include "petsc_bridge.h"
 
+#include <math.h>
+#include <string.h>
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -157,5 +160,39 @@ int ef_petsc_vec_wrap(int64_t n, double *array, Vec *v) {
   *v = NULL;
   EF_CALL(ef_petsc_initialize());
   EF_PETSC_CALL(VecCreateSeqWithArray(PETSC_COMM_SELF, 1, (PetscInt)n, array, v));
+  return EF_SUCCESS;
+}
+
+/* ||D^-1/2 (b - A x)|| / ||D^-1/2 b|| with b's mean removed for a singular A (the host CG's measure). */
+double ef_scaled_residual(const ef_csr *A, const double *b, const double *x, double *r) {
+  const int64_t n = A->n;
+  double mean = 0.0, rr = 0.0, bb = 0.0;
+  if (A->constant_null_space) {
+    for (int64_t i = 0; i < n; ++i) mean += b[i];
+    mean /= (double)n;
+  }
+  ef_csr_multiply(A, x, r);
+  for (int64_t i = 0; i < n; ++i) {
+    double d = 0.0;
+    if (A->diag) {
+      d = A->val[A->diag[i]];
+    } else {
+      for (int64_t k = A->row_ptr[i]; k < A->row_ptr[i + 1]; ++k)
+        if (A->col[k] == i) d = A->val[k];
+    }
+    const double bi = b[i] - mean, ri = bi - r[i];
+    if (d > 0.0) {
+      rr += ri * ri / d;
+      bb += bi * bi / d;
+    }
+  }
+  return bb > 0.0 ? sqrt(rr / bb) : sqrt(rr);
+}
+
+/* Insert a user's options string; -log_view needs PETSc's logging started as well. */
+int ef_petsc_insert_options(const char *options) {
+  if (!options || !options[0]) return EF_SUCCESS;
+  EF_PETSC_CALL(PetscOptionsInsertString(NULL, options));
+  if (strstr(options, "-log_view")) EF_PETSC_CALL(PetscLogDefaultBegin());
   return EF_SUCCESS;
 }

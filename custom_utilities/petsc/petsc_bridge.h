@@ -96,6 +96,12 @@ void ef_petsc_csr_release(ef_petsc_csr *m);
  * outlive the Vec).  PETSc's API has no const vectors: read-only callers cast. */
 int ef_petsc_vec_wrap(int64_t n, double *array, Vec *v);
 
+/* ||D^-1/2 (b - A x)|| / ||D^-1/2 b|| with b's mean removed for a singular A (the host CG's
+ * measure); r: n of workspace. */
+double ef_scaled_residual(const ef_csr *A, const double *b, const double *x, double *r);
+/* Insert a user's options string into PETSc's database (-log_view starts logging too). */
+int ef_petsc_insert_options(const char *options);
+
 #ifdef __cplusplus
 }
 #endif

@@ -26,6 +26,7 @@ class _Options(ctypes.Structure):
         ("skip_unsupported_processes", ctypes.c_int),
         ("quiet", ctypes.c_int),
         ("load_only", ctypes.c_int),
+        ("applications", ctypes.c_char_p),
     ]
 
 

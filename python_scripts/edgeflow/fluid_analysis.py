@@ -13,6 +13,8 @@ from .core import Library, ModelPart
 
 
 class FluidAnalysis:
+    applications = "fluid"
+
     def __init__(self, parameters_file, solver_type=None, output_folder=None, refinement_levels=None,
                  max_steps=None, skip_unsupported_processes=None, quiet=False):
         self._L = Library.get()
@@ -30,6 +32,8 @@ class FluidAnalysis:
         if skip_unsupported_processes is not None:
             opts.skip_unsupported_processes = 1 if skip_unsupported_processes else 0
         opts.quiet = 1 if quiet else 0
+        # The plugins to load when the case names none in problem_data.applications.
+        opts.applications = self._str(self.applications)
         self._h = ctypes.c_void_p()
         self._L.check(self._L.lib.ef_analysis_create(self._str(parameters_file), ctypes.byref(opts),
                                                      ctypes.byref(self._h)), "create analysis")

@@ -16,7 +16,7 @@ static const char *ef_mesh_type_from_extension(const char *path) {
   return NULL;
 }
 
-/* Create "FluidModelPart" and fill it from path with the reader input_type names. */
+/* Create a model part with the default name and fill it from path with the reader input_type names. */
 int ef_read_mesh(const char *path, const char *input_type, ef_model_part *mp) {
   EF_CHECK(mp, EF_ERR_PARAMETER, "ef_read_mesh: NULL output handle");
   *mp = NULL;
@@ -31,7 +31,7 @@ int ef_read_mesh(const char *path, const char *input_type, ef_model_part *mp) {
   EF_CHECK(reader, EF_ERR_PARAMETER, "unknown mesh input_type '%s': expected \"mdpa\" or \"gmsh\"", type);
 
   ef_model_part m = NULL;
-  EF_CALL(ef_model_part_create("FluidModelPart", 3, &m));
+  EF_CALL(ef_model_part_create(NULL, 3, &m));
   size_t len = strlen(path) + 1;
   m->source_file = malloc(len);
   if (!m->source_file) {

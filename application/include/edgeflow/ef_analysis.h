@@ -1,7 +1,8 @@
 /* ef_analysis.h -- the analysis loop in the shape of Kratos' AnalysisStage.
  *
  *   ef_analysis_create(ProjectParameters.json)
- *   ef_analysis_initialize          read + refine the mesh, processes, strategy
+ *   ef_analysis_initialize          load the applications, read + refine the mesh,
+ *                                   the strategy's variables and materials, processes, strategy
  *   ef_analysis_run_solution_loop   while keep_advancing:
  *       initialize_solution_step    time step, boundary conditions
  *       solve_solution_step         the strategy's fractional step
@@ -34,6 +35,8 @@ typedef struct {
   int skip_unsupported_processes; /* < 0: as in the file, 0/1 override */
   int quiet;                    /* no progress lines */
   int load_only;                /* initialize reads the mesh and parameters, no strategy */
+  const char *applications;     /* comma-separated plugins to load when problem_data.applications
+                                   names none (the program's default list) */
 } ef_analysis_options;
 
 void ef_analysis_options_default(ef_analysis_options *options);

@@ -19,6 +19,7 @@
 #ifndef EF_LINEAR_SOLVER_H
 #define EF_LINEAR_SOLVER_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "edgeflow/ef_parameters.h"
@@ -125,7 +126,10 @@ typedef struct {
                 ef_preconditioner *pc, void **data);
   /* A's values changed (same pattern). */
   int (*setup)(void *data, const ef_matrix *A);
-  /* Solve A x = b from the x given. */
+  /* Solve A x = b from the x given.  Fill result (iterations, converged, residual; the
+   * true residual too where the solver has it, else leave it -1: for host systems
+   * ef_linear_solver_solve then computes it).  Breakdown is an error; not converging within
+   * max_iteration is reported through result->converged (host solvers may also fail then). */
   int (*solve)(void *data, const ef_vector *b, ef_vector *x, ef_solve_result *result);
   int (*view)(void *data, ef_parameters report); /* optional */
   void (*destroy)(void **data);
@@ -136,6 +140,9 @@ int ef_registry_add_preconditioner(const ef_preconditioner_ops *ops);
 /* Lookups by name and memory space; an unknown name is an error listing the registered ones. */
 int ef_registry_find_linear_solver(const char *name, ef_memory memory, const ef_linear_solver_ops **ops);
 int ef_registry_find_preconditioner(const char *name, ef_memory memory, const ef_preconditioner_ops **ops);
+/* Comma-separated names registered for memory. */
+const char *ef_linear_solver_list(ef_memory memory, char *buffer, size_t size);
+const char *ef_preconditioner_list(ef_memory memory, char *buffer, size_t size);
 
 /* ---------------------------------------------------------------------------
  * Instances: what strategies use. */
@@ -146,8 +153,12 @@ typedef struct ef_linear_solver_s ef_linear_solver;
  * preconditioner's; anything else is an error naming the key), then create the
  * preconditioner (when the solver uses one) and the solver for A. */
 int ef_linear_solver_create(ef_parameters settings, ef_memory memory, const ef_matrix *A, ef_linear_solver **out);
+/* Only the validation of create (defaults filled in): for errors at load time, before any
+ * matrix exists. */
+int ef_linear_solver_validate(ef_parameters settings, ef_memory memory);
 int ef_linear_solver_setup(ef_linear_solver *s, const ef_matrix *A);
 int ef_linear_solver_solve(ef_linear_solver *s, const ef_vector *b, ef_vector *x, ef_solve_result *result);
+ef_preconditioner *ef_linear_solver_preconditioner(const ef_linear_solver *s);
 /* {"solver_type": ..., "preconditioner_type": ..., "solver": {...}, "preconditioner": {...}} */
 int ef_linear_solver_view(ef_linear_solver *s, ef_parameters report);
 const ef_linear_solver_common *ef_linear_solver_settings(const ef_linear_solver *s);

@@ -40,7 +40,7 @@ int ef_read_mdpa(const char *path, ef_model_part mp);
 /* Read a Gmsh .msh (4.1 ASCII/binary or 2.2 ASCII) file into an empty mp. */
 int ef_read_gmsh(const char *path, ef_model_part mp);
 
-/* Create a model part named "FluidModelPart" and read path into it.
+/* Create a model part named EF_DEFAULT_MODEL_PART_NAME and read path into it.
  * input_type: "mdpa", "gmsh" (or "msh"), or NULL to decide by the extension.
  * Sets (*mp)->source_file.  On failure *mp is NULL. */
 int ef_read_mesh(const char *path, const char *input_type, ef_model_part *mp);

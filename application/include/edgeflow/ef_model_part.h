@@ -69,7 +69,7 @@ typedef struct {
 } ef_device_hooks;
 
 typedef struct ef_model_part_s {
-  char *name;         /* "FluidModelPart" */
+  char *name;         /* solver_settings.model_part_name */
   char *source_file;  /* the mesh file it came from, for messages */
   int dim;            /* 2 or 3 */
 
@@ -103,7 +103,10 @@ typedef struct ef_model_part_s {
   int device_newer; /* the device holds values newer than the host copy */
 } *ef_model_part;
 
-/* Create an empty model part of dimension dim (2 or 3). */
+/* The name a model part gets when none is given (Kratos' default; mesh files and cases use it). */
+#define EF_DEFAULT_MODEL_PART_NAME "FluidModelPart"
+
+/* Create an empty model part of dimension dim (2 or 3); name NULL or "": the default name. */
 int ef_model_part_create(const char *name, int dim, ef_model_part *mp);
 /* Free everything; accepts NULL and sets *mp to NULL. */
 void ef_model_part_destroy(ef_model_part *mp);
@@ -114,7 +117,7 @@ int ef_model_part_alloc_elements(ef_model_part mp, int64_t n_elements, int nodes
 int ef_model_part_alloc_conditions(ef_model_part mp, int64_t n_conditions, int nodes_per_condition);
 
 /* Sub model parts.  Paths are dotted ("Parent.Child"); a leading root model
- * part name ("FluidModelPart.Inlet") is accepted and stripped.  Adding a path
+ * part name ("MainPart.Inlet") is accepted and stripped.  Adding a path
  * that exists returns the existing sub model part; missing levels are created. */
 int ef_model_part_add_sub_model_part(ef_model_part mp, ef_sub_model_part *parent, const char *name,
                                      ef_sub_model_part **smp);
@@ -137,6 +140,16 @@ int ef_model_part_visit_sub_model_parts(ef_model_part mp, ef_sub_model_part_visi
 int ef_model_part_set_property(ef_model_part mp, int64_t id, const char *name, double value);
 /* Returns 1 and sets *value when property `id` has `name`, 0 otherwise. */
 int ef_model_part_get_property(ef_model_part mp, int64_t id, const char *name, double *value);
+
+/* Model-wide scalars an application publishes for processes (Kratos' ProcessInfo), e.g.
+ * DENSITY.  get returns 1 and sets *value when `name` is set, 0 otherwise. */
+int ef_model_part_set_value(ef_model_part mp, const char *name, double value);
+int ef_model_part_get_value(ef_model_part mp, const char *name, double *value);
+
+/* Names that stand for the whole model part when a process names "<root>.<alias>" (Kratos
+ * solvers' computational model parts).  is_root_alias: 1 when path is such a name. */
+int ef_model_part_add_root_alias(ef_model_part mp, const char *name);
+int ef_model_part_is_root_alias(ef_model_part mp, const char *path);
 
 /* Nodal variables.  Adding an existing name with the same component count is
  * a no-op; values start at 0, fixity at 0. */

@@ -22,7 +22,6 @@ typedef struct {
   ef_parameters project;      /* the whole ProjectParameters.json */
   const char *output_folder;  /* where outputs go (run folder) */
   const char *case_folder;    /* folder of ProjectParameters.json, for relative paths */
-  double density;             /* for converting kinematic/physical quantities */
   int echo_level;
 } ef_process_context;
 
@@ -45,7 +44,8 @@ typedef struct {
   void (*destroy)(void **data);
 } ef_process_ops;
 
-/* Register the built-in processes of the core (called once by the analysis). */
+/* Register the built-in processes of the core (called once by the analysis).  An
+ * application registers its own with ef_registry_add_process, using ef_process_tools.h. */
 int ef_register_core_processes(void);
 
 /* Expressions of x, y, z, t (libmatheval; Python's ** is accepted for ^). */

@@ -1,13 +1,14 @@
 /* ef_registry.h -- components registered by name (libCEED/PETSc style).
  *
- * The core registers its processes; an application (the fluid plugin,
- * libedgeflow_fluid.so) registers strategies and linear solvers when it is
- * loaded with ef_registry_load_application().  Asking for an unknown name is
+ * The core registers its processes; an application (a plugin,
+ * libedgeflow_<name>.so) registers strategies, linear solvers, preconditioners, processes
+ * and commands when it is loaded with ef_registry_load_application().  Asking for an unknown name is
  * an error that lists the registered ones.
  */
 #ifndef EF_REGISTRY_H
 #define EF_REGISTRY_H
 
+#include "edgeflow/ef_linear_solver.h"
 #include "edgeflow/ef_process.h"
 #include "edgeflow/ef_strategy.h"
 
@@ -17,8 +18,7 @@ extern "C" {
 
 int ef_registry_add_strategy(const ef_strategy_ops *ops);
 int ef_registry_find_strategy(const char *name, const ef_strategy_ops **ops);
-int ef_registry_add_linear_solver(const ef_linear_solver_ops *ops);
-int ef_registry_find_linear_solver(const char *name, const ef_linear_solver_ops **ops);
+/* Linear solvers and preconditioners: ef_linear_solver.h. */
 int ef_registry_add_process(const ef_process_ops *ops);
 /* NULL (and no error recorded) when absent. */
 const ef_process_ops *ef_registry_lookup_process(const char *name);
@@ -33,7 +33,8 @@ int ef_registry_add_command(const ef_command_ops *ops);
 /* NULL when absent. */
 const ef_command_ops *ef_registry_lookup_command(const char *name);
 
-/* Comma-separated registered names of a kind ("strategy", "linear_solver", "process", "command"). */
+/* Comma-separated registered names of a kind ("strategy", "linear_solver", "preconditioner",
+ * "process", "command"); solvers and preconditioners as "name (host|device)". */
 const char *ef_registry_list(const char *kind, char *buffer, size_t size);
 
 /* Load application `name` (libedgeflow_<name>.so) from $EDGEFLOW_PLUGIN_DIR, the

@@ -23,11 +23,11 @@ typedef int (*ef_fixed_values_fn)(void *context, double t, double *velocity, dou
 
 typedef struct {
   ef_model_part model_part;
-  /* solver_settings, already validated against the core's defaults; the
-   * strategy validates its own sub-blocks (linear_solver_settings, device). */
+  /* solver_settings, already validated against the core's and the strategy's
+   * defaults; the strategy validates its own sub-blocks (linear_solver_settings, device). */
   ef_parameters settings;
-  double density;             /* rho */
-  double kinematic_viscosity; /* nu = mu / rho */
+  double density;             /* rho (set by the strategy's prepare) */
+  double kinematic_viscosity; /* nu = mu / rho (set by the strategy's prepare) */
   ef_fixed_values_fn fixed_values;
   void *fixed_values_context;
   int time_dependent_bcs;     /* 0: fixed values are constant in time */
@@ -63,9 +63,32 @@ typedef struct {
 int ef_pressure_system_alloc(int64_t n, int64_t nnz, ef_pressure_system *s);
 void ef_pressure_system_free(ef_pressure_system *s);
 
+/* What the analysis hands a strategy's prepare, before the processes are created. */
+typedef struct {
+  ef_model_part model_part;    /* read, refined and renumbered, with the strategy's variables */
+  ef_parameters settings;      /* solver_settings, validated */
+  const char *parameters_path; /* ProjectParameters.json, for messages */
+  const char *case_folder;     /* its folder: relative file names resolve against it */
+  ef_parameters summary;       /* the run_summary.json object */
+  int quiet;                   /* print nothing */
+} ef_strategy_setup;
+
 typedef struct {
   const char *name;
   const char *description;
+  /* The solver_settings keys the strategy reads beyond the core's own (solver_type,
+   * model_part_name, domain_size, echo_level, model_import_settings), as a JSON object of
+   * defaults; the analysis validates solver_settings against both (unknown keys are errors). */
+  const char *settings_defaults;
+  /* NULL-terminated keys of other codes' solvers accepted with one warning (may be NULL). */
+  const char *const *ignored_settings;
+  /* The nodal variable problem_data.steady_state watches (NULL: no steady-state test). */
+  const char *steady_state_variable;
+  /* Optional: add the nodal variables the strategy needs to the model part just read. */
+  int (*add_variables)(ef_model_part mp);
+  /* Optional: read what the strategy needs besides the mesh (materials, loads) into the
+   * model part and config; called after add_variables, before the processes are created. */
+  int (*prepare)(const ef_strategy_setup *setup, ef_strategy_config *config);
   int (*create)(const ef_strategy_config *config, void **data);
   /* Once after the processes ran ExecuteBeforeSolutionLoop: build operators, upload. */
   int (*initialize)(void *data);
@@ -91,19 +114,6 @@ typedef struct {
   const double *values;
 } ef_csr_matrix;
 
-/* A linear solver registered by name (linear_solver_settings.solver_type).
- * The core only stores and finds it: what `create` returns is defined by the
- * application that registers it (for the fluid application, a pointer to an
- * ef_linear_solver record of custom_utilities/host_cg.h followed by the
- * solver's own state). */
-typedef struct {
-  const char *name;
-  const char *description;
-  /* settings: the linear_solver_settings block (the solver validates it);
-   * n_rows: size of the systems it will solve. */
-  int (*create)(ef_parameters settings, int64_t n_rows, void **solver);
-  void (*destroy)(void **solver);
-} ef_linear_solver_ops;
 
 #ifdef __cplusplus
 }

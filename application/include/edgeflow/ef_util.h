@@ -25,6 +25,10 @@ int ef_copy_string(char *dst, size_t size, const char *src);
 /* A malloc'ed copy of s (NULL when out of memory or s is NULL). */
 char *ef_strdup(const char *s);
 
+/* A file named in a case's parameters: name as given when absolute or readable from here,
+ * else folder/name (the folder of ProjectParameters.json). */
+void ef_resolve_path(const char *folder, const char *name, char *out, size_t size);
+
 #ifdef __cplusplus
 }
 #endif

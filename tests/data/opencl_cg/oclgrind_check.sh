@@ -1,7 +1,7 @@
 #!/bin/sh
-# Runs the tiny SpMV + CG of test_opencl_cg under oclgrind and fails when oclgrind
-# reports anything (data races, invalid or out-of-bounds accesses, uninitialised
-# values, API errors).  usage: oclgrind_check.sh OCLGRIND PROGRAM LOG
+# Runs a test program's --tiny case (test_opencl_cg: SpMV + CG; test_opencl_bicgstab:
+# BiCGStab + Jacobi) under oclgrind and fails when oclgrind reports anything (data races,
+# invalid or out-of-bounds accesses, uninitialised values, API errors).  usage: oclgrind_check.sh OCLGRIND PROGRAM LOG
 oclgrind=$1
 program=$2
 log=$3
@@ -20,7 +20,7 @@ if grep -Eqi "data race|invalid (read|write)|out-of-bounds|uninitiali[sz]ed" "$l
   exit 1
 fi
 if [ $rc -ne 0 ]; then
-  echo "test_opencl_cg --tiny failed under oclgrind (exit $rc)"
+  echo "$program --tiny failed under oclgrind (exit $rc)"
   exit 1
 fi
 exit 0

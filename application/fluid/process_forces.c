@@ -9,90 +9,21 @@
  * and converges faster than integrating P1 surface stresses, whose velocity gradients are
  * one order less accurate than the velocities (see docs/processes.md).
  *
- * The CSV is written row by row so that a crash never leaves a truncated row: each row is
- * formatted in memory, handed to one write(2) on a file descriptor kept open, and
- * fdatasync'd; if the write comes back short (disk full) the file is cut back to its last
- * complete row.  The file thus always ends with a complete row and survives a crash of
+ * The CSV is written row by row so that a crash never leaves a truncated row (ef_csv_file,
+ * ef_process_tools.h): the file always ends with a complete row and survives a crash of
  * the program or of the machine up to the last synced step.  The sync costs one disk
  * round trip per row (1-40 ms measured on a shared virtual disk), so "sync_each_row":
  * false keeps the single write per row (a crash of the program still never truncates a
  * row) and syncs only when the file is closed.
  */
-#include "process_internal.h"
+#include "edgeflow/ef_process_tools.h"
+#include "edgeflow/ef_registry.h"
+#include "fluid_application.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
-#include "edgeflow/ef_util.h"
-
-/* ---------------------------------------------------------------------------
- * Append-only CSV files (shared with process_probes.c). */
-
-/* Open (truncate) folder/sub/name and write the header line; the folders are created. */
-int ef_csv_open(const char *folder, const char *sub, const char *name, const char *header, int sync_each_row,
-                ef_csv_file *f) {
-  f->fd = -1;
-  f->sync_each_row = sync_each_row;
-  f->length = 0;
-  f->path[0] = '\0';
-  char dir[4096];
-  const char *base = folder && folder[0] ? folder : ".";
-  if (sub && sub[0] == '/') snprintf(dir, sizeof dir, "%s", sub);
-  else if (sub && sub[0]) snprintf(dir, sizeof dir, "%s/%s", base, sub);
-  else snprintf(dir, sizeof dir, "%s", base);
-  EF_CHECK(!strchr(name, '/'), EF_ERR_PARAMETER, "output file name '%s' contains '/'; use output_path for folders",
-           name);
-  EF_CHECK(name[0], EF_ERR_PARAMETER, "empty output file name");
-  EF_CALL(ef_make_folders(dir));
-  int n = snprintf(f->path, sizeof f->path, "%s/%s", dir, name);
-  EF_CHECK(n > 0 && (size_t)n < sizeof f->path, EF_ERR_PARAMETER, "output path too long: '%s/%s'", dir, name);
-  f->fd = open(f->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-  EF_CHECK(f->fd >= 0, EF_ERR_IO, "cannot create '%s': %s", f->path, strerror(errno));
-  return ef_csv_append(f, header, strlen(header));
-}
-
-/* Append one complete row: one write, then fdatasync; a short write is undone. */
-int ef_csv_append(ef_csv_file *f, const char *row, size_t n) {
-  EF_CHECK(f->fd >= 0, EF_ERR_INTERNAL, "CSV file '%s' is not open", f->path);
-  size_t done = 0;
-  while (done < n) {
-    ssize_t w = write(f->fd, row + done, n - done);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) {
-      int saved = w < 0 ? errno : ENOSPC;
-      /* Cut the partial row so the file still ends with a complete one. */
-      if (ftruncate(f->fd, (off_t)f->length) == 0) (void)lseek(f->fd, (off_t)f->length, SEEK_SET);
-      return EF_ERROR(EF_ERR_IO, "cannot write to '%s': %s", f->path, strerror(saved));
-    }
-    done += (size_t)w;
-  }
-  f->length += (int64_t)n;
-  if (!f->sync_each_row) return EF_SUCCESS;
-  /* EINVAL: the file system cannot sync (e.g. a pipe or special file); the data is written anyway. */
-  if (fdatasync(f->fd) && errno != EINVAL && errno != EROFS)
-    return EF_ERROR(EF_ERR_IO, "cannot sync '%s': %s", f->path, strerror(errno));
-  return EF_SUCCESS;
-}
-
-/* Close the file (NULL-safe, idempotent). */
-void ef_csv_close(ef_csv_file *f) {
-  if (!f || f->fd < 0) return;
-  if (!f->sync_each_row) (void)fdatasync(f->fd);
-  close(f->fd);
-  f->fd = -1;
-}
-
-/* Round t to 12 significant digits, as Kratos does before comparing output times. */
-double ef_output_time(double t) {
-  char text[64];
-  snprintf(text, sizeof text, "%.12g", t);
-  return strtod(text, NULL);
-}
 
 /* ---------------------------------------------------------------------------
  * compute_forces_process */
@@ -193,7 +124,7 @@ static int ef_forces_create(const ef_process_context *ctx, ef_parameters p, void
                 u_ref, a_ref, rho);
   EF_CHECK_GOTO((u_ref > 0) == (a_ref > 0), EF_ERR_PARAMETER, fail,
                 "%s: give both reference_velocity and reference_area (> 0) for coefficients, or neither", f->label);
-  if (rho == 0) rho = ctx->density;
+  if (rho == 0) (void)ef_model_part_get_value(f->mp, "DENSITY", &rho); /* the fluid's, when set */
   f->coefficients = u_ref > 0;
   if (f->coefficients) {
     EF_CHECK_GOTO(rho > 0, EF_ERR_PARAMETER, fail, "%s: no density for the coefficients: give reference_density",
@@ -270,7 +201,7 @@ static int ef_forces_is_output_step(void *data, double time, int step) {
 }
 
 /* F = -sum_{I in part} REACTION_I; coefficients C_k = (F . e_k) / (0.5 rho U^2 A). */
-int ef_forces_compute(ef_model_part mp, const ef_sub_model_part *smp, double force[3]) {
+static int ef_forces_compute(ef_model_part mp, const ef_sub_model_part *smp, double force[3]) {
   EF_CALL(ef_model_part_sync_to_host(mp));
   ef_variable *r;
   EF_CALL(ef_model_part_get_variable(mp, "REACTION", &r));
@@ -288,7 +219,7 @@ int ef_forces_compute(ef_model_part mp, const ef_sub_model_part *smp, double for
 /* Compute the force now and append its row (and/or print it). */
 static int ef_forces_print_output(void *data, double time, int step) {
   ef_forces *f = data;
-  double F[3];
+  double F[3] = {0.0, 0.0, 0.0};
   int err = ef_forces_compute(f->mp, f->smp, F);
   if (err) return ef_error_push(err, __FILE__, __LINE__, "%s at step %d", f->label, step);
   char row[512];
@@ -333,7 +264,7 @@ static void ef_forces_destroy(void **data) {
   *data = NULL;
 }
 
-const ef_process_ops ef_compute_forces_process_ops = {
+static const ef_process_ops ef_compute_forces_process_ops = {
     .name = "compute_forces_process",
     .create = ef_forces_create,
     .is_output_step = ef_forces_is_output_step,
@@ -342,7 +273,7 @@ const ef_process_ops ef_compute_forces_process_ops = {
     .destroy = ef_forces_destroy,
 };
 
-const ef_process_ops ef_compute_body_fitted_drag_process_ops = {
+static const ef_process_ops ef_compute_body_fitted_drag_process_ops = {
     .name = "compute_body_fitted_drag_process",
     .create = ef_kratos_drag_create,
     .is_output_step = ef_forces_is_output_step,
@@ -350,3 +281,8 @@ const ef_process_ops ef_compute_body_fitted_drag_process_ops = {
     .execute_finalize = ef_forces_finalize,
     .destroy = ef_forces_destroy,
 };
+
+int ef_register_force_processes(void) {
+  EF_CALL(ef_registry_add_process(&ef_compute_forces_process_ops));
+  return ef_registry_add_process(&ef_compute_body_fitted_drag_process_ops);
+}

@@ -1,6 +1,7 @@
-/* test_mesh_gen.h -- small structured and jittered simplex meshes of a box, with their
- * boundary faces, for the edge-data and fractional-step tests and benchmarks.
+/* ef_test_mesh.h -- the meshes of the tests and benchmarks: simplex meshes of a box.
  *
+ * As arrays (ef_test_mesh_2d / _3d), with their boundary faces, for the edge-data and
+ * fractional-step tests and benchmarks:
  * 2D: (nx+1)(ny+1) nodes on [0,Lx]x[0,Ly], each cell split into two triangles along
  *     alternating diagonals.
  * 3D: (nx+1)(ny+1)(nz+1) nodes on [0,Lx]x[0,Ly]x[0,Lz], each cell split into the six
@@ -10,16 +11,28 @@
  * has no symmetry the tests could rely on while the box and its volume stay exact.
  * Every element is checked to keep its orientation.
  *
+ * As a model part (ef_test_box), built through the model part API, for the process, normals
+ * and VTK-process tests: the unit square or cube,
+ * 2D: n x n cells, each split into two triangles along its (0,0)-(1,1) diagonal.
+ * 3D: n x n x n cubes, each split into the six Kuhn tetrahedra around its
+ *     (0,0,0)-(1,1,1) diagonal (conforming across cubes).
+ * Node ids are 1001, 1002, ... so nothing can confuse ids with indices.  Its boundary faces
+ * are conditions; sub model parts XMin, XMax, YMin, YMax (ZMin, ZMax in 3D) hold the
+ * conditions on that side and their nodes, and Walls every condition.
+ *
  * Header-only (static functions): include it in one test or tool source.
  */
-#ifndef EF_TEST_MESH_GEN_H
-#define EF_TEST_MESH_GEN_H
+#ifndef EF_TEST_MESH_H
+#define EF_TEST_MESH_H
 
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "edgeflow/ef_error.h"
+#include "edgeflow/ef_model_part.h"
 
 /* Boundary bits of a node. */
 #define EF_TM_XMIN 1
@@ -268,6 +281,162 @@ static inline int ef_test_mesh_3d(int nx, int ny, int nz, double lx, double ly, 
   double h[3] = {lx / nx, ly / ny, lz / nz};
   if (ef_test_mesh_jitter(m, h, jitter, seed)) return 1;
   return ef_test_mesh_faces(m);
+}
+
+/* ---------------------------------------------------------------------------
+ * The unit box as a model part. */
+
+/* Not every test uses every helper. */
+#define EF_TEST_HELPER static __attribute__((unused))
+
+typedef struct {
+  ef_index key[3];
+  ef_index nodes[3];
+} ef_test_face_;
+
+EF_TEST_HELPER int ef_test_face_cmp_(const void *pa, const void *pb) {
+  const ef_test_face_ *a = pa, *b = pb;
+  for (int k = 0; k < 3; k++)
+    if (a->key[k] != b->key[k]) return a->key[k] < b->key[k] ? -1 : 1;
+  return 0;
+}
+
+/* Side bit of a point: 1 XMin, 2 XMax, 4 YMin, 8 YMax, 16 ZMin, 32 ZMax. */
+EF_TEST_HELPER int ef_test_box_sides(const double *x, int dim) {
+  int s = 0;
+  for (int d = 0; d < dim; d++) {
+    if (x[d] == 0.0) s |= 1 << (2 * d);
+    if (x[d] == 1.0) s |= 2 << (2 * d);
+  }
+  return s;
+}
+
+EF_TEST_HELPER const char *ef_test_box_side_names[6] = {"XMin", "XMax", "YMin", "YMax", "ZMin", "ZMax"};
+
+/* The unit box mesh; reverse: flip the node order of every other condition
+ * (the normals must not care).  NULL on failure (message printed). */
+EF_TEST_HELPER ef_model_part ef_test_box(int dim, int n, int reverse) {
+  ef_model_part mp = NULL;
+  int np = n + 1;
+  int64_t n_nodes = dim == 2 ? (int64_t)np * np : (int64_t)np * np * np;
+  int64_t n_cells = dim == 2 ? (int64_t)n * n : (int64_t)n * n * n;
+  int per = dim + 1;
+  int64_t n_elements = n_cells * (dim == 2 ? 2 : 6);
+  ef_test_face_ *faces = NULL;
+  int err = ef_model_part_create("FluidModelPart", dim, &mp);
+  if (!err) err = ef_model_part_alloc_nodes(mp, n_nodes);
+  if (!err) err = ef_model_part_alloc_elements(mp, n_elements, per);
+  if (err) goto fail;
+  for (int64_t i = 0; i < n_nodes; i++) {
+    int64_t ix = i % np, iy = (i / np) % np, iz = i / ((int64_t)np * np);
+    mp->coords[3 * i] = (double)ix / n;
+    mp->coords[3 * i + 1] = (double)iy / n;
+    mp->coords[3 * i + 2] = dim == 3 ? (double)iz / n : 0.0;
+    mp->node_ids[i] = 1001 + i;
+  }
+#define EF_TB_NODE(i, j, k) ((ef_index)((i) + (int64_t)np * ((j) + (int64_t)np * (k))))
+  int64_t e = 0;
+  for (int64_t c = 0; c < n_cells; c++) {
+    int i = (int)(c % n), j = (int)((c / n) % n), k = dim == 3 ? (int)(c / ((int64_t)n * n)) : 0;
+    if (dim == 2) {
+      ef_index t[2][3] = {{EF_TB_NODE(i, j, 0), EF_TB_NODE(i + 1, j, 0), EF_TB_NODE(i + 1, j + 1, 0)},
+                          {EF_TB_NODE(i, j, 0), EF_TB_NODE(i + 1, j + 1, 0), EF_TB_NODE(i, j + 1, 0)}};
+      memcpy(mp->elements + e * 3, t, sizeof t);
+      e += 2;
+    } else {
+      static const int perm[6][3] = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}};
+      for (int q = 0; q < 6; q++) {
+        int p[3] = {i, j, k};
+        ef_index *en = mp->elements + e * 4;
+        en[0] = EF_TB_NODE(p[0], p[1], p[2]);
+        for (int s = 0; s < 3; s++) {
+          p[perm[q][s]]++;
+          en[s + 1] = EF_TB_NODE(p[0], p[1], p[2]);
+        }
+        if (ef_model_part_element_measure(mp, e) < 0) {
+          ef_index t = en[1];
+          en[1] = en[2];
+          en[2] = t;
+        }
+        e++;
+      }
+    }
+  }
+#undef EF_TB_NODE
+  /* Boundary faces: element faces met once. */
+  int64_t nf = n_elements * per;
+  faces = malloc((size_t)nf * sizeof *faces);
+  if (!faces) goto fail;
+  for (int64_t q = 0; q < n_elements; q++)
+    for (int o = 0; o < per; o++) {
+      ef_test_face_ *f = faces + q * per + o;
+      int m = 0;
+      for (int l = 0; l < per; l++)
+        if (l != o) f->nodes[m++] = mp->elements[q * per + l];
+      if (dim == 2) f->nodes[2] = -1;
+      memcpy(f->key, f->nodes, sizeof f->key);
+      for (int a = 0; a < dim; a++)
+        for (int b = a + 1; b < dim; b++)
+          if (f->key[b] < f->key[a]) {
+            ef_index t = f->key[a];
+            f->key[a] = f->key[b];
+            f->key[b] = t;
+          }
+    }
+  qsort(faces, (size_t)nf, sizeof *faces, ef_test_face_cmp_);
+  int64_t nb = 0;
+  for (int64_t a = 0; a < nf;) {
+    int64_t b = a + 1;
+    while (b < nf && !ef_test_face_cmp_(faces + a, faces + b)) b++;
+    if (b - a == 1) faces[nb++] = faces[a];
+    a = b;
+  }
+  err = ef_model_part_alloc_conditions(mp, nb, dim);
+  if (err) goto fail;
+  ef_sub_model_part *side[6] = {NULL}, *walls = NULL;
+  err = ef_model_part_add_sub_model_part(mp, NULL, "Walls", &walls);
+  for (int s = 0; s < 2 * dim && !err; s++)
+    err = ef_model_part_add_sub_model_part(mp, NULL, ef_test_box_side_names[s], &side[s]);
+  if (err) goto fail;
+  for (int64_t c = 0; c < nb && !err; c++) {
+    ef_index *cn = mp->conditions + c * dim;
+    memcpy(cn, faces[c].nodes, (size_t)dim * sizeof *cn);
+    if (reverse && (c % 2)) {
+      ef_index t = cn[0];
+      cn[0] = cn[1];
+      cn[1] = t;
+    }
+    mp->condition_ids[c] = 501 + c;
+    int sides = ~0;
+    for (int q = 0; q < dim; q++) sides &= ef_test_box_sides(mp->coords + 3 * (int64_t)cn[q], dim);
+    ef_index ci = (ef_index)c;
+    err = ef_sub_model_part_add_conditions(walls, &ci, 1);
+    if (!err) err = ef_sub_model_part_add_nodes(walls, cn, dim);
+    for (int s = 0; s < 2 * dim && !err; s++)
+      if (sides & (1 << s)) {
+        err = ef_sub_model_part_add_conditions(side[s], &ci, 1);
+        if (!err) err = ef_sub_model_part_add_nodes(side[s], cn, dim);
+      }
+  }
+  if (!err) err = ef_model_part_finalize_sub_model_parts(mp);
+  const char *vars[][2] = {{"VELOCITY", "3"}, {"PRESSURE", "1"}, {"BODY_FORCE", "3"}, {"REACTION", "3"},
+                           {"NORMAL", "3"},   {"IS_SLIP", "1"},  {"SLIP_TANGENT", "3"}};
+  for (int v = 0; v < 7 && !err; v++) err = ef_model_part_add_variable(mp, vars[v][0], atoi(vars[v][1]));
+  if (err) goto fail;
+  free(faces);
+  return mp;
+fail:
+  fprintf(stderr, "ef_test_box(%d, %d): %s\n", dim, n, ef_error_message());
+  free(faces);
+  ef_model_part_destroy(&mp);
+  return NULL;
+}
+
+/* Index of the node at (x, y, z) of an ef_test_box mesh. */
+EF_TEST_HELPER ef_index ef_test_box_node(ef_model_part mp, int n, double x, double y, double z) {
+  int np = n + 1;
+  int i = (int)lround(x * n), j = (int)lround(y * n), k = mp->dim == 3 ? (int)lround(z * n) : 0;
+  return (ef_index)(i + np * (j + np * k));
 }
 
 #endif

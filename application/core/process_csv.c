@@ -1,0 +1,79 @@
+/* process_csv.c -- output files the output processes share: append-only CSV files whose
+ * rows reach the disk whole, and Kratos' rounding of output times.
+ *
+ * Each row is formatted in memory by the caller, handed to one write(2) on a file
+ * descriptor kept open, and (with sync_each_row) fdatasync'd; if the write comes back
+ * short (disk full) the file is cut back to its last complete row, so it always ends with
+ * a complete row.
+ */
+#include "process_internal.h"
+#include "edgeflow/ef_util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+
+/* Open (truncate) folder/sub/name and write the header line; the folders are created. */
+int ef_csv_open(const char *folder, const char *sub, const char *name, const char *header, int sync_each_row,
+                ef_csv_file *f) {
+  f->fd = -1;
+  f->sync_each_row = sync_each_row;
+  f->length = 0;
+  f->path[0] = '\0';
+  char dir[4096];
+  const char *base = folder && folder[0] ? folder : ".";
+  if (sub && sub[0] == '/') snprintf(dir, sizeof dir, "%s", sub);
+  else if (sub && sub[0]) snprintf(dir, sizeof dir, "%s/%s", base, sub);
+  else snprintf(dir, sizeof dir, "%s", base);
+  EF_CHECK(!strchr(name, '/'), EF_ERR_PARAMETER, "output file name '%s' contains '/'; use output_path for folders",
+           name);
+  EF_CHECK(name[0], EF_ERR_PARAMETER, "empty output file name");
+  EF_CALL(ef_make_folders(dir));
+  int n = snprintf(f->path, sizeof f->path, "%s/%s", dir, name);
+  EF_CHECK(n > 0 && (size_t)n < sizeof f->path, EF_ERR_PARAMETER, "output path too long: '%s/%s'", dir, name);
+  f->fd = open(f->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  EF_CHECK(f->fd >= 0, EF_ERR_IO, "cannot create '%s': %s", f->path, strerror(errno));
+  return ef_csv_append(f, header, strlen(header));
+}
+
+/* Append one complete row: one write, then fdatasync; a short write is undone. */
+int ef_csv_append(ef_csv_file *f, const char *row, size_t n) {
+  EF_CHECK(f->fd >= 0, EF_ERR_INTERNAL, "CSV file '%s' is not open", f->path);
+  size_t done = 0;
+  while (done < n) {
+    ssize_t w = write(f->fd, row + done, n - done);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) {
+      int saved = w < 0 ? errno : ENOSPC;
+      /* Cut the partial row so the file still ends with a complete one. */
+      if (ftruncate(f->fd, (off_t)f->length) == 0) (void)lseek(f->fd, (off_t)f->length, SEEK_SET);
+      return EF_ERROR(EF_ERR_IO, "cannot write to '%s': %s", f->path, strerror(saved));
+    }
+    done += (size_t)w;
+  }
+  f->length += (int64_t)n;
+  if (!f->sync_each_row) return EF_SUCCESS;
+  /* EINVAL: the file system cannot sync (e.g. a pipe or special file); the data is written anyway. */
+  if (fdatasync(f->fd) && errno != EINVAL && errno != EROFS)
+    return EF_ERROR(EF_ERR_IO, "cannot sync '%s': %s", f->path, strerror(errno));
+  return EF_SUCCESS;
+}
+
+/* Close the file (NULL-safe, idempotent). */
+void ef_csv_close(ef_csv_file *f) {
+  if (!f || f->fd < 0) return;
+  if (!f->sync_each_row) (void)fdatasync(f->fd);
+  close(f->fd);
+  f->fd = -1;
+}
+
+/* Round t to 12 significant digits, as Kratos does before comparing output times. */
+double ef_output_time(double t) {
+  char text[64];
+  snprintf(text, sizeof text, "%.12g", t);
+  return strtod(text, NULL);
+}
