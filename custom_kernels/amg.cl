@@ -11,6 +11,9 @@
  * Tunables (-D, with defaults):
  *   AMG_WGS        items per group of the row and reduction kernels
  *   AMG_LANES      items per row of the dense coarsest solve (a power of two)
+ *   AMG_ROW_LANES  items sharing one row in the smoothing and residual kernels (a power of two
+ *                  dividing AMG_WGS): consecutive items read consecutive entries, and the lane
+ *                  sums of a row are added in lane order
  *   EF_ROW_PTR_64  the row offsets of the level's matrix are int64 (fine level, nnz >= 2^31) */
 #include "amg_rows.h"
 
@@ -20,6 +23,10 @@
 #ifndef AMG_LANES
 #define AMG_LANES 64
 #endif
+#ifndef AMG_ROW_LANES
+#define AMG_ROW_LANES 4
+#endif
+#define AMG_ROWS_PER_GROUP (AMG_WGS / AMG_ROW_LANES)
 
 #ifdef EF_ROW_PTR_64
 typedef long amg_rp_t;
@@ -46,6 +53,23 @@ double amg_sum_partials(__global const double *part, const int count, __local do
   double a = 0.0;
   for (int j = get_local_id(0); j < count; j += AMG_WGS) a += part[j];
   return amg_group_sum(a, red);
+}
+
+/* The row of this item in a row kernel (may be >= n) and its lane. */
+/* (unsigned masks and shifts: a signed division and remainder pair becomes an LLVM freeze,
+ * which oclgrind cannot check) */
+#define AMG_ROW() ((int)(get_group_id(0) * AMG_ROWS_PER_GROUP + (get_local_id(0) / AMG_ROW_LANES)))
+#define AMG_LANE() ((int)(get_local_id(0) & (AMG_ROW_LANES - 1)))
+
+/* Total of the lane partials of this item's row, added in lane order; every lane gets it. */
+double amg_lane_sum(double v, __local double *red) {
+  const int lid = get_local_id(0), base = (int)(get_local_id(0) & ~(size_t)(AMG_ROW_LANES - 1));
+  red[lid] = v;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  double s = 0.0;
+  for (int l = 0; l < AMG_ROW_LANES; ++l) s += red[base + l];
+  barrier(CLK_LOCAL_MEM_FENCE);
+  return s;
 }
 
 /* Coarse row I of P^T A P: the fine entries of its members summed in row order. */
@@ -82,38 +106,53 @@ __kernel void amg_smooth0(const int n, const double omega, __global const double
 }
 
 /* xout = xin + omega D^-1 (r - A xin). */
-__kernel void amg_sweep(const int n, __global const amg_rp_t *restrict rp, __global const int *restrict col,
-                        __global const double *restrict val, __global const double *restrict dinv,
-                        const double omega, __global const double *restrict r,
-                        __global const double *restrict xin, __global double *restrict xout) {
-  const int i = get_global_id(0);
-  if (i < n) xout[i] = xin[i] + omega * dinv[i] * ef_amg_row_residual(rp[i], rp[i + 1], col, val, xin, r[i]);
+__kernel __attribute__((reqd_work_group_size(AMG_WGS, 1, 1)))
+void amg_sweep(const int n, __global const amg_rp_t *restrict rp, __global const int *restrict col,
+               __global const double *restrict val, __global const double *restrict dinv, const double omega,
+               __global const double *restrict r, __global const double *restrict xin,
+               __global double *restrict xout) {
+  __local double red[AMG_WGS];
+  const int i = AMG_ROW(), lane = AMG_LANE();
+  const double part = i < n ? ef_amg_row_dot(rp[i] + lane, rp[i + 1], AMG_ROW_LANES, col, val, xin) : 0.0;
+  const double ax = amg_lane_sum(part, red);
+  if (i < n && lane == 0) xout[i] = xin[i] + omega * dinv[i] * (r[i] - ax);
 }
 
-/* rc_I = sum over the members i of I of (r - A x)_i (residual and restriction fused). */
+/* res = r - A x. */
+__kernel __attribute__((reqd_work_group_size(AMG_WGS, 1, 1)))
+void amg_residual(const int n, __global const amg_rp_t *restrict rp, __global const int *restrict col,
+                  __global const double *restrict val, __global const double *restrict r,
+                  __global const double *restrict x, __global double *restrict res) {
+  __local double red[AMG_WGS];
+  const int i = AMG_ROW(), lane = AMG_LANE();
+  const double part = i < n ? ef_amg_row_dot(rp[i] + lane, rp[i + 1], AMG_ROW_LANES, col, val, x) : 0.0;
+  const double ax = amg_lane_sum(part, red);
+  if (i < n && lane == 0) res[i] = r[i] - ax;
+}
+
+/* rc_I = sum of res_i over the members i of aggregate I (restriction P^T). */
 __kernel void amg_restrict(const int nc, __global const int *restrict mp, __global const int *restrict mem,
-                           __global const amg_rp_t *restrict rp, __global const int *restrict col,
-                           __global const double *restrict val, __global const double *restrict r,
-                           __global const double *restrict x, __global double *restrict rc) {
+                           __global const double *restrict res, __global double *restrict rc) {
   const int I = get_global_id(0);
   if (I >= nc) return;
   double s = 0.0;
-  for (int m = mp[I]; m < mp[I + 1]; ++m) {
-    const int i = mem[m];
-    s += ef_amg_row_residual(rp[i], rp[i + 1], col, val, x, r[i]);
-  }
+  for (int m = mp[I]; m < mp[I + 1]; ++m) s += res[mem[m]];
   rc[I] = s;
 }
 
 /* xout = y + omega D^-1 (r - A y), y = xin + alpha P xc (prolongation fused). */
-__kernel void amg_post(const int n, __global const amg_rp_t *restrict rp, __global const int *restrict col,
-                       __global const double *restrict val, __global const double *restrict dinv,
-                       const double omega, const double alpha, __global const int *restrict agg,
-                       __global const double *restrict xc, __global const double *restrict r,
-                       __global const double *restrict xin, __global double *restrict xout) {
-  const int i = get_global_id(0);
-  if (i < n)
-    xout[i] = ef_amg_row_post(rp[i], rp[i + 1], col, val, xin, agg, xc, alpha, omega, dinv[i], r[i], i);
+__kernel __attribute__((reqd_work_group_size(AMG_WGS, 1, 1)))
+void amg_post(const int n, __global const amg_rp_t *restrict rp, __global const int *restrict col,
+              __global const double *restrict val, __global const double *restrict dinv, const double omega,
+              const double alpha, __global const int *restrict agg, __global const double *restrict xc,
+              __global const double *restrict r, __global const double *restrict xin,
+              __global double *restrict xout) {
+  __local double red[AMG_WGS];
+  const int i = AMG_ROW(), lane = AMG_LANE();
+  const double part =
+      i < n ? ef_amg_row_dot_prolonged(rp[i] + lane, rp[i + 1], AMG_ROW_LANES, col, val, xin, agg, xc, alpha) : 0.0;
+  const double ay = amg_lane_sum(part, red);
+  if (i < n && lane == 0) xout[i] = ef_amg_post_value(xin, agg, xc, alpha, omega, dinv[i], r[i], ay, i);
 }
 
 /* K-cycle, first step: w1 = A v1; partials of v1.w1 and v1.rc (part[g], part[G + g]). */

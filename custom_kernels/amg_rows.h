@@ -42,13 +42,20 @@ EF_AMG_INLINE double ef_amg_row_l1_inverse(ef_amg_off b, ef_amg_off e,
   return d > 0.0 ? 1.0 / d : 1.0;
 }
 
+/* sum of a_ij x_j over the entries j = b, b + step, b + 2 step, ... < e of a row (step > 1:
+ * one lane's share when several work-items share a row; the host uses step 1). */
+EF_AMG_INLINE double ef_amg_row_dot(ef_amg_off b, ef_amg_off e, int step, EF_AMG_GLOBAL const ef_amg_i32 *col,
+                                    EF_AMG_GLOBAL const double *val, EF_AMG_GLOBAL const double *x) {
+  double s = 0.0;
+  for (ef_amg_off j = b; j < e; j += step) s += val[j] * x[col[j]];
+  return s;
+}
+
 /* r_i - (A x)_i over row i. */
 EF_AMG_INLINE double ef_amg_row_residual(ef_amg_off b, ef_amg_off e, EF_AMG_GLOBAL const ef_amg_i32 *col,
                                          EF_AMG_GLOBAL const double *val, EF_AMG_GLOBAL const double *x,
                                          double ri) {
-  double s = ri;
-  for (ef_amg_off j = b; j < e; ++j) s -= val[j] * x[col[j]];
-  return s;
+  return ri - ef_amg_row_dot(b, e, 1, col, val, x);
 }
 
 /* y_i = x_i + alpha xc[agg[i]] (agg -1: x_i). */
@@ -58,15 +65,31 @@ EF_AMG_INLINE double ef_amg_prolonged(EF_AMG_GLOBAL const double *x, EF_AMG_GLOB
   return a >= 0 ? x[i] + alpha * xc[a] : x[i];
 }
 
+/* sum of a_ij y_j, y = x + alpha P xc, over the entries b, b + step, ... < e. */
+EF_AMG_INLINE double ef_amg_row_dot_prolonged(ef_amg_off b, ef_amg_off e, int step,
+                                              EF_AMG_GLOBAL const ef_amg_i32 *col, EF_AMG_GLOBAL const double *val,
+                                              EF_AMG_GLOBAL const double *x, EF_AMG_GLOBAL const ef_amg_i32 *agg,
+                                              EF_AMG_GLOBAL const double *xc, double alpha) {
+  double s = 0.0;
+  for (ef_amg_off j = b; j < e; j += step) s += val[j] * ef_amg_prolonged(x, agg, xc, alpha, col[j]);
+  return s;
+}
+
 /* One l1-Jacobi sweep on row i applied to y = x + alpha P xc (prolongation fused into the
- * gather): returns y_i + omega dinv_i (r_i - (A y)_i). */
+ * gather): y_i + omega dinv_i (r_i - (A y)_i), given ay = (A y)_i. */
+EF_AMG_INLINE double ef_amg_post_value(EF_AMG_GLOBAL const double *x, EF_AMG_GLOBAL const ef_amg_i32 *agg,
+                                       EF_AMG_GLOBAL const double *xc, double alpha, double omega, double dinv,
+                                       double ri, double ay, ef_amg_i32 i) {
+  return ef_amg_prolonged(x, agg, xc, alpha, i) + omega * dinv * (ri - ay);
+}
+
+/* The same for the whole row (host). */
 EF_AMG_INLINE double ef_amg_row_post(ef_amg_off b, ef_amg_off e, EF_AMG_GLOBAL const ef_amg_i32 *col,
                                      EF_AMG_GLOBAL const double *val, EF_AMG_GLOBAL const double *x,
                                      EF_AMG_GLOBAL const ef_amg_i32 *agg, EF_AMG_GLOBAL const double *xc,
                                      double alpha, double omega, double dinv, double ri, ef_amg_i32 i) {
-  double s = ri;
-  for (ef_amg_off j = b; j < e; ++j) s -= val[j] * ef_amg_prolonged(x, agg, xc, alpha, col[j]);
-  return ef_amg_prolonged(x, agg, xc, alpha, i) + omega * dinv * s;
+  return ef_amg_post_value(x, agg, xc, alpha, omega, dinv, ri,
+                           ef_amg_row_dot_prolonged(b, e, 1, col, val, x, agg, xc, alpha), i);
 }
 
 /* Position of column c in the sorted columns col[b..e) (-1: absent). */

@@ -19,6 +19,9 @@
 #ifndef PCG_WGS
 #define PCG_WGS 256
 #endif
+#ifndef PCG_ROW_LANES
+#define PCG_ROW_LANES 4
+#endif
 #ifdef EF_ROW_PTR_64
 typedef long pcg_rp_t;
 #else
@@ -148,19 +151,33 @@ void pcg_direction(const int n, __global const double *restrict z, __global doub
     p[i] = k == 0 ? z[i] - m : (z[i] - m) + beta * p[i];
 }
 
-/* q = A p, partials of p.q. */
+/* q = A p, partials of p.q; PCG_ROW_LANES items per row (consecutive entries, lane sums added
+ * in lane order), the groups striding over blocks of PCG_WGS / PCG_ROW_LANES rows. */
 __kernel __attribute__((reqd_work_group_size(PCG_WGS, 1, 1)))
 void pcg_spmv(const int n, __global const pcg_rp_t *restrict rp, __global const int *restrict col,
               __global const double *restrict val, __global const double *restrict p, __global double *restrict q,
               __global double *restrict part_pq, const int k, __global const double *state) {
   __local double red[PCG_WGS];
   const int stopped = state[PS_SD + (k & 1)] >= 0.0;
+  const int rows_per_block = PCG_WGS / PCG_ROW_LANES;
+  const int blocks = stopped ? 0 : (n + rows_per_block - 1) / rows_per_block;
+  const int lid = get_local_id(0), lane = (int)(get_local_id(0) & (PCG_ROW_LANES - 1));
+  const int base = (int)(get_local_id(0) & ~(size_t)(PCG_ROW_LANES - 1));
   double a = 0.0;
-  for (int i = get_global_id(0); !stopped && i < n; i += get_global_size(0)) {
+  for (int blk = get_group_id(0); blk < blocks; blk += get_num_groups(0)) {
+    const int i = blk * rows_per_block + (int)(get_local_id(0) / PCG_ROW_LANES);
     double s = 0.0;
-    for (pcg_rp_t j = rp[i]; j < rp[i + 1]; ++j) s += val[j] * p[col[j]];
-    q[i] = s;
-    a += p[i] * s;
+    if (i < n)
+      for (pcg_rp_t j = rp[i] + lane; j < rp[i + 1]; j += PCG_ROW_LANES) s += val[j] * p[col[j]];
+    red[lid] = s;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lane == 0 && i < n) {
+      double t = 0.0;
+      for (int l = 0; l < PCG_ROW_LANES; ++l) t += red[base + l];
+      q[i] = t;
+      a += p[i] * t;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
   }
   const double t = pcg_group_sum(a, red);
   if (get_local_id(0) == 0) part_pq[get_group_id(0)] = t;

@@ -278,7 +278,7 @@ int ef_amg_create(const ef_amg_settings *s, const ef_amg_matrix *A, ef_amg **out
     EF_CHECK_GOTO(F->agg, EF_ERR_MEMORY, fail, "AMG: out of memory for an aggregate map");
     int64_t nc = 0;
     EF_CALL_GOTO(amg_aggregate(s, &v, F->agg, &nc), fail);
-    if (nc == 0 || 2 * nc > F->n) { /* coarsening by less than 2 stalls: F stays the coarsest */
+    if (nc == 0 || 4 * nc > 3 * F->n) { /* coarsening by less than 4/3 stalls: F stays the coarsest */
       free(F->agg);
       F->agg = NULL;
       break;

@@ -11,13 +11,14 @@
 #define AMG_SOURCE "amg.cl"
 #define AMG_WGS 128
 #define AMG_LANES 64
+#define AMG_ROW_LANES 4 /* items per row of the row kernels (sweep, residual, post) */
 #define AMG_MAX_GROUPS 256 /* groups of the K-cycle reduction kernels */
 
 enum { PH_REFRESH, PH_SMOOTH, PH_RESTRICT, PH_POST, PH_KRYLOV, PH_COARSE, PH_COUNT };
 
 typedef struct {
   cl_program program;
-  cl_kernel refresh, l1, smooth0, sweep, restr, post, k_first, k_second, k_third, k_combine, fill, gj, sym, solve;
+  cl_kernel refresh, l1, smooth0, sweep, resid, restr, post, k_first, k_second, k_third, k_combine, fill, gj, sym, solve;
 } amg_kernels;
 
 typedef struct {
@@ -64,7 +65,7 @@ static int amg_buffer(ef_cl_context *ctx, size_t bytes, const void *host, cl_mem
 }
 
 static void amg_kernels_release(amg_kernels *k) {
-  cl_kernel *all[] = {&k->refresh, &k->l1,       &k->smooth0,   &k->sweep, &k->restr, &k->post, &k->k_first,
+  cl_kernel *all[] = {&k->refresh, &k->l1,       &k->smooth0,   &k->sweep, &k->resid, &k->restr, &k->post, &k->k_first,
                       &k->k_second, &k->k_third, &k->k_combine, &k->fill,  &k->gj,    &k->sym,  &k->solve};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i)
     if (*all[i]) clReleaseKernel(*all[i]), *all[i] = NULL;
@@ -76,14 +77,15 @@ static void amg_kernels_release(amg_kernels *k) {
 static int amg_kernels_build(ef_cl_context *ctx, int wide, amg_kernels *k) {
   memset(k, 0, sizeof *k);
   char options[128];
-  snprintf(options, sizeof options, "-D AMG_WGS=%d -D AMG_LANES=%d%s", AMG_WGS, AMG_LANES,
-           wide ? " -D EF_ROW_PTR_64" : "");
+  snprintf(options, sizeof options, "-D AMG_WGS=%d -D AMG_LANES=%d -D AMG_ROW_LANES=%d%s", AMG_WGS, AMG_LANES,
+           AMG_ROW_LANES, wide ? " -D EF_ROW_PTR_64" : "");
   EF_CALL(ef_cl_program_get(ctx, AMG_SOURCE, options, &k->program));
   struct {
     const char *name;
     cl_kernel *kernel;
   } list[] = {{"amg_refresh", &k->refresh},   {"amg_l1", &k->l1},           {"amg_smooth0", &k->smooth0},
-              {"amg_sweep", &k->sweep},       {"amg_restrict", &k->restr},  {"amg_post", &k->post},
+              {"amg_sweep", &k->sweep},       {"amg_residual", &k->resid},  {"amg_restrict", &k->restr},
+              {"amg_post", &k->post},
               {"amg_k_first", &k->k_first},   {"amg_k_second", &k->k_second}, {"amg_k_third", &k->k_third},
               {"amg_k_combine", &k->k_combine}, {"amg_dense_fill", &k->fill}, {"amg_gj_step", &k->gj},
               {"amg_dense_sym", &k->sym},     {"amg_dense_solve", &k->solve}};
@@ -126,6 +128,12 @@ static int amg_launch_square(ef_cl_amg *a, cl_kernel k, size_t n, int phase) {
     a->event_phase[a->n_events++] = phase;
   }
   return EF_SUCCESS;
+}
+
+/* Enqueue a row kernel (AMG_ROW_LANES items per row) over n rows. */
+static int amg_launch_rows(ef_cl_amg *a, cl_kernel k, int n, int phase) {
+  const size_t rows_per_group = AMG_WGS / AMG_ROW_LANES;
+  return amg_launch(a, k, ((size_t)n + rows_per_group - 1) / rows_per_group * AMG_WGS, AMG_WGS, phase);
 }
 
 /* Kernels of level l: the fine set on level 0, the coarse set below. */
@@ -185,7 +193,7 @@ int ef_cl_amg_create(ef_cl_context *ctx, const ef_cl_csr *A, const ef_amg_matrix
     size_t vb = (size_t)L->n * 8;
     cl_mem *vecs[] = {&D->dinv, &D->r, &D->x, &D->t, &D->v1, &D->v2, &D->w1, &D->w2, &D->q};
     for (size_t v = 0; v < sizeof vecs / sizeof vecs[0]; ++v) {
-      if (l == 0 && vecs[v] != &D->dinv && vecs[v] != &D->t) continue; /* level 0: caller's r and z */
+      if (l == 0 && vecs[v] != &D->dinv && vecs[v] != &D->t && vecs[v] != &D->w2) continue; /* caller's r, z */
       EF_CALL_GOTO(amg_buffer(ctx, vb, NULL, vecs[v]), fail);
     }
     EF_CALL_GOTO(amg_buffer(ctx, (size_t)D->groups * 2 * 8, NULL, &D->part), fail);
@@ -307,7 +315,7 @@ static int amg_sweep(ef_cl_amg *a, int l, cl_mem r, cl_mem xin, cl_mem xout) {
   cl_kernel k = amg_k(a, l)->sweep;
   EF_CL_SET_ARGS(k, EF_CL_ARG(L->n), EF_CL_ARG(L->rp), EF_CL_ARG(L->col), EF_CL_ARG(L->val), EF_CL_ARG(L->dinv),
                  EF_CL_ARG(omega), EF_CL_ARG(r), EF_CL_ARG(xin), EF_CL_ARG(xout));
-  return amg_launch(a, k, (size_t)L->n, AMG_WGS, PH_SMOOTH);
+  return amg_launch_rows(a, k, L->n, PH_SMOOTH);
 }
 
 /* One cycle on level l (the host twin is amg_cycle in host_amg.c). */
@@ -325,15 +333,18 @@ static int amg_cycle(ef_cl_amg *a, int l, cl_mem r, cl_mem x) {
     EF_CALL(amg_sweep(a, l, r, cur, next));
     cur = next;
   }
-  EF_CL_SET_ARGS(K->restr, EF_CL_ARG(C->n), EF_CL_ARG(L->mp), EF_CL_ARG(L->mem), EF_CL_ARG(L->rp), EF_CL_ARG(L->col),
-                 EF_CL_ARG(L->val), EF_CL_ARG(r), EF_CL_ARG(cur), EF_CL_ARG(C->r));
+  /* res = r - A x into w2 (free during the cycle: the K-cycle fills it after its second cycle). */
+  EF_CL_SET_ARGS(K->resid, EF_CL_ARG(L->n), EF_CL_ARG(L->rp), EF_CL_ARG(L->col), EF_CL_ARG(L->val), EF_CL_ARG(r),
+                 EF_CL_ARG(cur), EF_CL_ARG(L->w2));
+  EF_CALL(amg_launch_rows(a, K->resid, L->n, PH_RESTRICT));
+  EF_CL_SET_ARGS(K->restr, EF_CL_ARG(C->n), EF_CL_ARG(L->mp), EF_CL_ARG(L->mem), EF_CL_ARG(L->w2), EF_CL_ARG(C->r));
   EF_CALL(amg_launch(a, K->restr, (size_t)C->n, AMG_WGS, PH_RESTRICT));
   EF_CALL(amg_correction(a, l + 1, C->r, C->x));
   cl_mem next = buf[(nu - 1) & 1];
   EF_CL_SET_ARGS(K->post, EF_CL_ARG(L->n), EF_CL_ARG(L->rp), EF_CL_ARG(L->col), EF_CL_ARG(L->val), EF_CL_ARG(L->dinv),
                  EF_CL_ARG(omega), EF_CL_ARG(alpha), EF_CL_ARG(L->agg), EF_CL_ARG(C->x), EF_CL_ARG(r), EF_CL_ARG(cur),
                  EF_CL_ARG(next));
-  EF_CALL(amg_launch(a, K->post, (size_t)L->n, AMG_WGS, PH_POST));
+  EF_CALL(amg_launch_rows(a, K->post, L->n, PH_POST));
   cur = next;
   for (int s = nu + 2; s <= 2 * nu; ++s) {
     next = buf[(2 * nu - s) & 1];

@@ -80,7 +80,8 @@ int ef_cl_pcg_create(ef_cl_context *ctx, const ef_cl_csr *A, const ef_cl_pcg_set
   if (cap > PCG_MAX_GROUPS) cap = PCG_MAX_GROUPS;
   c->groups = (int)(g < 1 ? 1 : g > cap ? cap : g);
   char options[96];
-  snprintf(options, sizeof options, "-D PCG_WGS=%d%s", PCG_WGS, A->row_ptr_64 ? " -D EF_ROW_PTR_64" : "");
+  snprintf(options, sizeof options, "-D PCG_WGS=%d -D PCG_ROW_LANES=4%s", PCG_WGS,
+           A->row_ptr_64 ? " -D EF_ROW_PTR_64" : "");
   EF_CALL_GOTO(ef_cl_program_get(ctx, PCG_SOURCE, options, &c->program), fail);
   struct {
     const char *name;
