@@ -10,6 +10,9 @@
 #include "edgeflow/ef_error.h"
 #include "edgeflow/ef_util.h"
 
+#include "amg_rows.h"
+#include "ef_omp.h"
+
 /* Defaults of amg.h. */
 void ef_amg_settings_default(ef_amg_settings *s) {
   s->max_levels = 10;
@@ -110,74 +113,93 @@ static int amg_members(int64_t n, const int32_t *agg, int64_t nc, int32_t **mp_o
   return EF_SUCCESS;
 }
 
-static int amg_cmp_i32(const void *a, const void *b) {
-  int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
-  return (x > y) - (x < y);
+/* Insertion sort of a short row's columns. */
+static void amg_sort_row(int32_t *c, int64_t len) {
+  for (int64_t i = 1; i < len; ++i) {
+    const int32_t v = c[i];
+    int64_t j = i - 1;
+    while (j >= 0 && c[j] > v) {
+      c[j + 1] = c[j];
+      --j;
+    }
+    c[j + 1] = v;
+  }
 }
 
-/* Pattern and values of P^T A P for the aggregate map agg (nc aggregates, members mp/mem). */
+/* Columns of coarse row I (unsorted) into out (NULL: count only); mark is this thread's
+ * marker array (entries != I are free). */
+static int64_t amg_coarse_row(const amg_view *A, const int32_t *agg, const int32_t *mp, const int32_t *mem,
+                              int64_t I, int32_t *mark, int32_t *out) {
+  int64_t cnt = 0;
+  for (int32_t m = mp[I]; m < mp[I + 1]; ++m) {
+    const int64_t i = mem[m];
+    for (int64_t j = AMG_RP(A, i); j < AMG_RP(A, i + 1); ++j) {
+      const int32_t J = agg[A->col[j]];
+      if (J >= 0 && mark[J] != I) {
+        mark[J] = (int32_t)I;
+        if (out) out[cnt] = J;
+        ++cnt;
+      }
+    }
+  }
+  return cnt;
+}
+
+/* Pattern and values of P^T A P for the aggregate map agg (nc aggregates, members mp/mem);
+ * rows in parallel (OpenMP), each with the same sums in the same order as the refresh. */
 static int amg_galerkin(const amg_view *A, const int32_t *agg, int64_t nc, const int32_t *mp,
                         const int32_t *mem, amg_csr *C) {
   memset(C, 0, sizeof *C);
-  int err = EF_SUCCESS;
-  int32_t *mark = malloc((size_t)(nc > 0 ? nc : 1) * sizeof *mark);
+  int err = EF_SUCCESS, failed = 0;
   C->rp = calloc((size_t)nc + 1, sizeof *C->rp);
-  EF_CHECK_GOTO(mark && C->rp, EF_ERR_MEMORY, fail, "AMG: out of memory for a coarse pattern");
-  for (int64_t I = 0; I < nc; ++I) mark[I] = -1;
-  /* Count. */
-  for (int64_t I = 0; I < nc; ++I) {
-    int64_t cnt = 0;
-    for (int32_t m = mp[I]; m < mp[I + 1]; ++m) {
-      const int64_t i = mem[m];
-      for (int64_t j = AMG_RP(A, i); j < AMG_RP(A, i + 1); ++j) {
-        const int32_t J = agg[A->col[j]];
-        if (J >= 0 && mark[J] != I) {
-          mark[J] = (int32_t)I;
-          ++cnt;
-        }
-      }
+  EF_CHECK_GOTO(C->rp, EF_ERR_MEMORY, fail, "AMG: out of memory for a coarse pattern");
+  EF_OMP(omp parallel)
+  {
+    int32_t *mark = malloc((size_t)(nc > 0 ? nc : 1) * sizeof *mark);
+    if (!mark) {
+      EF_OMP(omp atomic write)
+      failed = 1;
+    } else {
+      for (int64_t I = 0; I < nc; ++I) mark[I] = -1;
+      EF_OMP(omp for schedule(static))
+      for (int64_t I = 0; I < nc; ++I) C->rp[I + 1] = amg_coarse_row(A, agg, mp, mem, I, mark, NULL);
     }
-    C->rp[I + 1] = C->rp[I] + cnt;
+    free(mark);
   }
+  EF_CHECK_GOTO(!failed, EF_ERR_MEMORY, fail, "AMG: out of memory for a coarse pattern");
+  for (int64_t I = 0; I < nc; ++I) C->rp[I + 1] += C->rp[I];
   C->n = nc;
   C->nnz = C->rp[nc];
   C->col = malloc((size_t)(C->nnz > 0 ? C->nnz : 1) * sizeof *C->col);
   C->val = calloc((size_t)(C->nnz > 0 ? C->nnz : 1), sizeof *C->val);
   EF_CHECK_GOTO(C->col && C->val, EF_ERR_MEMORY, fail, "AMG: out of memory for a coarse matrix");
-  for (int64_t I = 0; I < nc; ++I) mark[I] = -1;
-  /* Fill and sort the columns, then add the values. */
-  for (int64_t I = 0; I < nc; ++I) {
-    int64_t k = C->rp[I];
-    for (int32_t m = mp[I]; m < mp[I + 1]; ++m) {
-      const int64_t i = mem[m];
-      for (int64_t j = AMG_RP(A, i); j < AMG_RP(A, i + 1); ++j) {
-        const int32_t J = agg[A->col[j]];
-        if (J >= 0 && mark[J] != I) {
-          mark[J] = (int32_t)I;
-          C->col[k++] = J;
+  EF_OMP(omp parallel)
+  {
+    int32_t *mark = malloc((size_t)(nc > 0 ? nc : 1) * sizeof *mark);
+    if (!mark) {
+      EF_OMP(omp atomic write)
+      failed = 1;
+    } else {
+      for (int64_t I = 0; I < nc; ++I) mark[I] = -1;
+      EF_OMP(omp for schedule(static))
+      for (int64_t I = 0; I < nc; ++I) {
+        const int64_t cb = C->rp[I], ce = C->rp[I + 1];
+        amg_coarse_row(A, agg, mp, mem, I, mark, C->col + cb);
+        amg_sort_row(C->col + cb, ce - cb);
+        for (int32_t m = mp[I]; m < mp[I + 1]; ++m) {
+          const int64_t i = mem[m];
+          for (int64_t j = AMG_RP(A, i); j < AMG_RP(A, i + 1); ++j) {
+            const int32_t J = agg[A->col[j]];
+            if (J >= 0) C->val[ef_amg_find(cb, ce, C->col, J)] += A->val[j];
+          }
         }
       }
     }
-    qsort(C->col + C->rp[I], (size_t)(C->rp[I + 1] - C->rp[I]), sizeof *C->col, amg_cmp_i32);
-    for (int32_t m = mp[I]; m < mp[I + 1]; ++m) {
-      const int64_t i = mem[m];
-      for (int64_t j = AMG_RP(A, i); j < AMG_RP(A, i + 1); ++j) {
-        const int32_t J = agg[A->col[j]];
-        if (J < 0) continue;
-        int64_t lo = C->rp[I], hi = C->rp[I + 1];
-        while (lo < hi) {
-          int64_t mid = lo + (hi - lo) / 2;
-          if (C->col[mid] < J) lo = mid + 1;
-          else hi = mid;
-        }
-        C->val[lo] += A->val[j];
-      }
-    }
+    free(mark);
   }
-  free(mark);
-  return err;
+  EF_CHECK_GOTO(!failed, EF_ERR_MEMORY, fail, "AMG: out of memory for a coarse pattern");
+  return EF_SUCCESS;
 fail:
-  free(mark);
   amg_csr_free(C);
   return err;
 }

@@ -250,7 +250,7 @@ static int load_cases(amg_case *cases, int *count) {
     ASSERT_OK(ef_linear_system_read(path, &c.sys));
     cases[k++] = c;
   }
-  amg_case g = {"grid_laplacian_24", NULL, 0, 0.15, 0.12};
+  amg_case g = {"grid_laplacian_24", NULL, 0, 0.18, 0.12};
   ASSERT(grid_laplacian(24, &g.sys) == 0, "out of memory building the grid Laplacian");
   cases[k++] = g;
   *count = k;
