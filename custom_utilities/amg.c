@@ -19,6 +19,7 @@ void ef_amg_settings_default(ef_amg_settings *s) {
   s->coarse_enough = 256;
   s->passes = 3;
   s->strength = 0.25;
+  s->coarse_strength = 0.0;
   s->omega = 4.0 / 3.0;
   s->alpha = 1.0;
   s->sweeps = 1;
@@ -299,7 +300,9 @@ int ef_amg_create(const ef_amg_settings *s, const ef_amg_matrix *A, ef_amg **out
     F->agg = malloc((size_t)F->n * sizeof *F->agg);
     EF_CHECK_GOTO(F->agg, EF_ERR_MEMORY, fail, "AMG: out of memory for an aggregate map");
     int64_t nc = 0;
-    EF_CALL_GOTO(amg_aggregate(s, &v, F->agg, &nc), fail);
+    ef_amg_settings sl = *s; /* coarse levels: every negative coupling is strong (see amg.h) */
+    if (h->n_levels > 1) sl.strength = s->coarse_strength;
+    EF_CALL_GOTO(amg_aggregate(&sl, &v, F->agg, &nc), fail);
     if (nc == 0 || 4 * nc > 3 * F->n) { /* coarsening by less than 4/3 stalls: F stays the coarsest */
       free(F->agg);
       F->agg = NULL;

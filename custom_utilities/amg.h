@@ -3,7 +3,7 @@
  *
  * Set-up (ef_amg_create, once per matrix pattern):
  *   - aggregation by pairwise matching on the strong NEGATIVE couplings (a_ij < 0 and
- *     -a_ij >= strength * max_k(-a_ik)); each pass pairs every row with its strongest
+ *     -a_ij >= strength * max_k(-a_ik), coarse_strength on the coarse levels); each pass pairs every row with its strongest
  *     unmatched neighbour (ties: smallest index), in row order, on the Galerkin matrix of the
  *     previous pass; `passes` passes per level give aggregates of at most 2^passes rows
  *     (Notay's double pairwise aggregation with passes = 2; 3 suits tetrahedra).  Rows without
@@ -46,7 +46,8 @@ typedef struct {
   int max_levels;        /* levels, the fine one included (>= 1) */
   int64_t coarse_enough; /* stop coarsening at this many rows (dense coarsest solve) */
   int passes;            /* pairwise matching passes per level: aggregates of <= 2^passes rows */
-  double strength;       /* strong coupling: -a_ij >= strength * max_k(-a_ik) */
+  double strength;       /* strong coupling: -a_ij >= strength * max_k(-a_ik), fine level */
+  double coarse_strength; /* the same on the coarse levels (0: every negative coupling) */
   double omega;          /* l1-Jacobi damping (0 < omega < 2) */
   double alpha;          /* coarse-correction scaling (1: none; > 1: over-correction) */
   int sweeps;            /* pre = post smoothing sweeps (>= 1) */
@@ -54,7 +55,7 @@ typedef struct {
   int kcycle_levels;     /* K-cycle: Krylov-accelerated coarse corrections at levels 1..this */
 } ef_amg_settings;
 
-/* Defaults: 10 levels, coarse_enough 256, 3 passes, strength 0.25, omega 4/3, alpha 1,
+/* Defaults: 10 levels, coarse_enough 256, 3 passes, strength 0.25 (coarse levels 0), omega 4/3, alpha 1,
  * 1 sweep, K-cycle on levels 1..2. */
 void ef_amg_settings_default(ef_amg_settings *s);
 

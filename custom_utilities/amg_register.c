@@ -20,7 +20,7 @@
 
 #define EF_AMG_DEFAULTS                                                                                     \
   "{\"amg_max_levels\": 10, \"amg_coarse_enough\": 256, \"amg_aggregation_passes\": 3,"                     \
-  " \"amg_strength\": 0.25, \"amg_smoother\": \"l1_jacobi\", \"amg_omega\": 1.3333333333333333,"            \
+  " \"amg_strength\": 0.25, \"amg_coarse_strength\": 0.0, \"amg_smoother\": \"l1_jacobi\", \"amg_omega\": 1.3333333333333333,"            \
   " \"amg_sweeps\": 1, \"amg_cycle\": \"K\", \"amg_kcycle_levels\": 2, \"amg_over_correction\": 1.0}"
 
 /* ef_amg_settings from linear_solver_settings (keys already validated against the defaults). */
@@ -39,6 +39,8 @@ static int amg_read_settings(ef_parameters p, ef_amg_settings *s) {
     else s->coarse_enough = v;
   }
   if (ef_parameters_has(p, "amg_strength")) EF_CALL(ef_parameters_get_double(p, "amg_strength", &s->strength));
+  if (ef_parameters_has(p, "amg_coarse_strength"))
+    EF_CALL(ef_parameters_get_double(p, "amg_coarse_strength", &s->coarse_strength));
   if (ef_parameters_has(p, "amg_omega")) EF_CALL(ef_parameters_get_double(p, "amg_omega", &s->omega));
   if (ef_parameters_has(p, "amg_over_correction"))
     EF_CALL(ef_parameters_get_double(p, "amg_over_correction", &s->alpha));

@@ -5,7 +5,7 @@
  *   test_amg --tiny   a tiny device run for oclgrind (tests/data/amg/oclgrind_amg.sh)
  * Each check states its tolerance and why.  Iterations measured to 1e-8 (Jacobi-CG, AMG-CG with
  * the V-cycle, AMG-FCG with the K-cycle): cavity2d 81/22/22, cavity3d 131/28/21, grid Laplacian
- * 24^3 248/36/24; the bounds in load_cases leave about 20 % margin. */
+ * 24^3 248/39/25; the bounds in load_cases leave about 20 % margin. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -252,7 +252,7 @@ static int load_cases(amg_case *cases, int *count) {
     ASSERT_OK(ef_linear_system_read(path, &c.sys));
     cases[k++] = c;
   }
-  amg_case g = {"grid_laplacian_24", NULL, 0, 0.18, 0.12};
+  amg_case g = {"grid_laplacian_24", NULL, 0, 0.20, 0.12};
   ASSERT(grid_laplacian(24, &g.sys) == 0, "out of memory building the grid Laplacian");
   cases[k++] = g;
   *count = k;
