@@ -3,6 +3,7 @@
 #include "edgeflow/ef_error.h"
 #include "edgeflow/ef_registry.h"
 
+#include "amg_register.h"
 #include "fluid_application.h"
 #include "host_cg.h"
 #include "petsc_solver.h"
@@ -13,6 +14,7 @@
 int ef_application_register(void) {
   EF_CALL(ef_register_openmp_strategy());
   EF_CALL(ef_register_host_solvers());
+  EF_CALL(ef_register_amg());
   EF_CALL(ef_register_fluid_bc_processes());
   EF_CALL(ef_register_force_processes());
 #ifdef EF_HAVE_OPENCL

@@ -1,0 +1,430 @@
+/* amg.c -- set-up of the aggregation multigrid hierarchy (see amg.h): pairwise matching on
+ * negative couplings, aggregate maps, member lists, Galerkin patterns, memory figures, and
+ * the dense coarsest inverse shared in spirit with the device kernel. */
+#include "amg.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "edgeflow/ef_error.h"
+#include "edgeflow/ef_util.h"
+
+#include "amg_rows.h"
+#include "ef_omp.h"
+
+/* Defaults of amg.h. */
+void ef_amg_settings_default(ef_amg_settings *s) {
+  s->max_levels = 10;
+  s->coarse_enough = 256;
+  s->passes = 3;
+  s->strength = 0.25;
+  s->coarse_strength = 0.0;
+  s->omega = 4.0 / 3.0;
+  s->alpha = 1.0;
+  s->sweeps = 1;
+  s->cycle = EF_AMG_CYCLE_K;
+  s->kcycle_levels = 2;
+}
+
+/* A work CSR of the set-up (int64 offsets, owned arrays). */
+typedef struct {
+  int64_t n, nnz;
+  int64_t *rp;
+  int32_t *col;
+  double *val;
+} amg_csr;
+
+static void amg_csr_free(amg_csr *m) {
+  free(m->rp);
+  free(m->col);
+  free(m->val);
+  memset(m, 0, sizeof *m);
+}
+
+/* A read-only view of a CSR with int64 or int32 offsets. */
+typedef struct {
+  int64_t n;
+  const int64_t *rp64;
+  const int32_t *rp32;
+  const int32_t *col;
+  const double *val;
+} amg_view;
+#define AMG_RP(v, i) ((v)->rp64 ? (v)->rp64[i] : (int64_t)(v)->rp32[i])
+
+/* One pairwise matching pass: agg[i] = the pair (or singleton) of row i, rows matched in
+ * order with their strongest unmatched negative neighbour; rows with no off-diagonal entry
+ * get -1 when drop_isolated. */
+static void amg_pairwise(const amg_view *A, double strength, int drop_isolated, int32_t *agg,
+                         int64_t *nc) {
+  const int64_t n = A->n;
+  for (int64_t i = 0; i < n; ++i) agg[i] = -2;
+  int64_t c = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    if (agg[i] != -2) continue;
+    const int64_t b = AMG_RP(A, i), e = AMG_RP(A, i + 1);
+    double maxneg = 0.0;
+    int has_off = 0;
+    for (int64_t j = b; j < e; ++j)
+      if (A->col[j] != i && A->val[j] != 0.0) {
+        has_off = 1;
+        if (-A->val[j] > maxneg) maxneg = -A->val[j];
+      }
+    if (!has_off && drop_isolated) {
+      agg[i] = -1;
+      continue;
+    }
+    int64_t best = -1;
+    double bv = 0.0, thr = strength * maxneg;
+    for (int64_t j = b; maxneg > 0.0 && j < e; ++j) {
+      const int32_t k = A->col[j];
+      const double s = -A->val[j];
+      if (k != i && agg[k] == -2 && s >= thr && s > bv) {
+        best = k;
+        bv = s;
+      }
+    }
+    agg[i] = (int32_t)c;
+    if (best >= 0) agg[best] = (int32_t)c;
+    ++c;
+  }
+  *nc = c;
+}
+
+/* Member lists of the aggregates: mp (nc + 1), mem (rows in aggregate order, rows ascending). */
+static int amg_members(int64_t n, const int32_t *agg, int64_t nc, int32_t **mp_out, int32_t **mem_out) {
+  int32_t *mp = calloc((size_t)nc + 1, sizeof *mp);
+  int32_t *mem = malloc((size_t)(n > 0 ? n : 1) * sizeof *mem);
+  int32_t *fill = malloc((size_t)(nc > 0 ? nc : 1) * sizeof *fill);
+  if (!mp || !mem || !fill) {
+    free(mp);
+    free(mem);
+    free(fill);
+    return EF_ERROR(EF_ERR_MEMORY, "AMG: out of memory for aggregate member lists");
+  }
+  for (int64_t i = 0; i < n; ++i)
+    if (agg[i] >= 0) mp[agg[i] + 1]++;
+  for (int64_t I = 0; I < nc; ++I) mp[I + 1] += mp[I];
+  for (int64_t I = 0; I < nc; ++I) fill[I] = mp[I];
+  for (int64_t i = 0; i < n; ++i)
+    if (agg[i] >= 0) mem[fill[agg[i]]++] = (int32_t)i;
+  free(fill);
+  *mp_out = mp;
+  *mem_out = mem;
+  return EF_SUCCESS;
+}
+
+/* Insertion sort of a short row's columns. */
+static void amg_sort_row(int32_t *c, int64_t len) {
+  for (int64_t i = 1; i < len; ++i) {
+    const int32_t v = c[i];
+    int64_t j = i - 1;
+    while (j >= 0 && c[j] > v) {
+      c[j + 1] = c[j];
+      --j;
+    }
+    c[j + 1] = v;
+  }
+}
+
+/* Columns of coarse row I (unsorted) into out (NULL: count only); mark is this thread's
+ * marker array (entries != I are free). */
+static int64_t amg_coarse_row(const amg_view *A, const int32_t *agg, const int32_t *mp, const int32_t *mem,
+                              int64_t I, int32_t *mark, int32_t *out) {
+  int64_t cnt = 0;
+  for (int32_t m = mp[I]; m < mp[I + 1]; ++m) {
+    const int64_t i = mem[m];
+    for (int64_t j = AMG_RP(A, i); j < AMG_RP(A, i + 1); ++j) {
+      const int32_t J = agg[A->col[j]];
+      if (J >= 0 && mark[J] != I) {
+        mark[J] = (int32_t)I;
+        if (out) out[cnt] = J;
+        ++cnt;
+      }
+    }
+  }
+  return cnt;
+}
+
+/* Pattern and values of P^T A P for the aggregate map agg (nc aggregates, members mp/mem);
+ * rows in parallel (OpenMP), each with the same sums in the same order as the refresh. */
+static int amg_galerkin(const amg_view *A, const int32_t *agg, int64_t nc, const int32_t *mp,
+                        const int32_t *mem, amg_csr *C) {
+  memset(C, 0, sizeof *C);
+  int err = EF_SUCCESS, failed = 0;
+  C->rp = calloc((size_t)nc + 1, sizeof *C->rp);
+  EF_CHECK_GOTO(C->rp, EF_ERR_MEMORY, fail, "AMG: out of memory for a coarse pattern");
+  EF_OMP(omp parallel)
+  {
+    int32_t *mark = malloc((size_t)(nc > 0 ? nc : 1) * sizeof *mark);
+    if (!mark) {
+      EF_OMP(omp atomic write)
+      failed = 1;
+    } else {
+      for (int64_t I = 0; I < nc; ++I) mark[I] = -1;
+      EF_OMP(omp for schedule(static))
+      for (int64_t I = 0; I < nc; ++I) C->rp[I + 1] = amg_coarse_row(A, agg, mp, mem, I, mark, NULL);
+    }
+    free(mark);
+  }
+  EF_CHECK_GOTO(!failed, EF_ERR_MEMORY, fail, "AMG: out of memory for a coarse pattern");
+  for (int64_t I = 0; I < nc; ++I) C->rp[I + 1] += C->rp[I];
+  C->n = nc;
+  C->nnz = C->rp[nc];
+  C->col = malloc((size_t)(C->nnz > 0 ? C->nnz : 1) * sizeof *C->col);
+  C->val = calloc((size_t)(C->nnz > 0 ? C->nnz : 1), sizeof *C->val);
+  EF_CHECK_GOTO(C->col && C->val, EF_ERR_MEMORY, fail, "AMG: out of memory for a coarse matrix");
+  EF_OMP(omp parallel)
+  {
+    int32_t *mark = malloc((size_t)(nc > 0 ? nc : 1) * sizeof *mark);
+    if (!mark) {
+      EF_OMP(omp atomic write)
+      failed = 1;
+    } else {
+      for (int64_t I = 0; I < nc; ++I) mark[I] = -1;
+      EF_OMP(omp for schedule(static))
+      for (int64_t I = 0; I < nc; ++I) {
+        const int64_t cb = C->rp[I], ce = C->rp[I + 1];
+        amg_coarse_row(A, agg, mp, mem, I, mark, C->col + cb);
+        amg_sort_row(C->col + cb, ce - cb);
+        for (int32_t m = mp[I]; m < mp[I + 1]; ++m) {
+          const int64_t i = mem[m];
+          for (int64_t j = AMG_RP(A, i); j < AMG_RP(A, i + 1); ++j) {
+            const int32_t J = agg[A->col[j]];
+            if (J >= 0) C->val[ef_amg_find(cb, ce, C->col, J)] += A->val[j];
+          }
+        }
+      }
+    }
+    free(mark);
+  }
+  EF_CHECK_GOTO(!failed, EF_ERR_MEMORY, fail, "AMG: out of memory for a coarse pattern");
+  return EF_SUCCESS;
+fail:
+  amg_csr_free(C);
+  return err;
+}
+
+/* Free every array of a level that the hierarchy owns. */
+static void amg_level_free(ef_amg_level *L) {
+  free(L->row_ptr);
+  free(L->own_col);
+  free(L->own_val);
+  free(L->dinv);
+  free(L->agg);
+  free(L->mem_ptr);
+  free(L->mem);
+  free(L->r);
+  free(L->x);
+  free(L->t);
+  free(L->v1);
+  free(L->v2);
+  free(L->w1);
+  free(L->w2);
+  free(L->q);
+  memset(L, 0, sizeof *L);
+}
+
+/* The view of level l's matrix. */
+static amg_view amg_level_view(const ef_amg_level *L) {
+  amg_view v = {L->n, L->row_ptr64, L->row_ptr, L->col, L->val};
+  return v;
+}
+
+/* Aggregate map of one level: `passes` pairwise passes, each on the Galerkin matrix of the
+ * previous one, composed.  *nc: aggregates. */
+static int amg_aggregate(const ef_amg_settings *s, const amg_view *A, int32_t *agg, int64_t *nc) {
+  int err = EF_SUCCESS;
+  amg_csr cur = {0};
+  int32_t *a = malloc((size_t)(A->n > 0 ? A->n : 1) * sizeof *a);
+  int32_t *mp = NULL, *mem = NULL;
+  EF_CHECK(a, EF_ERR_MEMORY, "AMG: out of memory in the aggregation");
+  amg_view v = *A;
+  int64_t n_cur = A->n;
+  for (int p = 0; p < s->passes; ++p) {
+    int64_t c = 0;
+    amg_pairwise(&v, s->strength, p == 0, a, &c);
+    if (p == 0) memcpy(agg, a, (size_t)A->n * sizeof *agg);
+    else
+      for (int64_t i = 0; i < A->n; ++i) agg[i] = agg[i] >= 0 ? a[agg[i]] : -1;
+    *nc = c;
+    if (p + 1 == s->passes || c == 0 || c == n_cur) break;
+    amg_csr next;
+    err = amg_members(v.n, a, c, &mp, &mem);
+    if (!err) err = amg_galerkin(&v, a, c, mp, mem, &next);
+    free(mp);
+    free(mem);
+    mp = mem = NULL;
+    if (err) break;
+    amg_csr_free(&cur);
+    cur = next;
+    v = (amg_view){cur.n, cur.rp, NULL, cur.col, cur.val};
+    n_cur = c;
+  }
+  amg_csr_free(&cur);
+  free(a);
+  return err;
+}
+
+/* Build the hierarchy (amg.h). */
+int ef_amg_create(const ef_amg_settings *s, const ef_amg_matrix *A, ef_amg **out) {
+  EF_CHECK(out, EF_ERR_PARAMETER, "ef_amg_create: NULL output");
+  *out = NULL;
+  EF_CHECK(s && A && A->row_ptr && A->col && A->val && A->n >= 1, EF_ERR_PARAMETER,
+           "ef_amg_create: empty or NULL matrix");
+  EF_CHECK(s->max_levels >= 1 && s->max_levels <= 32 && s->passes >= 1 && s->passes <= 4 &&
+               s->omega > 0.0 && s->omega < 2.0 && s->alpha > 0.0 && s->sweeps >= 1 &&
+               s->coarse_enough >= 1 && s->strength >= 0.0 && s->strength <= 1.0,
+           EF_ERR_PARAMETER,
+           "AMG settings out of range: max_levels %d (1..32), passes %d (1..4), omega %g (0..2), "
+           "alpha %g (> 0), sweeps %d (>= 1), coarse_enough %lld (>= 1), strength %g (0..1)",
+           s->max_levels, s->passes, s->omega, s->alpha, s->sweeps, (long long)s->coarse_enough,
+           s->strength);
+  EF_CHECK(A->n < INT32_MAX, EF_ERR_UNSUPPORTED, "AMG: %lld rows exceed int32 indices", (long long)A->n);
+  double t0 = ef_wtime();
+  ef_amg *h = calloc(1, sizeof *h);
+  EF_CHECK(h, EF_ERR_MEMORY, "AMG: out of memory");
+  h->s = *s;
+  h->constant_null_space = A->constant_null_space;
+  int err = EF_SUCCESS;
+  ef_amg_level *L0 = &h->lev[0];
+  L0->n = A->n;
+  L0->nnz = A->nnz;
+  L0->row_ptr64 = A->row_ptr;
+  L0->col = A->col;
+  L0->val = A->val;
+  h->n_levels = 1;
+  while (h->n_levels < s->max_levels && h->lev[h->n_levels - 1].n > s->coarse_enough) {
+    ef_amg_level *F = &h->lev[h->n_levels - 1], *C = &h->lev[h->n_levels];
+    amg_view v = amg_level_view(F);
+    F->agg = malloc((size_t)F->n * sizeof *F->agg);
+    EF_CHECK_GOTO(F->agg, EF_ERR_MEMORY, fail, "AMG: out of memory for an aggregate map");
+    int64_t nc = 0;
+    ef_amg_settings sl = *s; /* coarse levels: every negative coupling is strong (see amg.h) */
+    if (h->n_levels > 1) sl.strength = s->coarse_strength;
+    EF_CALL_GOTO(amg_aggregate(&sl, &v, F->agg, &nc), fail);
+    if (nc == 0 || 4 * nc > 3 * F->n) { /* coarsening by less than 4/3 stalls: F stays the coarsest */
+      free(F->agg);
+      F->agg = NULL;
+      break;
+    }
+    EF_CALL_GOTO(amg_members(F->n, F->agg, nc, &F->mem_ptr, &F->mem), fail);
+    amg_csr Cm;
+    EF_CALL_GOTO(amg_galerkin(&v, F->agg, nc, F->mem_ptr, F->mem, &Cm), fail);
+    EF_CHECK_GOTO(Cm.nnz < INT32_MAX, EF_ERR_UNSUPPORTED, fail, "AMG: coarse matrix too large");
+    C->n = Cm.n;
+    C->nnz = Cm.nnz;
+    C->row_ptr = malloc((size_t)(Cm.n + 1) * sizeof *C->row_ptr);
+    if (!C->row_ptr) {
+      amg_csr_free(&Cm);
+      err = EF_ERROR(EF_ERR_MEMORY, "AMG: out of memory");
+      goto fail;
+    }
+    for (int64_t I = 0; I <= Cm.n; ++I) C->row_ptr[I] = (int32_t)Cm.rp[I];
+    free(Cm.rp);
+    C->col = C->own_col = Cm.col;
+    C->val = C->own_val = Cm.val;
+    h->n_levels++;
+  }
+  ef_amg_level *Lc = &h->lev[h->n_levels - 1];
+  h->nc = Lc->n;
+  EF_CHECK_GOTO(h->nc <= 4096, EF_ERR_UNSUPPORTED, fail,
+                "AMG: the coarsest level has %lld rows (coarsening stalled or max_levels too small); "
+                "the dense coarsest solve allows at most 4096", (long long)h->nc);
+  h->coarse_inv = malloc((size_t)(h->nc * h->nc) * sizeof *h->coarse_inv);
+  EF_CHECK_GOTO(h->coarse_inv, EF_ERR_MEMORY, fail, "AMG: out of memory for the coarsest inverse");
+  for (int l = 0; l < h->n_levels; ++l) {
+    ef_amg_level *L = &h->lev[l];
+    size_t n = (size_t)L->n;
+    L->dinv = malloc(n * sizeof *L->dinv);
+    L->r = malloc(n * sizeof *L->r);
+    L->x = malloc(n * sizeof *L->x);
+    L->t = malloc(n * sizeof *L->t);
+    L->v1 = malloc(n * sizeof *L->v1);
+    L->v2 = malloc(n * sizeof *L->v2);
+    L->w1 = malloc(n * sizeof *L->w1);
+    L->w2 = malloc(n * sizeof *L->w2);
+    L->q = malloc(n * sizeof *L->q);
+    EF_CHECK_GOTO(L->dinv && L->r && L->x && L->t && L->v1 && L->v2 && L->w1 && L->w2 && L->q, EF_ERR_MEMORY,
+                  fail, "AMG: out of memory for level vectors");
+  }
+  EF_CALL_GOTO(ef_amg_refresh_host(h, NULL), fail);
+  h->setup_seconds = ef_wtime() - t0;
+  *out = h;
+  return EF_SUCCESS;
+fail:
+  ef_amg_destroy(&h);
+  return err;
+}
+
+/* Free the hierarchy. */
+void ef_amg_destroy(ef_amg **h) {
+  if (!h || !*h) return;
+  for (int l = 0; l < 32; ++l) amg_level_free(&(*h)->lev[l]);
+  free((*h)->coarse_inv);
+  free(*h);
+  *h = NULL;
+}
+
+/* Hierarchy and fine-matrix bytes as amg.h states them. */
+void ef_amg_memory(const ef_amg *h, double *hierarchy_bytes, double *fine_bytes, double *work_bytes,
+                   double *operator_complexity) {
+  double hier = 0.0, work = 0.0, nnz = 0.0;
+  const ef_amg_level *L0 = &h->lev[0];
+  double fine = (L0->nnz < INT32_MAX ? 4.0 : 8.0) * (double)(L0->n + 1) + 12.0 * (double)L0->nnz;
+  for (int l = 0; l < h->n_levels; ++l) {
+    const ef_amg_level *L = &h->lev[l];
+    nnz += (double)L->nnz;
+    if (l > 0) hier += 4.0 * (double)(L->n + 1) + 12.0 * (double)L->nnz;
+    hier += 8.0 * (double)L->n; /* dinv */
+    if (l + 1 < h->n_levels)    /* agg, members, member offsets */
+      hier += 8.0 * (double)L->n + 4.0 * (double)(h->lev[l + 1].n + 1);
+    work += (l == 0 ? 1.0 : 8.0) * 8.0 * (double)L->n;
+  }
+  hier += 8.0 * (double)h->nc * (double)h->nc;
+  if (hierarchy_bytes) *hierarchy_bytes = hier;
+  if (fine_bytes) *fine_bytes = fine;
+  if (work_bytes) *work_bytes = work;
+  if (operator_complexity) *operator_complexity = nnz / (double)L0->nnz;
+}
+
+/* W = A_c (+ beta 1 1^T). */
+void ef_amg_dense_fill(int64_t nc, const int32_t *rp, const int32_t *col, const double *val,
+                       int null_space, double *W) {
+  double tr = 0.0;
+  for (int64_t i = 0; i < nc * nc; ++i) W[i] = 0.0;
+  for (int64_t i = 0; i < nc; ++i)
+    for (int32_t j = rp[i]; j < rp[i + 1]; ++j) {
+      W[i * nc + col[j]] = val[j];
+      if (col[j] == i) tr += val[j];
+    }
+  if (null_space) {
+    const double beta = tr / ((double)nc * (double)nc);
+    for (int64_t i = 0; i < nc * nc; ++i) W[i] += beta;
+  }
+}
+
+/* In-place Gauss-Jordan inverse (no pivoting: SPD), then W = (W + W^T) / 2. */
+int ef_amg_dense_invert(int64_t nc, double *W) {
+  for (int64_t k = 0; k < nc; ++k) {
+    const double p = W[k * nc + k];
+    EF_CHECK(p > 0.0 && isfinite(p), EF_ERR_SOLVER,
+             "AMG: the coarsest matrix (%lld rows) is not positive definite (pivot %lld is %g)",
+             (long long)nc, (long long)k, p);
+    const double ip = 1.0 / p;
+    W[k * nc + k] = 1.0;
+    for (int64_t j = 0; j < nc; ++j) W[k * nc + j] *= ip;
+    for (int64_t i = 0; i < nc; ++i) {
+      if (i == k) continue;
+      const double f = W[i * nc + k];
+      W[i * nc + k] = 0.0;
+      for (int64_t j = 0; j < nc; ++j) W[i * nc + j] -= f * W[k * nc + j];
+    }
+  }
+  for (int64_t i = 0; i < nc; ++i)
+    for (int64_t j = i + 1; j < nc; ++j) {
+      const double a = 0.5 * (W[i * nc + j] + W[j * nc + i]);
+      W[i * nc + j] = W[j * nc + i] = a;
+    }
+  return EF_SUCCESS;
+}

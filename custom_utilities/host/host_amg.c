@@ -1,0 +1,176 @@
+/* host_amg.c -- the OpenMP refresh and cycle of the aggregation multigrid (amg.h); the per-row
+ * arithmetic is custom_kernels/amg_rows.h, shared with the OpenCL kernels (amg.cl). */
+#include "amg.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "edgeflow/ef_error.h"
+#include "edgeflow/ef_util.h"
+
+#include "amg_rows.h"
+#include "ef_omp.h"
+
+/* Row offsets of level L (int64 on the fine level, int32 below). */
+static inline int64_t amg_rp(const ef_amg_level *L, int64_t i) {
+  return L->row_ptr64 ? L->row_ptr64[i] : (int64_t)L->row_ptr[i];
+}
+
+/* x.y summed per block of rows, blocks added in order (the same bits for any thread count). */
+static double amg_dot(int64_t n, const double *x, const double *y) {
+  const int64_t bs = ef_reduction_block_rows(n), nb = (n + bs - 1) / bs;
+  double part[1024 + 1], s = 0.0;
+  EF_OMP(omp parallel for schedule(static))
+  for (int64_t b = 0; b < nb; ++b) {
+    double a = 0.0;
+    const int64_t e = (b + 1) * bs < n ? (b + 1) * bs : n;
+    for (int64_t i = b * bs; i < e; ++i) a += x[i] * y[i];
+    part[b] = a;
+  }
+  for (int64_t b = 0; b < nb; ++b) s += part[b];
+  return s;
+}
+
+/* y = A x on level L. */
+static void amg_spmv(const ef_amg_level *L, const double *x, double *y) {
+  EF_OMP(omp parallel for schedule(static))
+  for (int64_t i = 0; i < L->n; ++i) y[i] = -ef_amg_row_residual(amg_rp(L, i), amg_rp(L, i + 1), L->col, L->val, x, 0.0);
+}
+
+/* Coarse values of level l + 1 from level l's (segmented sums over the members). */
+static void amg_refresh_level(const ef_amg_level *F, ef_amg_level *C) {
+  double *cv = C->own_val;
+  EF_OMP(omp parallel for schedule(static))
+  for (int64_t I = 0; I < C->n; ++I) {
+    const int64_t cb = C->row_ptr[I], ce = C->row_ptr[I + 1];
+    for (int64_t k = cb; k < ce; ++k) cv[k] = 0.0;
+    for (int32_t m = F->mem_ptr[I]; m < F->mem_ptr[I + 1]; ++m) {
+      const int64_t i = F->mem[m];
+      for (int64_t j = amg_rp(F, i); j < amg_rp(F, i + 1); ++j) {
+        const int32_t J = F->agg[F->col[j]];
+        if (J >= 0) cv[ef_amg_find(cb, ce, C->col, J)] += F->val[j];
+      }
+    }
+  }
+}
+
+/* Coarse values, l1 diagonals and the coarsest inverse from the fine values. */
+int ef_amg_refresh_host(ef_amg *h, const double *fine_val) {
+  EF_CHECK(h, EF_ERR_PARAMETER, "ef_amg_refresh_host: no hierarchy");
+  double t0 = ef_wtime();
+  if (fine_val) h->lev[0].val = fine_val;
+  for (int l = 0; l + 1 < h->n_levels; ++l) amg_refresh_level(&h->lev[l], &h->lev[l + 1]);
+  for (int l = 0; l < h->n_levels; ++l) {
+    ef_amg_level *L = &h->lev[l];
+    EF_OMP(omp parallel for schedule(static))
+    for (int64_t i = 0; i < L->n; ++i) L->dinv[i] = ef_amg_row_l1_inverse(amg_rp(L, i), amg_rp(L, i + 1), L->val);
+  }
+  const ef_amg_level *Lc = &h->lev[h->n_levels - 1];
+  if (h->n_levels == 1) { /* a one-level "hierarchy": int64 offsets; copy them to int32 */
+    int32_t *rp = malloc((size_t)(Lc->n + 1) * sizeof *rp);
+    EF_CHECK(rp, EF_ERR_MEMORY, "AMG: out of memory");
+    for (int64_t i = 0; i <= Lc->n; ++i) rp[i] = (int32_t)Lc->row_ptr64[i];
+    ef_amg_dense_fill(h->nc, rp, Lc->col, Lc->val, h->constant_null_space, h->coarse_inv);
+    free(rp);
+  } else {
+    ef_amg_dense_fill(h->nc, Lc->row_ptr, Lc->col, Lc->val, h->constant_null_space, h->coarse_inv);
+  }
+  EF_CALL(ef_amg_dense_invert(h->nc, h->coarse_inv));
+  h->refresh_seconds = ef_wtime() - t0;
+  return EF_SUCCESS;
+}
+
+/* x = (sweep of level L) from x_in: x_out = x_in + omega D^-1 (r - A x_in). */
+static void amg_sweep(const ef_amg *h, const ef_amg_level *L, const double *r, const double *xin, double *xout) {
+  const double omega = h->s.omega;
+  EF_OMP(omp parallel for schedule(static))
+  for (int64_t i = 0; i < L->n; ++i)
+    xout[i] = xin[i] + omega * L->dinv[i] *
+                           ef_amg_row_residual(amg_rp(L, i), amg_rp(L, i + 1), L->col, L->val, xin, r[i]);
+}
+
+static void amg_cycle(ef_amg *h, int l, const double *r, double *x);
+
+/* x_c = the coarse correction for right-hand side rc on level c (= l + 1): the dense inverse,
+ * one cycle, or two flexible-CG steps preconditioned by the cycle (K-cycle). */
+static void amg_correction(ef_amg *h, int c, const double *rc, double *xc) {
+  ef_amg_level *C = &h->lev[c];
+  const int64_t n = C->n;
+  if (c == h->n_levels - 1) {
+    const double *W = h->coarse_inv;
+    EF_OMP(omp parallel for schedule(static))
+    for (int64_t i = 0; i < n; ++i) {
+      double s = 0.0;
+      for (int64_t j = 0; j < n; ++j) s += W[j * n + i] * rc[j];
+      xc[i] = s;
+    }
+    return;
+  }
+  if (h->s.cycle != EF_AMG_CYCLE_K || c > h->s.kcycle_levels) {
+    amg_cycle(h, c, rc, xc);
+    return;
+  }
+  amg_cycle(h, c, rc, C->v1);
+  amg_spmv(C, C->v1, C->w1);
+  const double rho1 = amg_dot(n, C->v1, C->w1), a1 = rho1 > 0.0 ? amg_dot(n, C->v1, rc) / rho1 : 0.0;
+  EF_OMP(omp parallel for schedule(static))
+  for (int64_t i = 0; i < n; ++i) C->q[i] = rc[i] - a1 * C->w1[i];
+  amg_cycle(h, c, C->q, C->v2);
+  amg_spmv(C, C->v2, C->w2);
+  const double gam = amg_dot(n, C->v2, C->w1), vw = amg_dot(n, C->v2, C->w2), vq = amg_dot(n, C->v2, C->q);
+  const double beta = rho1 > 0.0 ? vw - gam * gam / rho1 : 0.0;
+  const double a2 = beta > 0.0 ? vq / beta : 0.0, c1 = rho1 > 0.0 ? a1 - gam * a2 / rho1 : 0.0;
+  EF_OMP(omp parallel for schedule(static))
+  for (int64_t i = 0; i < n; ++i) xc[i] = c1 * C->v1[i] + a2 * C->v2[i];
+}
+
+/* x = cycle of level l for right-hand side r (amg.h); level l's t is the scratch vector. */
+static void amg_cycle(ef_amg *h, int l, const double *r, double *x) {
+  ef_amg_level *L = &h->lev[l], *C = &h->lev[l + 1];
+  const int nu = h->s.sweeps;
+  const double omega = h->s.omega, alpha = h->s.alpha;
+  /* Writes alternate between x and t so that the last of the 2 nu writes lands in x. */
+  double *buf[2] = {x, L->t};
+  double *cur = buf[(2 * nu - 1) & 1];
+  EF_OMP(omp parallel for schedule(static))
+  for (int64_t i = 0; i < L->n; ++i) cur[i] = omega * L->dinv[i] * r[i];
+  for (int k = 2; k <= nu; ++k) {
+    double *next = buf[(2 * nu - k) & 1];
+    amg_sweep(h, L, r, cur, next);
+    cur = next;
+  }
+  const double *xs = cur;
+  EF_OMP(omp parallel for schedule(static))
+  for (int64_t I = 0; I < C->n; ++I) {
+    double s = 0.0;
+    for (int32_t m = L->mem_ptr[I]; m < L->mem_ptr[I + 1]; ++m) {
+      const int64_t i = L->mem[m];
+      s += ef_amg_row_residual(amg_rp(L, i), amg_rp(L, i + 1), L->col, L->val, xs, r[i]);
+    }
+    C->r[I] = s;
+  }
+  amg_correction(h, l + 1, C->r, C->x);
+  double *next = buf[(nu - 1) & 1];
+  EF_OMP(omp parallel for schedule(static))
+  for (int64_t i = 0; i < L->n; ++i)
+    next[i] = ef_amg_row_post(amg_rp(L, i), amg_rp(L, i + 1), L->col, L->val, xs, L->agg, C->x, alpha, omega,
+                              L->dinv[i], r[i], (int32_t)i);
+  cur = next;
+  for (int k = nu + 2; k <= 2 * nu; ++k) {
+    next = buf[(2 * nu - k) & 1];
+    amg_sweep(h, L, r, cur, next);
+    cur = next;
+  }
+}
+
+/* z = M^-1 r (amg.h). */
+int ef_amg_apply_host(ef_amg *h, const double *r, double *z) {
+  EF_CHECK(h && r && z && r != z, EF_ERR_PARAMETER, "ef_amg_apply_host: bad arguments");
+  if (h->n_levels == 1) {
+    amg_correction(h, 0, r, z);
+    return EF_SUCCESS;
+  }
+  amg_cycle(h, 0, r, z);
+  return EF_SUCCESS;
+}

@@ -1,0 +1,193 @@
+/* test_amg_opencl.h -- the device half of test_amg.c (included there, OpenCL builds only). */
+#include "opencl_amg.h"
+#include "opencl_cg.h"
+#include "opencl_context.h"
+#include "opencl_pcg.h"
+
+/* A quiet context on the default device, or EF_TEST_SKIP. */
+static int amg_test_context(ef_cl_context **ctx, const char *cache) {
+  int count = 0;
+  if (ef_cl_count_devices(&count) || count == 0) {
+    fprintf(stderr, "no OpenCL device: skipping\n");
+    return EF_TEST_SKIP;
+  }
+  ef_cl_settings s;
+  ef_cl_settings_default(&s);
+  s.verbose = 0;
+  s.cache_dir = cache && *cache ? cache : "";
+  int err = ef_cl_context_create(&s, ctx);
+  if (err == EF_ERR_NOT_FOUND || err == EF_ERR_UNSUPPORTED) {
+    fprintf(stderr, "no usable OpenCL device (%s): skipping\n", ef_error_message());
+    return EF_TEST_SKIP;
+  }
+  ASSERT_OK(err);
+  return 0;
+}
+
+static int amg_device_apply(void *ctx, cl_mem r, cl_mem z) { return ef_cl_amg_apply(ctx, r, z); }
+
+/* max |a - b| / max |b|. */
+static double rel_diff(int64_t n, const double *a, const double *b) {
+  double d = 0.0, m = 0.0;
+  for (int64_t i = 0; i < n; ++i) {
+    if (fabs(a[i] - b[i]) > d) d = fabs(a[i] - b[i]);
+    if (fabs(b[i]) > m) m = fabs(b[i]);
+  }
+  return m > 0.0 ? d / m : d;
+}
+
+/* Device against host for one case and one cycle:
+ *  - same hierarchy (the device uploads the host's aggregates) and refreshed coarse values
+ *    equal bit for bit (the same sums in the same order); the coarsest inverse to 1e-12
+ *    (Gauss-Jordan with and without contracted a*b+c);
+ *  - after new fine values on the device, the device refresh equals the host refresh;
+ *  - the device cycle equals the host cycle to 1e-12 relative (contractions, the dense
+ *    solve's summation order), and the V-cycle is symmetric and positive on the device;
+ *  - device (F)CG reaches a true residual <= 2e-8 (rtol 1e-8, recurrence drift) within one
+ *    iteration of the host's count. */
+static int check_device_case(ef_cl_context *ctx, const amg_case *c, const ef_amg_settings *st, int *iters) {
+  const ef_linear_system *s = c->sys;
+  const int64_t n = s->n;
+  ef_csr_matrix hm = ef_linear_system_matrix(s);
+  ef_cl_csr A;
+  ASSERT_OK(ef_cl_csr_upload(ctx, &hm, &A));
+  ef_amg_matrix M = amg_matrix_of(c);
+  ef_amg *host = NULL;
+  ef_cl_amg *dev = NULL;
+  ASSERT_OK(ef_amg_create(st, &M, &host));
+  ASSERT_OK(ef_cl_amg_create(ctx, &A, &M, c->null_space, st, &dev));
+  const ef_amg *dh = ef_cl_amg_host(dev);
+  ASSERT(dh->n_levels == host->n_levels, "%s: level counts differ", c->name);
+  double *buf = malloc((size_t)(host->lev[1 < host->n_levels ? 1 : 0].nnz + host->nc * host->nc + n) * 8);
+  ASSERT(buf, "out of memory");
+  /* New values: symmetric scaling, on both sides. */
+  double *v2 = malloc(s->nnz * sizeof *v2), *w = malloc(n * sizeof *w);
+  ASSERT(v2 && w, "out of memory");
+  uint64_t seed = 3;
+  for (int64_t i = 0; i < n; ++i) w[i] = pow(2.0, 2.0 * unit_random(&seed) - 1.0);
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = s->row_ptr[i]; j < s->row_ptr[i + 1]; ++j) v2[j] = s->values[j] * w[i] * w[s->col[j]];
+  if (c->null_space) /* keep A 1 = 0: diagonal = -(sum of the scaled off-diagonal entries) */
+    for (int64_t i = 0; i < n; ++i) {
+      double off = 0.0;
+      int64_t d = -1;
+      for (int64_t j = s->row_ptr[i]; j < s->row_ptr[i + 1]; ++j)
+        if (s->col[j] == i) d = j;
+        else off += v2[j];
+      ASSERT(d >= 0, "%s: row %lld has no diagonal", c->name, (long long)i);
+      v2[d] = -off;
+    }
+  for (int pass = 0; pass < 2; ++pass) {
+    if (pass == 1) {
+      ASSERT_OK(ef_cl_vector_write(ctx, A.values, s->nnz, v2));
+      ASSERT_OK(ef_cl_amg_refresh(dev));
+      ASSERT_OK(ef_amg_refresh_host(host, v2));
+    }
+    for (int l = 1; l < host->n_levels; ++l) {
+      ASSERT_OK(ef_cl_amg_read_values(dev, l, buf));
+      ASSERT(memcmp(buf, host->lev[l].val, host->lev[l].nnz * 8) == 0, "%s: device values of level %d differ (%s)",
+             c->name, l, pass ? "after the refresh" : "at set-up");
+    }
+    ASSERT_OK(ef_cl_amg_read_values(dev, -1, buf));
+    const double dw = rel_diff(host->nc * host->nc, buf, host->coarse_inv);
+    ASSERT(dw <= 1e-12, "%s: device coarsest inverse differs by %.3e", c->name, dw);
+  }
+  /* Applies. */
+  double *r = malloc(n * 8), *zh = malloc(n * 8), *zd = malloc(n * 8), *y = malloc(n * 8), *my = malloc(n * 8);
+  ASSERT(r && zh && zd && y && my, "out of memory");
+  cl_mem dr, dz;
+  for (int64_t i = 0; i < n; ++i) r[i] = unit_random(&seed) - 0.5, y[i] = unit_random(&seed) - 0.5;
+  ASSERT_OK(ef_cl_vector_create(ctx, n, r, &dr));
+  memset(zh, 0, n * 8); /* vectors from host data: oclgrind counts a filled buffer as uninitialised */
+  ASSERT_OK(ef_cl_vector_create(ctx, n, zh, &dz));
+  ASSERT_OK(ef_cl_amg_apply(dev, dr, dz));
+  ASSERT_OK(ef_cl_vector_read(ctx, dz, n, zd));
+  ASSERT_OK(ef_amg_apply_host(host, r, zh));
+  const double dzr = rel_diff(n, zd, zh);
+  ASSERT(dzr <= 1e-12, "%s: device apply differs from the host's by %.3e", c->name, dzr);
+  if (st->cycle == EF_AMG_CYCLE_V) {
+    ASSERT_OK(ef_cl_vector_write(ctx, dr, n, y));
+    ASSERT_OK(ef_cl_amg_apply(dev, dr, dz));
+    ASSERT_OK(ef_cl_vector_read(ctx, dz, n, my));
+    const double xmy = dot(n, r, my), ymx = dot(n, y, zd), xmx = dot(n, r, zd), ymy = dot(n, y, my);
+    ASSERT(xmx > 0.0 && ymy > 0.0, "%s: device V-cycle not positive", c->name);
+    const double rel = fabs(xmy - ymx) / sqrt(xmx * ymy);
+    ASSERT(rel <= 1e-12, "%s: device V-cycle not symmetric: %.3e", c->name, rel);
+  }
+  /* Solves (with the new values on both sides). */
+  ef_cl_pcg_settings ps;
+  ef_cl_pcg_settings_default(&ps);
+  ps.rtol = 1e-8;
+  ps.max_iterations = 500;
+  ps.flexible = st->cycle == EF_AMG_CYCLE_K;
+  ps.null_space = c->null_space;
+  ef_cl_pcg *pcg = NULL;
+  ASSERT_OK(ef_cl_pcg_create(ctx, &A, &ps, amg_device_apply, dev, &pcg));
+  cl_mem db, dx;
+  ASSERT_OK(ef_cl_vector_create(ctx, n, s->rhs, &db));
+  memset(zd, 0, n * 8);
+  ASSERT_OK(ef_cl_vector_create(ctx, n, zd, &dx));
+  ef_cl_pcg_result res;
+  ASSERT_OK(ef_cl_pcg_solve(pcg, db, dx, &res));
+  ef_csr Ah = {n, s->nnz, s->row_ptr, NULL, s->col, v2, NULL, c->null_space};
+  ef_host_pcg_settings hs = {1e-8, 500, ps.flexible};
+  ef_host_pcg_result hres;
+  memset(zh, 0, n * 8);
+  ASSERT_OK(ef_host_pcg_solve(&Ah, amg_apply, host, &hs, s->rhs, zh, &hres));
+  ASSERT(res.converged && res.true_relres <= 2e-8, "%s: device %s: %d iterations, true residual %.3e", c->name,
+         ps.flexible ? "FCG" : "PCG", res.iterations, res.true_relres);
+  ASSERT(abs(res.iterations - hres.iterations) <= 1, "%s: device %d iterations, host %d", c->name, res.iterations,
+         hres.iterations);
+  *iters = res.iterations;
+  clReleaseMemObject(dr), clReleaseMemObject(dz), clReleaseMemObject(db), clReleaseMemObject(dx);
+  ef_cl_pcg_destroy(&pcg);
+  ef_cl_amg_destroy(&dev);
+  ef_amg_destroy(&host);
+  ef_cl_csr_release(&A);
+  free(buf), free(v2), free(w), free(r), free(zh), free(zd), free(y), free(my);
+  return 0;
+}
+
+static int run_opencl(const char *cache) {
+  ef_cl_context *ctx = NULL;
+  int rc = amg_test_context(&ctx, cache);
+  if (rc) return rc;
+  amg_case cases[4];
+  int count = 0;
+  if (load_cases(cases, &count)) return 1;
+  for (int i = 0; i < count; ++i) {
+    int it[2];
+    for (int cycle = 0; cycle < 2; ++cycle) {
+      ef_amg_settings st;
+      ef_amg_settings_default(&st);
+      st.cycle = cycle ? EF_AMG_CYCLE_K : EF_AMG_CYCLE_V;
+      if (check_device_case(ctx, &cases[i], &st, &it[cycle])) return 1;
+    }
+    printf("%-24s device: AMG-CG (V) %3d, AMG-FCG (K) %3d iterations (values rescaled)\n", cases[i].name, it[0],
+           it[1]);
+  }
+  for (int i = 0; i < count; ++i) ef_linear_system_destroy(&cases[i].sys);
+  ef_cl_context_destroy(&ctx);
+  return 0;
+}
+
+/* A tiny system with several levels and the K-cycle, for oclgrind (every kernel runs). */
+static int run_tiny(const char *cache) {
+  ef_cl_context *ctx = NULL;
+  int rc = amg_test_context(&ctx, cache);
+  if (rc) return rc;
+  amg_case c = {"grid_laplacian_6", NULL, 0, 1.0, 1.0};
+  ASSERT(grid_laplacian(6, &c.sys) == 0, "out of memory");
+  ef_amg_settings st;
+  ef_amg_settings_default(&st);
+  st.coarse_enough = 4;
+  st.passes = 2;
+  st.kcycle_levels = 1;
+  st.sweeps = 2;
+  int it = 0;
+  if (check_device_case(ctx, &c, &st, &it)) return 1;
+  printf("tiny: FCG %d iterations\n", it);
+  ef_linear_system_destroy(&c.sys);
+  ef_cl_context_destroy(&ctx);
+  return 0;
+}
