@@ -376,6 +376,36 @@ static int ef_opencl_finalize(void *data) {
   return EF_SUCCESS;
 }
 
+/* Restarts: the device's kinematic pressure (the model part holds rho p), the counters, the
+ * device solver's SpMV configuration in its section. */
+static int ef_opencl_save_state(void *data, ef_restart_writer *w) {
+  ef_opencl_strategy *s = data;
+  EF_CALL(ef_ocl_fs_read(s->fs, NULL, s->scratch, NULL));
+  EF_CALL(ef_fluid_save_state(w, s->mp->n_nodes, s->scratch, 0.0, s->steps, s->iterations));
+  EF_CALL(ef_restart_writer_section(w, "linear_solver"));
+  return ef_linear_solver_save_state(s->solver, w);
+}
+
+/* Everything up (the analysis marked the nodal variables modified), then the exact pressure. */
+static int ef_opencl_load_state(void *data, ef_restart_reader *r, int same_kind) {
+  ef_opencl_strategy *s = data;
+  double last_dt, seconds;
+  EF_CALL(ef_opencl_upload_modified(s, 1, &seconds)); /* uses scratch for rho p / rho */
+  EF_CALL(ef_fluid_load_state(r, s->mp->n_nodes, s->scratch, &last_dt, &s->steps, &s->iterations));
+  EF_CALL(ef_ocl_fs_set_state(s->fs, NULL, s->scratch));
+  s->mp->device_newer = 0;
+  if (same_kind && ef_restart_reader_section(r, "linear_solver")) EF_CALL(ef_linear_solver_load_state(s->solver, r));
+  return EF_SUCCESS;
+}
+
+/* The device and its driver: a restart elsewhere rounds differently. */
+static const char *ef_opencl_where(void *data) {
+  ef_opencl_strategy *s = data;
+  static char where[768];
+  snprintf(where, sizeof where, "%s, %s", s->ctx ? s->ctx->device_name : "", s->ctx ? s->ctx->driver_version : "");
+  return where;
+}
+
 static const ef_strategy_ops ef_opencl_ops = {
     .name = "opencl_edge_based",
     .description = "edge-based fractional step on an OpenCL device (solution resident on the device)",
@@ -391,6 +421,9 @@ static const ef_strategy_ops ef_opencl_ops = {
     .copy_pressure_system = ef_opencl_copy_pressure_system,
     .finalize = ef_opencl_finalize,
     .destroy = ef_opencl_destroy,
+    .save_state = ef_opencl_save_state,
+    .load_state = ef_opencl_load_state,
+    .where = ef_opencl_where,
 };
 
 /* Register "opencl_edge_based". */

@@ -250,6 +250,33 @@ static int ef_openmp_finalize(void *data) {
   return EF_SUCCESS;
 }
 
+/* Restarts: the unrounded kinematic pressure (the model part holds rho p), the warm start of the
+ * last system, the counters; the linear solver's own state in its section. */
+static int ef_openmp_save_state(void *data, ef_restart_writer *w) {
+  ef_openmp_strategy *s = data;
+  EF_CALL(ef_fluid_save_state(w, s->mp->n_nodes, s->pressure, s->last_dt, s->steps, s->iterations));
+  EF_CALL(ef_restart_write_doubles(w, "pressure_previous", s->pressure_prev, s->mp->n_nodes));
+  EF_CALL(ef_restart_writer_section(w, "linear_solver"));
+  return ef_linear_solver_save_state(s->solver, w);
+}
+
+static int ef_openmp_load_state(void *data, ef_restart_reader *r, int same_kind) {
+  ef_openmp_strategy *s = data;
+  EF_CALL(ef_fluid_load_state(r, s->mp->n_nodes, s->pressure, &s->last_dt, &s->steps, &s->iterations));
+  if (ef_restart_count(r, "pressure_previous") == s->mp->n_nodes)
+    EF_CALL(ef_restart_read_doubles(r, "pressure_previous", s->pressure_prev, s->mp->n_nodes));
+  /* The executor reads VELOCITY's array itself; the pressure is the one just read, not rho p / rho. */
+  ef_model_part_take_modified(s->mp, "VELOCITY");
+  ef_model_part_take_modified(s->mp, "PRESSURE");
+  if (same_kind && ef_restart_reader_section(r, "linear_solver")) EF_CALL(ef_linear_solver_load_state(s->solver, r));
+  return EF_SUCCESS;
+}
+
+static const char *ef_openmp_where(void *data) {
+  (void)data;
+  return "host";
+}
+
 static const ef_strategy_ops ef_openmp_ops = {
     .name = "openmp_edge_based",
     .description = "edge-based fractional step on the host (OpenMP)",
@@ -265,6 +292,9 @@ static const ef_strategy_ops ef_openmp_ops = {
     .copy_pressure_system = ef_openmp_copy_pressure_system,
     .finalize = ef_openmp_finalize,
     .destroy = ef_openmp_destroy,
+    .save_state = ef_openmp_save_state,
+    .load_state = ef_openmp_load_state,
+    .where = ef_openmp_where,
 };
 
 int ef_register_openmp_strategy(void) { return ef_registry_add_strategy(&ef_openmp_ops); }

@@ -95,3 +95,23 @@ int ef_strategy_explain_node_error(int err, ef_model_part mp) {
                        (long long)mp->node_ids[node], mp->coords[3 * node], mp->coords[3 * node + 1],
                        mp->coords[3 * node + 2]);
 }
+
+/* Records shared by the fluid strategies' restart state. */
+int ef_fluid_save_state(ef_restart_writer *w, int64_t n, const double *kinematic_pressure, double last_dt, long steps,
+                        long iterations) {
+  EF_CALL(ef_restart_write_doubles(w, "kinematic_pressure", kinematic_pressure, n));
+  EF_CALL(ef_restart_write_double(w, "last_dt", last_dt));
+  const int64_t counters[2] = {steps, iterations};
+  return ef_restart_write_int64s(w, "counters", counters, 2);
+}
+
+int ef_fluid_load_state(ef_restart_reader *r, int64_t n, double *kinematic_pressure, double *last_dt, long *steps,
+                        long *iterations) {
+  int64_t counters[2];
+  EF_CALL(ef_restart_read_doubles(r, "kinematic_pressure", kinematic_pressure, n));
+  EF_CALL(ef_restart_read_double(r, "last_dt", last_dt));
+  EF_CALL(ef_restart_read_int64s(r, "counters", counters, 2));
+  *steps = (long)counters[0];
+  *iterations = (long)counters[1];
+  return EF_SUCCESS;
+}

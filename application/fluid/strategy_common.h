@@ -33,4 +33,11 @@ int ef_strategy_read_settings(const ef_strategy_config *config, ef_fs_settings *
 /* Add the file id and coordinates of the node an executor error names ("... at node N"). */
 int ef_strategy_explain_node_error(int err, ef_model_part mp);
 
+/* Restart records both fluid strategies write and read alike (so either continues the other's
+ * file): the kinematic pressure p / rho as the executor holds it, the last step and counters. */
+int ef_fluid_save_state(ef_restart_writer *w, int64_t n, const double *kinematic_pressure, double last_dt, long steps,
+                        long iterations);
+int ef_fluid_load_state(ef_restart_reader *r, int64_t n, double *kinematic_pressure, double *last_dt, long *steps,
+                        long *iterations);
+
 #endif

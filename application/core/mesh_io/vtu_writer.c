@@ -755,9 +755,9 @@ void ef_vtk_output_destroy(ef_vtk_output *out) {
 }
 
 /* Record (step, time, file) in series pvd_name (replacing an earlier write of
- * the same step) and rewrite its .pvd. */
-static int vtk_series_add(ef_vtk_output o, const char *pvd_name, int step, double time,
-                          const char *file) {
+ * the same step); *series: the series. */
+static int vtk_series_put(ef_vtk_output o, const char *pvd_name, int step, double time, const char *file,
+                          vtk_series **series) {
   vtk_series *s = NULL;
   for (int i = 0; i < o->n_series && !s; ++i)
     if (strcmp(o->series[i].pvd_name, pvd_name) == 0) s = &o->series[i];
@@ -793,13 +793,27 @@ static int vtk_series_add(ef_vtk_output o, const char *pvd_name, int step, doubl
   s->files[k] = copy;
   s->steps[k] = step;
   s->times[k] = time;
-  size_t n = strlen(o->folder) + strlen(pvd_name) + 2;
+  *series = s;
+  return EF_SUCCESS;
+}
+
+/* Rewrite the .pvd of series s. */
+static int vtk_series_write(ef_vtk_output o, const vtk_series *s) {
+  size_t n = strlen(o->folder) + strlen(s->pvd_name) + 2;
   char *path;
   EF_MALLOC(path, n);
-  snprintf(path, n, "%s/%s", o->folder, pvd_name);
+  snprintf(path, n, "%s/%s", o->folder, s->pvd_name);
   int err = ef_vtk_pvd_write(path, s->n, s->times, (const char *const *)s->files);
   free(path);
   return err;
+}
+
+/* Record (step, time, file) in series pvd_name and rewrite its .pvd. */
+static int vtk_series_add(ef_vtk_output o, const char *pvd_name, int step, double time,
+                          const char *file) {
+  vtk_series *s;
+  EF_CALL(vtk_series_put(o, pvd_name, step, time, file, &s));
+  return vtk_series_write(o, s);
 }
 
 /* VTK type of a cell with n nodes (triangles in 2D, tetrahedra and triangles in 3D). */
@@ -1136,4 +1150,82 @@ done:
   free(parts);
   free(vars);
   return err;
+}
+
+/* ---------------------------------------------------------------------------
+ * Restarts: the series written so far. */
+
+int ef_vtk_output_save_state(ef_vtk_output o, ef_restart_writer *w) {
+  EF_CHECK(o && w, EF_ERR_PARAMETER, "ef_vtk_output_save_state: NULL argument");
+  EF_CALL(ef_restart_write_int64(w, "vtk.series", o->n_series));
+  for (int i = 0; i < o->n_series; ++i) {
+    const vtk_series *s = &o->series[i];
+    char key[64];
+    size_t size = 1, used = 0;
+    for (int k = 0; k < s->n; ++k) size += strlen(s->files[k]) + 1;
+    char *files;
+    EF_MALLOC(files, size);
+    files[0] = '\0';
+    for (int k = 0; k < s->n; ++k) used += (size_t)snprintf(files + used, size - used, "%s\n", s->files[k]);
+    int64_t *steps = malloc((size_t)(s->n ? s->n : 1) * sizeof *steps);
+    int err = steps ? EF_SUCCESS : EF_ERROR(EF_ERR_MEMORY, "out of memory");
+    for (int k = 0; !err && k < s->n; ++k) steps[k] = s->steps[k];
+    snprintf(key, sizeof key, "vtk.%d.pvd", i);
+    if (!err) err = ef_restart_write_string(w, key, s->pvd_name);
+    snprintf(key, sizeof key, "vtk.%d.steps", i);
+    if (!err) err = ef_restart_write_int64s(w, key, steps, s->n);
+    snprintf(key, sizeof key, "vtk.%d.times", i);
+    if (!err) err = ef_restart_write_doubles(w, key, s->times, s->n);
+    snprintf(key, sizeof key, "vtk.%d.files", i);
+    if (!err) err = ef_restart_write_string(w, key, files);
+    free(steps);
+    free(files);
+    EF_CALL(err);
+  }
+  return EF_SUCCESS;
+}
+
+/* The series as saved; each .pvd rewritten (entries written after the restart point drop out). */
+int ef_vtk_output_load_state(ef_vtk_output o, ef_restart_reader *r) {
+  EF_CHECK(o && r, EF_ERR_PARAMETER, "ef_vtk_output_load_state: NULL argument");
+  int64_t n_series;
+  EF_CALL(ef_restart_read_int64(r, "vtk.series", &n_series));
+  for (int i = 0; i < (int)n_series; ++i) {
+    char key[64], pvd[4096];
+    snprintf(key, sizeof key, "vtk.%d.pvd", i);
+    EF_CALL(ef_restart_read_string(r, key, pvd, sizeof pvd));
+    snprintf(key, sizeof key, "vtk.%d.steps", i);
+    const int64_t n = ef_restart_count(r, key);
+    EF_CHECK(n >= 0, EF_ERR_PARSE, "restart file '%s': no record '%s'", ef_restart_reader_path(r), key);
+    int64_t *steps = malloc((size_t)(n ? n : 1) * sizeof *steps);
+    double *times = malloc((size_t)(n ? n : 1) * sizeof *times);
+    char *files = NULL;
+    int err = steps && times ? EF_SUCCESS : EF_ERROR(EF_ERR_MEMORY, "out of memory");
+    if (!err) err = ef_restart_read_int64s(r, key, steps, n);
+    snprintf(key, sizeof key, "vtk.%d.times", i);
+    if (!err) err = ef_restart_read_doubles(r, key, times, n);
+    snprintf(key, sizeof key, "vtk.%d.files", i);
+    const int64_t nf = ef_restart_count(r, key);
+    if (!err && nf < 0) err = EF_ERROR(EF_ERR_PARSE, "restart file '%s': no record '%s'", ef_restart_reader_path(r), key);
+    if (!err && !(files = malloc((size_t)nf + 1))) err = EF_ERROR(EF_ERR_MEMORY, "out of memory");
+    if (!err) err = ef_restart_read_string(r, key, files, (size_t)nf + 1);
+    /* Drop what this object recorded so far (nothing, in a fresh process) for this series. */
+    for (int j = 0; !err && j < o->n_series; ++j)
+      if (!strcmp(o->series[j].pvd_name, pvd)) o->series[j].n = 0;
+    vtk_series *s = NULL;
+    const char *p = files;
+    for (int64_t k = 0; !err && k < n; ++k) {
+      size_t len = strcspn(p, "\n");
+      char name[4096];
+      snprintf(name, sizeof name, "%.*s", (int)len, p);
+      p += len + (p[len] ? 1 : 0);
+      err = vtk_series_put(o, pvd, (int)steps[k], times[k], name, &s);
+    }
+    if (!err && s) err = vtk_series_write(o, s);
+    free(steps);
+    free(times);
+    free(files);
+    EF_CALL(err);
+  }
+  return EF_SUCCESS;
 }

@@ -37,6 +37,11 @@ typedef struct {
   int load_only;                /* initialize reads the mesh and parameters, no strategy */
   const char *applications;     /* comma-separated plugins to load when problem_data.applications
                                    names none (the program's default list) */
+  const char *restart_file;     /* continue the run this restart file saved (docs/restart.md) */
+  int overwrite;                /* an output folder holding another run's manifest: 0 refuses
+                                   (the edgeflow program and FluidAnalysis), 1 removes the files
+                                   that manifest lists, -1 (the default here: embedding programs,
+                                   tests) neither checks nor refuses; the manifest is written anyway */
 } ef_analysis_options;
 
 void ef_analysis_options_default(ef_analysis_options *options);
@@ -64,6 +69,22 @@ double ef_analysis_delta_time(ef_analysis a);
 long ef_analysis_step(ef_analysis a);
 int ef_analysis_last_iterations(ef_analysis a);
 const char *ef_analysis_output_folder(ef_analysis a);
+
+/* ---------------------------------------------------------------------------
+ * Restart, signals and limits (docs/restart.md). */
+
+/* Write a restart file of the current state now (after a step's outputs) into the restart
+ * folder; its path into path (may be NULL). */
+int ef_analysis_write_restart(ef_analysis a, char *path, size_t size);
+/* Ask the running loop to stop at the end of the current step: outputs, a restart file and a
+ * run summary marked "interrupted" are written.  Async-signal-safe (it stores the number). */
+void ef_request_stop(int signal_number);
+/* Route SIGINT and SIGTERM to ef_request_stop (a second signal acts at once). */
+int ef_install_stop_handlers(void);
+/* "running", "completed", "interrupted" or "failed" (as run_summary.json's status). */
+const char *ef_analysis_status(ef_analysis a);
+/* Why an interrupted run stopped: the signal number, or 0 for problem_data.max_wall_time. */
+int ef_analysis_stop_signal(ef_analysis a);
 
 #ifdef __cplusplus
 }
