@@ -39,7 +39,7 @@ typedef struct {
                                    names none (the program's default list) */
   const char *restart_file;     /* continue the run this restart file saved (docs/restart.md) */
   int overwrite;                /* an output folder holding another run's manifest: 0 refuses
-                                   (the edgeflow program and FluidAnalysis), 1 removes the files
+                                   (the edgeflow program and the Python workflow), 1 removes the files
                                    that manifest lists, -1 (the default here: embedding programs,
                                    tests) neither checks nor refuses; the manifest is written anyway */
 } ef_analysis_options;
