@@ -22,3 +22,9 @@ if(EXISTS ${EF_SYSTEM_PYTHON})
   add_test(NAME restart_max_wall_time COMMAND ${EF_RESTART_TEST} wall_time)
   set_tests_properties(restart_max_wall_time PROPERTIES LABELS "unit;io" TIMEOUT 300 ENVIRONMENT "${EF_RESTART_ENV}")
 endif()
+if(EXISTS ${EF_SYSTEM_PYTHON})
+  # divergence_velocity_factor x the case's velocity scale; run_summary.json "failed" with the message.
+  add_test(NAME run_summary_failed_divergence COMMAND ${EF_RESTART_TEST} divergence)
+  set_tests_properties(run_summary_failed_divergence PROPERTIES LABELS "unit;io" TIMEOUT 300
+                       ENVIRONMENT "${EF_RESTART_ENV}")
+endif()

@@ -1240,16 +1240,27 @@ static int ef_analysis_summary_status(ef_analysis a, ef_parameters s) {
 /* A run that failed before its loop still leaves a run_summary.json saying why (unless the
  * folder is another run's, or there is none). */
 static void ef_analysis_write_failure_summary(ef_analysis a, int err) {
-  if (!a || a->options.load_only || !a->run.tracking) return;
+  if (!a || a->options.load_only) return;
   char message[4096], path[4200];
   snprintf(message, sizeof message, "%s", ef_error_message());
+  /* Before the folder was claimed: --output's folder, when it is no other run's. */
+  const char *folder = a->run.tracking ? a->output_folder : a->options.output_folder;
+  ef_file_list old = {0};
+  int exists = 1;
+  if (folder && !a->run.tracking && !ef_manifest_read(folder, &old, &exists) && !exists && ef_make_folders(folder))
+    exists = 1;
+  ef_file_list_free(&old);
+  if (!folder || (!a->run.tracking && exists)) {
+    ef_error_set(err, __FILE__, __LINE__, "%s", message);
+    return;
+  }
   ef_parameters s = NULL;
   if (!ef_parameters_parse("{}", "run_summary", &s) && !ef_parameters_set_string(s, "status", "failed") &&
       !ef_parameters_set_string(s, "error", message) &&
       !ef_parameters_set_string(s, "error_code", ef_error_name(err)) &&
       !ef_parameters_set_string(s, "parameters_file", a->parameters_path)) {
     char *text = ef_parameters_to_string(s, 1);
-    snprintf(path, sizeof path, "%s/run_summary.json", a->output_folder);
+    snprintf(path, sizeof path, "%s/run_summary.json", folder);
     if (text && !ef_write_text_file_atomic(path, text)) (void)ef_analysis_track_outputs(a);
     free(text);
   }

@@ -47,6 +47,7 @@ typedef struct {
   double *scratch; /* n: pressure conversions */
   ef_variable *velocity_var, *pressure_var, *reaction_var;
   int warned_dt;
+  ef_divergence_bound divergence;
   long steps, iterations;
   double pending_download; /* GPU->CPU seconds since the last step's report */
   double pending_upload;   /* CPU->GPU seconds of compute_time_step, reported with the step */
@@ -123,6 +124,7 @@ static int ef_opencl_create(const ef_strategy_config *config, void **out) {
   s->config = *config;
   s->mp = config->model_part;
   EF_CALL_GOTO(ef_strategy_read_settings(config, &s->settings, &s->dt_settings), fail);
+  EF_CALL_GOTO(ef_divergence_bound_read(config, &s->divergence), fail);
   /* Any registered device solver; its keys are checked now, its settings read when created. */
   EF_CALL_GOTO(ef_parameters_get(config->settings, "linear_solver_settings", &s->solver_settings), fail);
   EF_CALL_GOTO(ef_linear_solver_validate(s->solver_settings, EF_MEMORY_DEVICE), fail);
@@ -248,6 +250,7 @@ static int ef_opencl_initialize(void *data) {
   ef_ocl_fs_settings os;
   ef_ocl_fs_settings_default(&os);
   os.fs = s->settings;
+  os.fs.velocity_bound = ef_divergence_bound_update(&s->divergence, mp, 1);
   os.work_group_bits = s->work_group_bits;
   EF_CALL(ef_ocl_fs_create(s->ctx, &s->edges, &os, &s->fs));
   double seconds;
@@ -304,10 +307,11 @@ static int ef_opencl_solve_step(void *data, double t, double dt, ef_step_info *i
   ef_model_part mp = s->mp;
   double upload;
   EF_CALL(ef_opencl_upload_modified(s, 0, &upload));
+  ef_ocl_fs_set_velocity_bound(s->fs, ef_divergence_bound_update(&s->divergence, mp, 0));
   ef_ocl_fs_stats st;
   memset(&st, 0, sizeof st);
   int err = ef_ocl_fs_step(s->fs, t, dt, &st);
-  if (err) return ef_strategy_explain_node_error(err, mp);
+  if (err) return ef_divergence_bound_explain(ef_strategy_explain_node_error(err, mp), &s->divergence);
   mp->device_newer = 1;
 
   const double to_device = s->pending_upload + upload + st.seconds_upload;
@@ -382,6 +386,7 @@ static int ef_opencl_save_state(void *data, ef_restart_writer *w) {
   ef_opencl_strategy *s = data;
   EF_CALL(ef_ocl_fs_read(s->fs, NULL, s->scratch, NULL));
   EF_CALL(ef_fluid_save_state(w, s->mp->n_nodes, s->scratch, 0.0, s->steps, s->iterations));
+  EF_CALL(ef_restart_write_double(w, "velocity_scale", s->divergence.scale));
   EF_CALL(ef_restart_writer_section(w, "linear_solver"));
   return ef_linear_solver_save_state(s->solver, w);
 }
@@ -394,6 +399,7 @@ static int ef_opencl_load_state(void *data, ef_restart_reader *r, int same_kind)
   EF_CALL(ef_fluid_load_state(r, s->mp->n_nodes, s->scratch, &last_dt, &s->steps, &s->iterations));
   EF_CALL(ef_ocl_fs_set_state(s->fs, NULL, s->scratch));
   s->mp->device_newer = 0;
+  if (ef_restart_count(r, "velocity_scale") == 1) EF_CALL(ef_restart_read_double(r, "velocity_scale", &s->divergence.scale));
   if (same_kind && ef_restart_reader_section(r, "linear_solver")) EF_CALL(ef_linear_solver_load_state(s->solver, r));
   return EF_SUCCESS;
 }

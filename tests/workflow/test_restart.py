@@ -12,6 +12,8 @@
   signal: SIGTERM during a run finishes the step, writes outputs, a restart file and run_summary.json
       marked interrupted, exits 143; the restart from it ends where an uninterrupted run ends.
   wall_time: problem_data.max_wall_time stops the same way (exit 75).
+  divergence: the velocity bound relative to the case's velocity scale stops an unstable run early;
+      run_summary.json says "failed" with the message, also when initialization fails.
 
     test_restart.py SOURCE CLI WORK CHECK [STRATEGY]
 
@@ -253,6 +255,39 @@ def check_signal(source, cli, work, wall):
     return 0
 
 
+def check_divergence(source, cli, work):
+    """A run made unstable (CFL 8) stops at the first step whose velocity exceeds 100 x the case's
+    velocity scale (1.5, the inlet's peak), long before the absolute bound 1e6, and the summary says
+    failed, when and where."""
+    p = case(source, "openmp_edge_based", end_time=5.0)
+    p["output_processes"].pop("restart")
+    p["solver_settings"]["time_stepping"] = {"automatic_time_step": True, "CFL_number": 8.0}
+    path = write(work, "unstable", p)
+    out = os.path.join(work, "out")
+    r = run(cli, [path, "--output", out])
+    expect(r.returncode == 1 and "diverged" in r.stderr, f"unstable run: exit {r.returncode}, {r.stderr}")
+    expect("divergence_velocity_factor 100 x the case's velocity scale 1.5" in r.stderr,
+           f"the error does not explain the relative bound: {r.stderr}")
+    expect("step 2 " in r.stderr and "mesh node id" in r.stderr, f"the error does not say when and where: {r.stderr}")
+    with open(os.path.join(out, "run_summary.json")) as f:
+        s = json.load(f)
+    expect(s.get("status") == "failed" and "diverged" in s.get("error", ""),
+           f"summary status {s.get('status')}, error {s.get('error')}")
+    # A failure before the loop (an unknown key) leaves a summary too.
+    p["problem_data"]["end_tme"] = 1.0
+    path = write(work, "bad", p)
+    bad = os.path.join(work, "bad_out")
+    r = run(cli, [path, "--output", bad])
+    expect(r.returncode == 1, f"a bad key was accepted: {r.stderr}")
+    try:
+        with open(os.path.join(bad, "run_summary.json")) as f:
+            s = json.load(f)
+        expect(s.get("status") == "failed" and "end_tme" in s.get("error", ""), f"failure summary: {s}")
+    except OSError as e:
+        expect(False, f"no run_summary.json after a failed initialization: {e}")
+    return 0
+
+
 def main():
     source, cli, work, check = sys.argv[1:5]
     strategy = sys.argv[5] if len(sys.argv) > 5 else "openmp_edge_based"
@@ -263,6 +298,8 @@ def main():
         rc = check_identity(source, cli, work, strategy)
     elif check == "refusals":
         rc = check_refusals(source, cli, work)
+    elif check == "divergence":
+        rc = check_divergence(source, cli, work)
     elif check in ("signal", "wall_time"):
         rc = check_signal(source, cli, work, check == "wall_time")
     else:
