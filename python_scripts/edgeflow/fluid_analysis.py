@@ -74,6 +74,11 @@ class FluidAnalysis:
         """"running", "completed", "interrupted" or "failed" (run_summary.json's status)."""
         return self._L.lib.ef_analysis_status(self._h).decode()
 
+    @property
+    def stop_signal(self):
+        """The signal that stopped an interrupted run (0: problem_data.max_wall_time)."""
+        return self._L.lib.ef_analysis_stop_signal(self._h)
+
     def Initialize(self):
         self._L.check(self._L.lib.ef_analysis_initialize(self._h), "Initialize")
         self.model_part = ModelPart(self._L, self._L.lib.ef_analysis_model_part(self._h))
