@@ -28,3 +28,7 @@ if(EXISTS ${EF_SYSTEM_PYTHON})
   set_tests_properties(run_summary_failed_divergence PROPERTIES LABELS "unit;io" TIMEOUT 300
                        ENVIRONMENT "${EF_RESTART_ENV}")
 endif()
+
+# The restart file layer: round trip, named errors, damaged/newer files, mesh fingerprints.
+ef_add_c_test(test_restart_file SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_restart_file.c LABELS unit io
+              ARGS ${CMAKE_CURRENT_BINARY_DIR}/restart/file)

@@ -620,7 +620,7 @@ int ef_analysis_finalize(ef_analysis a) {
            "{\"steps\": %ld, \"start_time\": %.17g, \"end_time\": %.17g, \"simulated_time\": %.17g,"
            " \"wall_seconds_total\": %.6f, \"wall_seconds_loop\": %.6f, \"seconds_per_step\": %.9g}",
            a->step, a->start_time, a->time, a->time - a->start_time, ef_wtime() - a->wall_start, loop_wall,
-           a->step ? loop_wall / (double)a->step : 0.0);
+           a->step > a->run.first_step ? loop_wall / (double)(a->step - a->run.first_step) : 0.0);
   EF_CALL(ef_parameters_set_json(s, "run", json));
   if (a->steady_tolerance > 0) {
     snprintf(json, sizeof json,
