@@ -121,7 +121,9 @@ int ef_fluid_load_state(ef_restart_reader *r, int64_t n, double *kinematic_press
 int ef_divergence_bound_read(const ef_strategy_config *config, ef_divergence_bound *d) {
   memset(d, 0, sizeof *d);
   EF_CALL(ef_parameters_get_double(config->settings, "divergence_velocity_bound", &d->absolute));
-  EF_CALL(ef_parameters_get_double(config->settings, "divergence_velocity_factor", &d->factor));
+  d->factor = 100.0; /* the default of ef_fluid_settings_defaults, for settings built by hand */
+  if (ef_parameters_has(config->settings, "divergence_velocity_factor"))
+    EF_CALL(ef_parameters_get_double(config->settings, "divergence_velocity_factor", &d->factor));
   EF_CHECK(d->factor >= 0 && isfinite(d->factor), EF_ERR_PARAMETER,
            "solver_settings.divergence_velocity_factor must be >= 0 (0: divergence_velocity_bound alone), got %g",
            d->factor);
