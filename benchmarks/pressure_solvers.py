@@ -86,7 +86,7 @@ def export_system(args, level, work):
     with open(path, "w") as f:
         json.dump(case, f, indent=2)
     rc, out, err = run([args.edgeflow, "run", path, "--solver-type", "openmp_edge_based",
-                        "--steps", str(args.steps), "--quiet"],
+                        "--steps", str(args.steps), "--quiet", "--overwrite"],
                        env={"OMP_NUM_THREADS": str(max(args.threads))})
     if rc != 0 or not os.path.exists(system):
         sys.exit("pressure_solvers: exporting level %d failed:\n%s%s" % (level, out, err))

@@ -179,7 +179,7 @@ def cmd_check(a):
 
     out = os.path.join(a.work, "coarse3")
     run = subprocess.run([a.cli, "run", a.parameters, "--refine", "0", "--solver-type", "openmp_edge_based",
-                          "--steps", "3", "--quiet", "--output", out], capture_output=True, text=True, timeout=300)
+                          "--steps", "3", "--quiet", "--output", out, "--overwrite"], capture_output=True, text=True, timeout=300)
     _check(run.returncode == 0, f"3 coarse steps exited {run.returncode}: {run.stderr.strip()[-2000:]}", failures)
     if run.returncode == 0:
         try:

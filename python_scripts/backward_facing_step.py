@@ -229,7 +229,7 @@ def run_case(case, work, gmsh, previous=None, quiet=True):
                           case["t_max"], case["t_min"], case.get("refinement", 0), output=case.get("output", False),
                           cfl=case.get("cfl"))
     t0 = time.time()
-    a = edgeflow.FluidAnalysis(pj, quiet=quiet)
+    a = edgeflow.FluidAnalysis(pj, quiet=quiet, overwrite=True)
     a.Initialize()
     mp = a.model_part
     X, E = mp.coordinates(), mp.elements()

@@ -108,7 +108,7 @@ def run_once(exe, params, strategy, level, steps, outdir, timeout):
         env.setdefault("OMP_PROC_BIND", "close")
     os.makedirs(outdir, exist_ok=True)
     cmd = [exe, "run", params, "--solver-type", st["solver"], "--refine", str(level), "--steps", str(steps),
-           "--output", outdir, "--quiet"]
+           "--output", outdir, "--quiet", "--overwrite"]
     t0 = time.time()
     try:
         proc = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,

@@ -266,7 +266,7 @@ def run_re100(args, name):
     env.setdefault("OMP_WAIT_POLICY", "passive")
     t0 = time.time()
     with open(os.path.join(work, "run.log"), "w") as log:
-        r = subprocess.run([args.edgeflow, "run", pj], cwd=work, env=env, stdout=log, stderr=subprocess.STDOUT)
+        r = subprocess.run([args.edgeflow, "run", pj, "--overwrite"], cwd=work, env=env, stdout=log, stderr=subprocess.STDOUT)
     wall = time.time() - t0
     info = {"case": name, "s": c["s"], "dt": c["dt"], "end_time": c["end_time"],
             "wall_seconds": round(wall, 1), "threads": env["OMP_NUM_THREADS"], "rc": r.returncode}

@@ -118,7 +118,7 @@ def run3d(results, level=1, solver_type="openmp_edge_based"):
     """The documented steady 3D cavity command at `level`; returns the path of the result JSON."""
     case = os.path.join(ROOT, "test_examples", "cavity3d", "ProjectParameters_steady.json")
     out_dir = os.path.join(results, f"cavity3d_steady_level{level}")
-    cmd = [find_program(), "run", case, "--solver-type", solver_type, "--refine", str(level), "--output", out_dir]
+    cmd = [find_program(), "run", case, "--solver-type", solver_type, "--refine", str(level), "--output", out_dir, "--overwrite"]
     print("running:", " ".join(cmd), flush=True)
     t0 = time.time()
     p = subprocess.run(cmd, capture_output=True, text=True)

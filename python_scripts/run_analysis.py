@@ -20,13 +20,22 @@ def main():
     ap.add_argument("--output")
     ap.add_argument("--skip-unsupported", action="store_true", default=None)
     ap.add_argument("--quiet", action="store_true")
+    ap.add_argument("--restart", help="continue the run this restart file saved (docs/restart.md)")
+    ap.add_argument("--overwrite", action="store_true", help="remove the files of the run whose manifest is "
+                    "in the output folder first")
     a = ap.parse_args()
     try:
-        FluidAnalysis(a.parameters, solver_type=a.solver_type, output_folder=a.output, refinement_levels=a.refine,
-                      max_steps=a.steps, skip_unsupported_processes=a.skip_unsupported, quiet=a.quiet).Run()
+        analysis = FluidAnalysis(a.parameters, solver_type=a.solver_type, output_folder=a.output,
+                                 refinement_levels=a.refine, max_steps=a.steps,
+                                 skip_unsupported_processes=a.skip_unsupported, quiet=a.quiet,
+                                 restart_file=a.restart, overwrite=a.overwrite)
+        analysis.Run()
     except EdgeflowError as e:
         print(f"edgeflow: error: {e}", file=sys.stderr)
         return 1
+    # Stopped by SIGINT/SIGTERM or max_wall_time: the exit codes of `edgeflow run`.
+    if analysis.status == "interrupted":
+        return 128 + analysis.stop_signal if analysis.stop_signal else 75
     return 0
 
 

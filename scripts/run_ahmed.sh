@@ -34,7 +34,7 @@ if ((do_build)); then
   cmake --build "$build" -j"$(nproc)" --target edgeflow edgeflow_fluid
 fi
 "$build/bin/edgeflow" devices
-"$build/bin/edgeflow" run "$root/test_examples/ahmed_body/ProjectParameters.json" --output "$out" "${args[@]}"
+"$build/bin/edgeflow" run "$root/test_examples/ahmed_body/ProjectParameters.json" --output "$out" --overwrite "${args[@]}"
 echo "forces: $out/body_forces.csv"
 echo "plot:   /usr/bin/python3 $root/python_scripts/ahmed_body.py plot --forces $out/body_forces.csv --out $root/docs/figures"
 echo "ParaView: $out/vtk/symmetry.pvd (symmetry plane)"

@@ -13,5 +13,5 @@ level=${1:-0}
 shift || true
 "$root/build/bin/edgeflow" devices
 "$root/build/bin/edgeflow" run "$root/test_examples/cavity3d/ProjectParameters.json" \
-  --refine "$level" --output "$root/out/cavity3d" "$@"
+  --refine "$level" --output "$root/out/cavity3d" --overwrite "$@"
 echo "ParaView: open $root/out/cavity3d/vtk/FluidModelPart.pvd"

@@ -40,6 +40,8 @@ static void usage(FILE *out) {
           "  --skip-unsupported     skip process modules edgeflow cannot honour (remeshing, GiD output)\n"
           "  --stop-when-steady     stop once velocity and pressure change by less than\n"
           "                         problem_data.steady_state.relative_tolerance (default 1e-3) per unit time\n"
+          "  --restart FILE         continue the run that wrote this restart file (docs/restart.md)\n"
+          "  --overwrite            remove the files of the run whose manifest is in the output folder first\n"
           "  --quiet                no progress lines\n");
   if (load_default_applications() == 0) {
     char list[1024];
@@ -82,6 +84,10 @@ static int parse_options(int argc, char **argv, ef_analysis_options *o) {
       o->max_steps = v;
     } else if (!strcmp(a, "--output") && has_value) {
       o->output_folder = argv[++i];
+    } else if (!strcmp(a, "--restart") && has_value) {
+      o->restart_file = argv[++i];
+    } else if (!strcmp(a, "--overwrite")) {
+      o->overwrite = 1;
     } else if (!strcmp(a, "--skip-unsupported")) {
       o->skip_unsupported_processes = 1;
     } else if (!strcmp(a, "--stop-when-steady")) {
@@ -111,13 +117,20 @@ int main(int argc, char **argv) {
     ef_analysis_options_default(&options);
     options.load_only = !strcmp(command, "load");
     options.applications = EF_DEFAULT_APPLICATIONS;
+    options.overwrite = 0; /* refuse another run's output folder unless --overwrite */
     if (parse_options(argc - 3, argv + 3, &options)) return 2;
     ef_analysis a = NULL;
     int err = ef_analysis_create(argv[2], &options, &a);
+    /* SIGINT/SIGTERM finish the step, write outputs, a restart file and the summary. */
+    if (!err && !options.load_only) err = ef_install_stop_handlers();
     if (!err) err = ef_analysis_run(a);
     if (err) fprintf(stderr, "edgeflow: error (%s): %s\n", ef_error_name(err), ef_error_message());
+    /* Interrupted: 128 + the signal as a shell reports it, 75 (EX_TEMPFAIL) for max_wall_time. */
+    int code = err ? 1 : 0;
+    if (!err && a && !strcmp(ef_analysis_status(a), "interrupted"))
+      code = ef_analysis_stop_signal(a) ? 128 + ef_analysis_stop_signal(a) : 75;
     ef_analysis_destroy(&a);
-    return err ? 1 : 0;
+    return code;
   }
   int err = load_default_applications();
   if (err) {

@@ -4,12 +4,16 @@
 #include "edgeflow/ef_log.h"
 #include "edgeflow/ef_mesh_io.h"
 #include "edgeflow/ef_mesh_tools.h"
+#include "edgeflow/ef_process_tools.h"
 #include "edgeflow/ef_registry.h"
+#include "edgeflow/ef_restart.h"
 #include "edgeflow/ef_util.h"
 #include "process_internal.h"
+#include "run_control.h"
 
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,7 +28,7 @@ static const char ef_project_defaults[] =
 static const char ef_problem_data_defaults[] =
     "{\"problem_name\": \"edgeflow\", \"parallel_type\": \"OpenMP\", \"echo_level\": 0,"
     " \"start_time\": 0.0, \"end_time\": 1.0, \"output_folder\": \"\","
-    " \"progress_interval\": 10, \"skip_unsupported_processes\": false, \"applications\": [],"
+    " \"progress_interval\": 10, \"skip_unsupported_processes\": false, \"applications\": [], \"max_wall_time\": 0.0,"
     " \"steady_state\": {\"velocity_rate_tolerance\": 0.0, \"check_interval\": 10, \"minimum_time\": 0.0,"
     "     \"relative_tolerance\": 0.0, \"hold_time\": 0.0}}";
 
@@ -44,6 +48,7 @@ typedef struct {
   void *data;
   int is_output;
   char module[128];
+  long printed_step; /* the last step it wrote output at (a stop writes the others) */
 } ef_process_entry;
 
 struct ef_analysis_s {
@@ -83,12 +88,25 @@ struct ef_analysis_s {
   int cut;
   int stop_requested; /* a process (stop_when_steady_process) ended the run */
   int ev_initialize, ev_read, ev_refine, ev_strategy_init, ev_step, ev_processes, ev_output;
+  ef_run_state run; /* restart files, stops, limits, the manifest (functions at the end of this file) */
 };
+
+/* Restart, stops and the output manifest: defined at the end of this file. */
+static int ef_analysis_configure_restart(ef_analysis a, ef_parameters block);
+static int ef_analysis_read_wall_time(ef_analysis a);
+static int ef_analysis_claim_output_folder(ef_analysis a);
+static int ef_analysis_restart_open(ef_analysis a);
+static int ef_analysis_restart_load(ef_analysis a);
+static int ef_analysis_end_of_step(ef_analysis a);
+static int ef_analysis_track_outputs(ef_analysis a);
+static int ef_analysis_summary_status(ef_analysis a, ef_parameters s);
+static void ef_analysis_write_failure_summary(ef_analysis a, int err);
 
 void ef_analysis_options_default(ef_analysis_options *o) {
   memset(o, 0, sizeof *o);
   o->refinement_levels = -1;
   o->skip_unsupported_processes = -1;
+  o->overwrite = -1;
 }
 
 int ef_analysis_create(const char *parameters_path, const ef_analysis_options *options, ef_analysis *out) {
@@ -109,6 +127,8 @@ int ef_analysis_create(const char *parameters_path, const ef_analysis_options *o
   else
     snprintf(a->case_folder, sizeof a->case_folder, ".");
   a->wall_start = ef_wtime();
+  a->run.saved_step = -1;
+  a->run.status = "running";
   EF_CALL_GOTO(ef_parameters_load_file(parameters_path, &a->project), fail);
   EF_CALL_GOTO(ef_parameters_parse("{}", "run_summary", &a->summary), fail);
   *out = a;
@@ -130,6 +150,10 @@ void ef_analysis_destroy(ef_analysis *pa) {
   ef_parameters_destroy(&a->project);
   free(a->parameters_path);
   free(a->steady_u);
+  ef_restart_reader *reader = a->run.reader;
+  ef_restart_reader_close(&reader);
+  ef_file_list_free(&a->run.written);
+  ef_file_list_free(&a->run.foreign);
   free(a);
   *pa = NULL;
 }
@@ -195,6 +219,7 @@ static int ef_analysis_add_process(ef_analysis a, ef_parameters block, int is_ou
   EF_CALL(ef_parameters_validate_defaults(block, ef_process_block_defaults));
   const char *module;
   EF_CALL(ef_parameters_get_string(block, "python_module", &module));
+  if (!strcmp(module, "save_restart_process")) return ef_analysis_configure_restart(a, block);
   const ef_process_ops *ops = ef_registry_lookup_process(module);
   if (!ops) {
     char list[2048];
@@ -256,7 +281,8 @@ static int ef_analysis_add_steady_stop(ef_analysis a) {
            " \"hold_time\": %.17g, \"check_interval\": %ld, \"minimum_time\": %.17g, \"echo\": %s}}",
            tolerance, hold, interval, minimum, a->options.quiet ? "false" : "true");
   EF_CALL(ef_parameters_parse(json, "problem_data.steady_state", &block));
-  ef_process_context context = {a->mp, a->project, a->output_folder, a->case_folder, a->echo_level, &a->step};
+  ef_process_context context = {a->mp,        a->project, a->output_folder, a->case_folder, a->echo_level, &a->step,
+                                a->options.restart_file != NULL};
   int err = ef_analysis_add_process(a, block, 0, &context, 0);
   ef_parameters_destroy(&block);
   return err;
@@ -293,6 +319,7 @@ static int ef_analysis_create_processes(ef_analysis a, int skip_unsupported) {
   context.case_folder = a->case_folder;
   context.echo_level = a->echo_level;
   context.solver_step = &a->step;
+  context.restart = a->options.restart_file != NULL;
   const char *groups[2] = {"processes", "output_processes"};
   for (int g = 0; g < 2; g++) {
     ef_parameters group;
@@ -409,6 +436,7 @@ int ef_analysis_initialize(ef_analysis a) {
 
   EF_CALL(ef_parameters_validate_defaults(a->project, ef_project_defaults));
   EF_CALL(ef_parameters_get(a->project, "problem_data", &a->problem_data));
+  EF_CALL(ef_analysis_read_wall_time(a));
   EF_CALL(ef_parameters_validate_defaults(a->problem_data, ef_problem_data_defaults));
   EF_CALL(ef_parameters_get(a->project, "solver_settings", &a->solver_settings));
   if (a->options.solver_type) EF_CALL(ef_parameters_set_string(a->solver_settings, "solver_type", a->options.solver_type));
@@ -447,11 +475,13 @@ int ef_analysis_initialize(ef_analysis a) {
   if (a->options.output_folder) folder = a->options.output_folder;
   snprintf(a->output_folder, sizeof a->output_folder, "%s", folder[0] ? folder : ".");
   EF_CALL(ef_make_folders(a->output_folder));
+  if (!a->options.load_only) EF_CALL(ef_analysis_claim_output_folder(a));
   if (tolerated[0] && !a->options.quiet)
     fprintf(stderr, "edgeflow: warning: %s: solver_settings keys used only by Kratos' own solvers are ignored: %s\n",
             a->parameters_path, tolerated);
 
   EF_CALL(ef_analysis_read_mesh(a));
+  if (a->options.restart_file && !a->options.load_only) EF_CALL(ef_analysis_restart_open(a));
   if (a->strategy_ops->add_variables) EF_CALL(a->strategy_ops->add_variables(a->mp));
   if (!a->options.quiet) ef_model_part_print_summary(a->mp, stdout);
   if (a->strategy_ops->prepare) {
@@ -463,6 +493,7 @@ int ef_analysis_initialize(ef_analysis a) {
   EF_CALL(ef_analysis_create_processes(a, skip));
   EF_CALL(ef_analysis_add_steady_stop(a));
   a->time = a->start_time;
+  if (a->run.restarted) a->time = a->run.time;
   a->initialized = 1;
   const char *solver_type = a->strategy_ops->name;
   if (a->options.load_only) {
@@ -500,6 +531,8 @@ int ef_analysis_initialize(ef_analysis a) {
   EF_CALL(a->strategy_ops->initialize(a->strategy));
   ef_log_event_end(a->ev_strategy_init);
   if (a->strategy_ops->fixed_time_step) EF_CALL(a->strategy_ops->fixed_time_step(a->strategy, &a->user_dt));
+  if (a->run.reader) EF_CALL(ef_analysis_restart_load(a));
+  EF_CALL(ef_analysis_track_outputs(a));
   ef_log_event_end(a->ev_initialize);
   return EF_SUCCESS;
 }
@@ -555,8 +588,8 @@ static void ef_analysis_count_user_steps(ef_analysis a) {
 long ef_analysis_output_step(ef_analysis a) { return a->process_step; }
 
 int ef_analysis_keep_advancing(ef_analysis a) {
-  if (a->options.max_steps > 0 && a->step >= a->options.max_steps) return 0;
-  if (a->steady_reached || a->stop_requested) return 0;
+  if (a->options.max_steps > 0 && a->step - a->run.first_step >= a->options.max_steps) return 0;
+  if (a->steady_reached || a->stop_requested || a->run.stopped) return 0;
   return a->time < a->end_time - 1e-12 * fmax(1.0, fabs(a->end_time));
 }
 
@@ -647,7 +680,9 @@ int ef_analysis_finalize_solution_step(ef_analysis a) {
     double wall = ef_wtime() - a->wall_loop_start;
     double done = (a->time - a->start_time) / fmax(a->end_time - a->start_time, 1e-300);
     double eta = done > 0 ? wall * (1.0 - done) / done : 0.0;
-    if (a->options.max_steps > 0) eta = wall * (double)(a->options.max_steps - a->step) / (double)a->step;
+    const long done_steps = a->step - a->run.first_step;
+    if (a->options.max_steps > 0 && done_steps > 0)
+      eta = wall * (double)(a->options.max_steps - done_steps) / (double)done_steps;
     printf("step %7ld  t = %-12.6g  dt = %-10.4g  pressure iterations %4d (res %.2e)  wall %8.2f s  left %8.1f s\n",
            a->step, a->time, a->dt, a->last_iterations, a->last_residual, wall, eta);
     fflush(stdout);
@@ -656,6 +691,9 @@ int ef_analysis_finalize_solution_step(ef_analysis a) {
 }
 
 int ef_analysis_output_solution_step(ef_analysis a) {
+  /* A restarted run's first state was written by the run that saved it. */
+  if (a->run.restarted && a->step == a->run.first_step) return EF_SUCCESS;
+  const double t0 = ef_wtime();
   ef_log_event_begin(a->ev_output);
   /* The step that reached the steady state is the last one: every output process writes it,
    * on schedule or not, so the converged state is on disk. */
@@ -666,9 +704,11 @@ int ef_analysis_output_solution_step(ef_analysis a) {
     if (!last_steady && e->ops->is_output_step && !e->ops->is_output_step(e->data, a->time, (int)a->process_step))
       continue;
     EF_CALL(e->ops->print_output(e->data, a->time, (int)a->process_step));
+    e->printed_step = a->step;
   }
   ef_log_event_end(a->ev_output);
-  return EF_SUCCESS;
+  a->run.output_seconds = fmax(a->run.output_seconds, ef_wtime() - t0);
+  return a->step > a->run.first_step ? ef_analysis_end_of_step(a) : EF_SUCCESS;
 }
 
 int ef_analysis_run_solution_loop(ef_analysis a) {
@@ -706,7 +746,7 @@ int ef_analysis_finalize(ef_analysis a) {
            "{\"steps\": %ld, \"start_time\": %.17g, \"end_time\": %.17g, \"simulated_time\": %.17g,"
            " \"wall_seconds_total\": %.6f, \"wall_seconds_loop\": %.6f, \"seconds_per_step\": %.9g}",
            a->step, a->start_time, a->time, a->time - a->start_time, ef_wtime() - a->wall_start, loop_wall,
-           a->step ? loop_wall / (double)a->step : 0.0);
+           a->step > a->run.first_step ? loop_wall / (double)(a->step - a->run.first_step) : 0.0);
   EF_CALL(ef_parameters_set_json(s, "run", json));
   if (a->user_dt > 0) {
     snprintf(json, sizeof json,
@@ -733,6 +773,7 @@ int ef_analysis_finalize(ef_analysis a) {
            a->last_iterations);
   EF_CALL(ef_parameters_set_json(s, "pressure_solver_iterations", json));
   EF_CALL(ef_log_to_parameters(s, "events"));
+  EF_CALL(ef_analysis_summary_status(a, s));
   if (!a->options.quiet) ef_log_print_table(stdout);
 
   char path[4200];
@@ -741,18 +782,25 @@ int ef_analysis_finalize(ef_analysis a) {
   EF_CHECK(text, EF_ERR_MEMORY, "out of memory writing the run summary");
   int err = ef_write_text_file_atomic(path, text);
   free(text);
+  if (!err) err = ef_analysis_track_outputs(a);
   return err;
 }
 
 int ef_analysis_run(ef_analysis a) {
-  EF_CALL(ef_analysis_initialize(a));
+  int err = ef_analysis_initialize(a);
+  if (err) {
+    ef_analysis_write_failure_summary(a, err);
+    return err;
+  }
   if (!a->options.load_only) {
-    EF_CALL(ef_analysis_output_solution_step(a));
-    int err = ef_analysis_run_solution_loop(a);
+    err = ef_analysis_output_solution_step(a);
+    if (!err) err = ef_analysis_run_solution_loop(a);
     if (err) {
       /* Keep what we know: the summary of the steps that completed. */
       char saved[4096];
       snprintf(saved, sizeof saved, "%s", ef_error_message());
+      a->run.status = "failed";
+      snprintf(a->run.error, sizeof a->run.error, "%s", saved);
       ef_analysis_finalize(a);
       ef_error_set(err, __FILE__, __LINE__, "%s", saved);
       return err;
@@ -810,4 +858,556 @@ void ef_pressure_system_free(ef_pressure_system *s) {
   free(s->initial_guess);
   free(s->fixed);
   memset(s, 0, sizeof *s);
+}
+
+/* ===========================================================================
+ * Restart files, stops and limits, the output manifest (docs/restart.md).  Kept together
+ * here: the loop above calls them at four points (process creation, initialize, the end of
+ * each step's output, finalize). */
+
+/* Kratos' save_restart_process Parameters; the load-side and MPI keys are accepted and unused. */
+static const char ef_restart_defaults[] =
+    "{\"model_part_name\": \"\", \"echo_level\": 0, \"serializer_trace\": \"no_trace\","
+    " \"restart_save_frequency\": 0.0, \"restart_control_type\": \"time\", \"save_restart_files_in_folder\": true,"
+    " \"io_path\": \"\", \"io_foldername\": \"\", \"max_files_to_keep\": -1, \"input_filename\": \"\","
+    " \"restart_load_file_label\": \"\", \"load_restart_files_from_folder\": true, \"set_mpi_communicator\": true}";
+
+/* problem_data.max_wall_time: seconds, or "HH:MM:SS" / "MM:SS" as batch systems write it. */
+static int ef_analysis_read_wall_time(ef_analysis a) {
+  if (!ef_parameters_has(a->problem_data, "max_wall_time")) return EF_SUCCESS;
+  ef_parameters v;
+  EF_CALL(ef_parameters_get(a->problem_data, "max_wall_time", &v));
+  if (ef_parameters_type(v) == EF_JSON_STRING) {
+    const char *text;
+    EF_CALL(ef_parameters_as_string(v, &text));
+    double parts[3] = {0, 0, 0}, seconds = 0.0;
+    int n = sscanf(text, "%lf:%lf:%lf", &parts[0], &parts[1], &parts[2]);
+    EF_CHECK(n >= 2 && n <= 3 && strspn(text, "0123456789:.") == strlen(text), EF_ERR_PARAMETER,
+             "%s: problem_data.max_wall_time is \"%s\"; give seconds (a number) or \"HH:MM:SS\"", a->parameters_path,
+             text);
+    for (int i = 0; i < n; i++) seconds = 60.0 * seconds + parts[i];
+    EF_CALL(ef_parameters_set_double(a->problem_data, "max_wall_time", seconds));
+  }
+  EF_CALL(ef_parameters_get_double(a->problem_data, "max_wall_time", &a->run.max_wall_time));
+  EF_CHECK(a->run.max_wall_time >= 0 && isfinite(a->run.max_wall_time), EF_ERR_PARAMETER,
+           "%s: problem_data.max_wall_time must be >= 0 seconds (0: no limit), got %g", a->parameters_path,
+           a->run.max_wall_time);
+  return EF_SUCCESS;
+}
+
+/* Where restart files go and how they are named, when no save_restart_process says so. */
+static void ef_analysis_restart_defaults(ef_analysis a) {
+  ef_run_state *r = &a->run;
+  if (r->folder[0]) return;
+  const char *name = a->mp && a->mp->name ? a->mp->name : EF_DEFAULT_MODEL_PART_NAME;
+  snprintf(r->base, sizeof r->base, "%s", name);
+  snprintf(r->folder, sizeof r->folder, "%s/%s__restart_files", a->output_folder, name);
+}
+
+/* A save_restart_process block: the analysis saves restart files itself (it owns the state). */
+static int ef_analysis_configure_restart(ef_analysis a, ef_parameters block) {
+  ef_run_state *r = &a->run;
+  ef_parameters p;
+  const char *part, *control, *io_path, *io_folder, *trace, *input;
+  long keep, echo;
+  int in_folder;
+  EF_CALL(ef_parameters_get(block, "Parameters", &p));
+  EF_CALL(ef_parameters_validate_defaults(p, ef_restart_defaults));
+  EF_CHECK(!r->configured, EF_ERR_PARAMETER, "%s: %s: a second save_restart_process (one is enough)",
+           a->parameters_path, ef_parameters_path(block));
+  EF_CALL(ef_parameters_get_string(p, "model_part_name", &part));
+  EF_CALL(ef_parameters_get_string(p, "restart_control_type", &control));
+  EF_CALL(ef_parameters_get_double(p, "restart_save_frequency", &r->frequency));
+  EF_CALL(ef_parameters_get_bool(p, "save_restart_files_in_folder", &in_folder));
+  EF_CALL(ef_parameters_get_string(p, "io_path", &io_path));
+  EF_CALL(ef_parameters_get_string(p, "io_foldername", &io_folder));
+  EF_CALL(ef_parameters_get_int(p, "max_files_to_keep", &keep));
+  EF_CALL(ef_parameters_get_int(p, "echo_level", &echo));
+  EF_CALL(ef_parameters_get_string(p, "serializer_trace", &trace));
+  EF_CALL(ef_parameters_get_string(p, "input_filename", &input));
+  const char *path = ef_parameters_path(p);
+  EF_CHECK(!part[0] || !strcmp(part, a->mp->name) || ef_model_part_is_root_alias(a->mp, part), EF_ERR_PARAMETER,
+           "%s: %s.model_part_name is '%s': restart files hold the whole model part '%s'", a->parameters_path, path,
+           part, a->mp->name);
+  EF_CHECK(!strcmp(control, "time") || !strcmp(control, "step"), EF_ERR_PARAMETER,
+           "%s: %s.restart_control_type is '%s'; expected \"time\" or \"step\"", a->parameters_path, path, control);
+  EF_CHECK(r->frequency >= 0 && isfinite(r->frequency), EF_ERR_PARAMETER,
+           "%s: %s.restart_save_frequency must be >= 0 (0: every step), got %g", a->parameters_path, path,
+           r->frequency);
+  EF_CHECK(!strcmp(trace, "no_trace") || !strcmp(trace, "trace_error") || !strcmp(trace, "trace_all"),
+           EF_ERR_PARAMETER, "%s: %s.serializer_trace is '%s'; expected \"no_trace\", \"trace_error\" or \"trace_all\"",
+           a->parameters_path, path, trace);
+  EF_CHECK(!strchr(input, '/'), EF_ERR_PARAMETER, "%s: %s.input_filename '%s' contains '/'; use io_path for folders",
+           a->parameters_path, path, input);
+  r->configured = 1;
+  r->control_time = !strcmp(control, "time");
+  if (!r->control_time) r->frequency = floor(r->frequency); /* Kratos: a step count is an integer */
+  r->next = r->frequency;
+  r->max_files = keep > 0 ? (int)keep : 0;
+  r->echo_level = (int)echo;
+  snprintf(r->base, sizeof r->base, "%s", input[0] ? input : a->mp->name);
+  const char *sub = io_path[0] ? io_path : io_folder;
+  if (!in_folder)
+    snprintf(r->folder, sizeof r->folder, "%s", a->output_folder);
+  else if (sub[0] == '/')
+    snprintf(r->folder, sizeof r->folder, "%s", sub);
+  else if (sub[0])
+    snprintf(r->folder, sizeof r->folder, "%s/%s", a->output_folder, sub);
+  else
+    snprintf(r->folder, sizeof r->folder, "%s/%s__restart_files", a->output_folder, r->base);
+  return EF_SUCCESS;
+}
+
+/* A fresh run into a folder holding another run's manifest is refused, or (overwrite) that
+ * run's files are removed; then every file already there is someone else's. */
+static int ef_analysis_claim_output_folder(ef_analysis a) {
+  ef_run_state *r = &a->run;
+  ef_file_list old;
+  int exists = 0, err = EF_SUCCESS;
+  EF_CALL(ef_manifest_read(a->output_folder, &old, &exists));
+  if (exists && !a->options.restart_file && a->options.overwrite == 0) {
+    err = EF_ERROR(EF_ERR_PARAMETER,
+                   "the output folder '%s' holds the files of another run (%d listed in its %s): run with "
+                   "--overwrite to remove them first, with --restart FILE to continue that run, or choose another "
+                   "folder (--output DIR or problem_data.output_folder)",
+                   a->output_folder, old.n, EF_MANIFEST_NAME);
+  } else if (exists && !a->options.restart_file && a->options.overwrite > 0) {
+    int removed = 0;
+    err = ef_manifest_remove_files(a->output_folder, &old, &removed);
+    if (!err && !a->options.quiet)
+      printf("--overwrite: removed %d files of the previous run in '%s'\n", removed, a->output_folder);
+  }
+  if (!err) err = ef_folder_scan(a->output_folder, &r->foreign);
+  if (!err && a->options.restart_file && exists) {
+    /* What the run being continued made is this run's too. */
+    int kept = 0;
+    for (int i = 0; i < r->foreign.n; i++) {
+      if (ef_file_list_has(&old, r->foreign.names[i]))
+        free(r->foreign.names[i]);
+      else
+        r->foreign.names[kept++] = r->foreign.names[i];
+    }
+    r->foreign.n = kept;
+  }
+  ef_file_list_free(&old);
+  if (!err) r->tracking = 1;
+  return err;
+}
+
+/* Rewrite the manifest: every file under the output folder that is not someone else's. */
+static int ef_analysis_track_outputs(ef_analysis a) {
+  if (!a->run.tracking) return EF_SUCCESS;
+  ef_file_list now;
+  EF_CALL(ef_folder_scan(a->output_folder, &now));
+  int err = ef_manifest_write(a->output_folder, &now, &a->run.foreign);
+  ef_file_list_free(&now);
+  return err;
+}
+
+/* The names of list (minus skip) joined by '\n', malloc'ed. */
+static char *ef_join_names(const ef_file_list *list, const ef_file_list *skip) {
+  size_t size = 1, used = 0;
+  for (int i = 0; i < list->n; i++) size += strlen(list->names[i]) + 1;
+  char *text = malloc(size);
+  if (!text) return NULL;
+  text[0] = '\0';
+  for (int i = 0; i < list->n; i++)
+    if (!skip || !ef_file_list_has(skip, list->names[i]))
+      used += (size_t)snprintf(text + used, size - used, "%s\n", list->names[i]);
+  return text;
+}
+
+/* Split a '\n'-joined record into a list (not sorted). */
+static int ef_split_names(const char *text, ef_file_list *out) {
+  memset(out, 0, sizeof *out);
+  char name[4200];
+  for (const char *p = text; *p;) {
+    size_t n = strcspn(p, "\n");
+    if (n > 0 && n < sizeof name) {
+      memcpy(name, p, n);
+      name[n] = '\0';
+      EF_CALL(ef_file_list_add(out, name));
+    }
+    p += n;
+    if (*p) p++;
+  }
+  return EF_SUCCESS;
+}
+
+/* A string record of any length (malloc'ed into *text). */
+static int ef_restart_read_text(ef_restart_reader *r, const char *key, char **text) {
+  *text = NULL;
+  const int64_t n = ef_restart_count(r, key);
+  EF_CHECK(n >= 0, EF_ERR_PARSE, "restart file '%s' has no record '%s'", ef_restart_reader_path(r), key);
+  char *t = malloc((size_t)n + 1);
+  EF_CHECK(t, EF_ERR_MEMORY, "out of memory");
+  int err = ef_restart_read_string(r, key, t, (size_t)n + 1);
+  if (err) {
+    free(t);
+    return err;
+  }
+  *text = t;
+  return EF_SUCCESS;
+}
+
+/* Every section: the loop's own state, the nodal variables, the strategy, the processes. */
+static int ef_analysis_save_sections(ef_analysis a, ef_restart_writer *w) {
+  ef_run_state *r = &a->run;
+  const char *where = a->strategy_ops->where ? a->strategy_ops->where(a->strategy) : "";
+  EF_CALL(ef_restart_writer_section(w, "analysis"));
+  EF_CALL(ef_restart_write_string(w, "parameters_file", a->parameters_path));
+  EF_CALL(ef_restart_write_string(w, "strategy", a->strategy_ops->name));
+  EF_CALL(ef_restart_write_string(w, "where", where));
+  EF_CALL(ef_restart_write_double(w, "time", a->time));
+  EF_CALL(ef_restart_write_int64(w, "step", a->step));
+  EF_CALL(ef_restart_write_double(w, "dt", a->dt));
+  const int64_t counters[3] = {a->total_iterations, a->max_iterations, a->last_iterations};
+  EF_CALL(ef_restart_write_int64s(w, "iterations", counters, 3));
+  EF_CALL(ef_restart_write_double(w, "last_residual", a->last_residual));
+  const double phases[4] = {a->phase_totals.seconds_momentum, a->phase_totals.seconds_pressure,
+                            a->phase_totals.seconds_correction, a->phase_totals.seconds_transfer};
+  EF_CALL(ef_restart_write_doubles(w, "phase_seconds", phases, 4));
+  const double steady[3] = {a->steady_t_check, a->steady_rate, (double)a->steady_reached};
+  EF_CALL(ef_restart_write_doubles(w, "steady", steady, 3));
+  /* The user's time-step grid once the stability limit cut a fixed step (time-step semantics). */
+  const double grid[5] = {(double)a->cut, a->cut_time, (double)a->cut_step, (double)a->process_step, a->user_dt};
+  EF_CALL(ef_restart_write_doubles(w, "user_step_grid", grid, 5));
+  int64_t nu = 0;
+  if (a->steady_u) {
+    ef_variable *v;
+    EF_CALL(ef_model_part_get_variable(a->mp, a->strategy_ops->steady_state_variable, &v));
+    nu = a->mp->n_nodes * v->n_components;
+  }
+  EF_CALL(ef_restart_write_doubles(w, "steady_values", a->steady_u, nu));
+  EF_CALL(ef_restart_write_double(w, "restart_next", r->next));
+  char *text = ef_join_names(&r->written, NULL);
+  EF_CHECK(text, EF_ERR_MEMORY, "out of memory");
+  int err = ef_restart_write_string(w, "restart_files", text);
+  free(text);
+  EF_CALL(err);
+  ef_file_list now;
+  EF_CALL(ef_folder_scan(a->output_folder, &now));
+  text = ef_join_names(&now, &r->foreign);
+  ef_file_list_free(&now);
+  EF_CHECK(text, EF_ERR_MEMORY, "out of memory");
+  err = ef_restart_write_string(w, "outputs", text);
+  free(text);
+  EF_CALL(err);
+  EF_CALL(ef_restart_write_int64(w, "processes", a->n_processes));
+
+  EF_CALL(ef_restart_writer_section(w, "model_part"));
+  for (int i = 0; i < a->mp->n_variables; i++) {
+    const ef_variable *v = &a->mp->variables[i];
+    char key[128];
+    snprintf(key, sizeof key, "values.%s", v->name);
+    EF_CALL(ef_restart_write_doubles(w, key, v->values, a->mp->n_nodes * v->n_components));
+  }
+  EF_CALL(ef_restart_writer_section(w, "strategy"));
+  EF_CALL(a->strategy_ops->save_state(a->strategy, w));
+  for (int i = 0; i < a->n_processes; i++) {
+    ef_process_entry *e = &a->processes[i];
+    char section[32];
+    snprintf(section, sizeof section, "process.%d", i);
+    EF_CALL(ef_restart_writer_section(w, section));
+    EF_CALL(ef_restart_write_string(w, "module", e->module));
+    if (e->ops->save_state) EF_CALL(e->ops->save_state(e->data, w));
+  }
+  return EF_SUCCESS;
+}
+
+int ef_analysis_write_restart(ef_analysis a, char *out, size_t size) {
+  if (out && size) out[0] = '\0';
+  EF_CHECK(a && a->strategy, EF_ERR_INTERNAL, "ef_analysis_write_restart: the analysis is not initialized");
+  EF_CHECK(a->strategy_ops->save_state, EF_ERR_UNSUPPORTED, "strategy '%s' cannot write restart files",
+           a->strategy_ops->name);
+  ef_run_state *r = &a->run;
+  const double t0 = ef_wtime();
+  ef_analysis_restart_defaults(a);
+  EF_CALL(ef_make_folders(r->folder));
+  char label[64], path[4400];
+  if (r->control_time)
+    snprintf(label, sizeof label, "%.12g", ef_output_time(a->time));
+  else
+    snprintf(label, sizeof label, "%ld", a->step);
+  snprintf(path, sizeof path, "%s/%s_%s.rest", r->folder, r->base, label);
+  EF_CALL(ef_model_part_sync_to_host(a->mp));
+  int listed = 0;
+  for (int i = 0; i < r->written.n; i++) listed |= !strcmp(r->written.names[i], path);
+  if (!listed) EF_CALL(ef_file_list_add(&r->written, path));
+  ef_restart_writer *w = NULL;
+  int err = ef_restart_writer_open(path, ef_model_part_fingerprint(a->mp), &w);
+  if (!err) err = ef_analysis_save_sections(a, w);
+  if (!err) err = ef_restart_writer_commit(&w);
+  ef_restart_writer_abort(&w);
+  if (err) {
+    if (!listed) free(r->written.names[--r->written.n]);
+    return ef_error_push(err, __FILE__, __LINE__, "writing the restart file at step %ld (t = %.9g)", a->step,
+                         a->time);
+  }
+  /* Keep the newest max_files_to_keep (Kratos' rule; <= 0 keeps all). */
+  while (r->max_files > 0 && r->written.n > r->max_files) {
+    if (unlink(r->written.names[0]) != 0 && errno != ENOENT && !a->options.quiet)
+      fprintf(stderr, "edgeflow: warning: cannot remove the old restart file '%s': %s\n", r->written.names[0],
+              strerror(errno));
+    free(r->written.names[0]);
+    memmove(r->written.names, r->written.names + 1, (size_t)(--r->written.n) * sizeof *r->written.names);
+  }
+  if (r->frequency > 0) {
+    const double now = r->control_time ? ef_output_time(a->time) : (double)a->step;
+    while (r->next <= now) r->next = r->control_time ? ef_output_time(r->next + r->frequency) : r->next + r->frequency;
+  }
+  snprintf(r->last, sizeof r->last, "%s", path);
+  r->saved_step = a->step;
+  r->restart_seconds = ef_wtime() - t0;
+  if (r->echo_level > 0 && !a->options.quiet) printf("restart file %s written (%.3f s)\n", path, r->restart_seconds);
+  if (out) snprintf(out, size, "%s", path);
+  return ef_analysis_track_outputs(a);
+}
+
+/* Open the restart file, check it belongs to this mesh, take its time and step. */
+static int ef_analysis_restart_open(ef_analysis a) {
+  ef_restart_reader *r = NULL;
+  EF_CALL(ef_restart_reader_open(a->options.restart_file, &r));
+  a->run.reader = r;
+  const uint64_t mine = ef_model_part_fingerprint(a->mp), theirs = ef_restart_reader_fingerprint(r);
+  EF_CHECK(mine == theirs, EF_ERR_PARAMETER,
+           "restart file '%s' was written for another mesh (fingerprint %016llx; this case's mesh '%s' after "
+           "refinement and renumbering has %016llx, %lld nodes): restart with the case, refinement level and "
+           "renumbering that wrote it",
+           a->options.restart_file, (unsigned long long)theirs, a->mp->source_file ? a->mp->source_file : "",
+           (unsigned long long)mine, (long long)a->mp->n_nodes);
+  EF_CHECK(ef_restart_reader_section(r, "analysis"), EF_ERR_PARSE, "restart file '%s' has no analysis section",
+           a->options.restart_file);
+  int64_t step;
+  EF_CALL(ef_restart_read_int64(r, "step", &step));
+  EF_CALL(ef_restart_read_double(r, "time", &a->run.time));
+  EF_CALL(ef_restart_read_double(r, "dt", &a->dt));
+  EF_CHECK(step >= 0 && isfinite(a->run.time), EF_ERR_PARSE, "restart file '%s': bad step or time",
+           a->options.restart_file);
+  a->step = (long)step;
+  a->run.first_step = (long)step;
+  a->run.restarted = 1;
+  return EF_SUCCESS;
+}
+
+/* After the strategy's initialize: every section back into the loop, the model part, the
+ * strategy and the processes; outputs the continued run wrote after this point removed. */
+static int ef_analysis_restart_load(ef_analysis a) {
+  ef_restart_reader *r = a->run.reader;
+  ef_run_state *run = &a->run;
+  const char *file = a->options.restart_file;
+  char strategy[128], where[512];
+  int64_t counters[3], n_processes;
+  double phases[4], steady[3];
+  char *text = NULL;
+  ef_file_list outputs = {0}, manifest = {0};
+  int exists = 0, err = EF_SUCCESS;
+  ef_restart_reader_section(r, "analysis");
+  EF_CALL(ef_restart_read_string(r, "strategy", strategy, sizeof strategy));
+  EF_CALL(ef_restart_read_string(r, "where", where, sizeof where));
+  EF_CALL(ef_restart_read_int64s(r, "iterations", counters, 3));
+  EF_CALL(ef_restart_read_double(r, "last_residual", &a->last_residual));
+  EF_CALL(ef_restart_read_doubles(r, "phase_seconds", phases, 4));
+  EF_CALL(ef_restart_read_doubles(r, "steady", steady, 3));
+  double grid[5];
+  EF_CALL(ef_restart_read_doubles(r, "user_step_grid", grid, 5));
+  a->cut = grid[0] != 0.0;
+  a->cut_time = grid[1];
+  a->cut_step = (long)grid[2];
+  a->process_step = (long)grid[3];
+  EF_CHECK(grid[4] == a->user_dt, EF_ERR_PARAMETER,
+           "restart file '%s' was written with a fixed time_step of %g, this case gives %g", file, grid[4], a->user_dt);
+  EF_CALL(ef_restart_read_double(r, "restart_next", &run->next));
+  EF_CALL(ef_restart_read_int64(r, "processes", &n_processes));
+  a->total_iterations = (long)counters[0];
+  a->max_iterations = (int)counters[1];
+  a->last_iterations = (int)counters[2];
+  a->phase_totals.seconds_momentum = phases[0];
+  a->phase_totals.seconds_pressure = phases[1];
+  a->phase_totals.seconds_correction = phases[2];
+  a->phase_totals.seconds_transfer = phases[3];
+  a->steady_t_check = steady[0];
+  a->steady_rate = steady[1];
+  a->steady_reached = steady[2] != 0.0;
+  const int64_t nu = ef_restart_count(r, "steady_values");
+  if (nu > 0 && a->steady_tolerance > 0) {
+    ef_variable *v;
+    EF_CALL(ef_model_part_get_variable(a->mp, a->strategy_ops->steady_state_variable, &v));
+    EF_CHECK(nu == a->mp->n_nodes * v->n_components, EF_ERR_PARSE, "restart file '%s': steady-state values of "
+             "another size", file);
+    free(a->steady_u);
+    EF_MALLOC(a->steady_u, (size_t)nu);
+    EF_CALL(ef_restart_read_doubles(r, "steady_values", a->steady_u, nu));
+  }
+  EF_CALL(ef_restart_read_text(r, "restart_files", &text));
+  ef_file_list_free(&run->written);
+  err = ef_split_names(text, &run->written);
+  free(text);
+  EF_CALL(err);
+  EF_CHECK(n_processes == a->n_processes, EF_ERR_PARAMETER,
+           "restart file '%s' holds the state of %lld processes, this case creates %d: restart with the "
+           "parameters that wrote it (only end_time, output intervals' values and the like may change)",
+           file, (long long)n_processes, a->n_processes);
+
+  ef_restart_reader_section(r, "model_part");
+  for (int i = 0; i < a->mp->n_variables; i++) {
+    ef_variable *v = &a->mp->variables[i];
+    char key[128];
+    snprintf(key, sizeof key, "values.%s", v->name);
+    if (ef_restart_count(r, key) < 0) continue; /* a variable the writing strategy did not have */
+    EF_CALL(ef_restart_read_doubles(r, key, v->values, a->mp->n_nodes * v->n_components));
+    EF_CALL(ef_model_part_mark_modified(a->mp, v->name));
+  }
+  const char *my_where = a->strategy_ops->where ? a->strategy_ops->where(a->strategy) : "";
+  const int same_kind = !strcmp(strategy, a->strategy_ops->name) && !strcmp(where, my_where);
+  if (!same_kind)
+    fprintf(stderr, "edgeflow: warning: restarting with '%s' (%s) from a file written by '%s' (%s): the run "
+                    "continues, but its results will differ in the last bits from an uninterrupted run\n",
+            a->strategy_ops->name, my_where[0] ? my_where : "-", strategy, where[0] ? where : "-");
+  EF_CHECK(a->strategy_ops->load_state, EF_ERR_UNSUPPORTED, "strategy '%s' cannot load restart files",
+           a->strategy_ops->name);
+  EF_CHECK(ef_restart_reader_section(r, "strategy"), EF_ERR_PARSE, "restart file '%s' has no strategy section", file);
+  EF_CALL(a->strategy_ops->load_state(a->strategy, r, same_kind));
+  for (int i = 0; i < a->n_processes; i++) {
+    ef_process_entry *e = &a->processes[i];
+    char section[32], module[128];
+    snprintf(section, sizeof section, "process.%d", i);
+    ef_restart_reader_section(r, section);
+    EF_CALL(ef_restart_read_string(r, "module", module, sizeof module));
+    EF_CHECK(!strcmp(module, e->module), EF_ERR_PARAMETER,
+             "restart file '%s': process %d was '%s' when it was written, this case has '%s' there", file, i, module,
+             e->module);
+    if (e->ops->load_state) {
+      err = e->ops->load_state(e->data, r);
+      if (err) return ef_error_push(err, __FILE__, __LINE__, "restoring '%s' from '%s'", e->module, file);
+    }
+  }
+
+  /* Outputs the continued run wrote after this restart point go (their steps are redone). */
+  ef_restart_reader_section(r, "analysis");
+  EF_CALL(ef_restart_read_text(r, "outputs", &text));
+  err = ef_split_names(text, &outputs);
+  free(text);
+  if (!err) err = ef_manifest_read(a->output_folder, &manifest, &exists);
+  if (!err) {
+    ef_file_list_sort(&outputs);
+    ef_file_list later = {0};
+    for (int i = 0; !err && i < manifest.n; i++) {
+      const char *name = manifest.names[i], *dot = strrchr(name, '.');
+      if (ef_file_list_has(&outputs, name) || (dot && !strcmp(dot, ".rest")) || !strcmp(name, "run_summary.json"))
+        continue;
+      err = ef_file_list_add(&later, name);
+    }
+    int removed = 0;
+    if (!err && later.n) err = ef_manifest_remove_files(a->output_folder, &later, &removed);
+    if (!err && !a->options.quiet)
+      printf("restart: step %ld, t = %.9g from '%s'; %d later output files removed\n", a->step, a->time, file,
+             removed);
+    ef_file_list_free(&later);
+  }
+  ef_file_list_free(&outputs);
+  ef_file_list_free(&manifest);
+  ef_restart_reader_close(&r);
+  run->reader = NULL;
+  return err;
+}
+
+/* Write the outputs a stop would otherwise lose: the processes that did not write this step. */
+static int ef_analysis_force_outputs(ef_analysis a) {
+  for (int i = 0; i < a->n_processes; i++) {
+    ef_process_entry *e = &a->processes[i];
+    if (!e->ops->print_output || e->printed_step == a->step) continue;
+    EF_CALL(e->ops->print_output(e->data, a->time, (int)a->step));
+    e->printed_step = a->step;
+  }
+  return EF_SUCCESS;
+}
+
+/* A stop request or the wall-clock limit: restart file, the outputs of this step, then the loop
+ * ends; otherwise a scheduled restart file. */
+static int ef_analysis_end_of_step(ef_analysis a) {
+  ef_run_state *r = &a->run;
+  const int sig = ef_stop_requested();
+  int wall = 0;
+  if (!sig && r->max_wall_time > 0)
+    wall = ef_wtime() - a->wall_start >= r->max_wall_time - (r->restart_seconds + r->output_seconds);
+  if (sig || wall) {
+    /* The restart comes first: a continued run cuts the outputs forced here, so it matches an
+     * uninterrupted one. */
+    EF_CALL(ef_analysis_write_restart(a, NULL, 0));
+    EF_CALL(ef_analysis_force_outputs(a));
+    r->stopped = 1;
+    r->stop_signal = sig;
+    r->status = "interrupted";
+    fprintf(stderr,
+            "edgeflow: %s: stopped after step %ld (t = %.9g); outputs and restart file '%s' written; continue with: "
+            "edgeflow run %s --restart %s\n",
+            sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : sig ? "signal" : "problem_data.max_wall_time reached",
+            a->step, a->time, r->last, a->parameters_path, r->last);
+    return EF_SUCCESS;
+  }
+  if (r->configured && a->step != r->saved_step) {
+    const int due = r->control_time ? ef_output_time(a->time) >= r->next : (double)a->step >= r->next;
+    if (r->frequency <= 0 || due) EF_CALL(ef_analysis_write_restart(a, NULL, 0));
+  }
+  return EF_SUCCESS;
+}
+
+const char *ef_analysis_status(ef_analysis a) { return a && a->run.status ? a->run.status : "running"; }
+int ef_analysis_stop_signal(ef_analysis a) { return a ? a->run.stop_signal : 0; }
+
+/* finalize's part: the last restart file of a completed run (when asked for), and the status. */
+static int ef_analysis_summary_status(ef_analysis a, ef_parameters s) {
+  ef_run_state *r = &a->run;
+  const int failed = r->status && !strcmp(r->status, "failed");
+  if (!failed && !r->stopped) r->status = "completed";
+  if (r->status && !strcmp(r->status, "completed") && r->configured && a->strategy && a->step > r->first_step &&
+      a->step != r->saved_step)
+    EF_CALL(ef_analysis_write_restart(a, NULL, 0));
+  EF_CALL(ef_parameters_set_string(s, "status", r->status));
+  if (failed) EF_CALL(ef_parameters_set_string(s, "error", r->error));
+  if (r->stopped)
+    EF_CALL(ef_parameters_set_string(s, "stop_reason", r->stop_signal == SIGINT    ? "SIGINT"
+                                                       : r->stop_signal == SIGTERM ? "SIGTERM"
+                                                       : r->stop_signal            ? "signal"
+                                                                                   : "max_wall_time"));
+  EF_CALL(ef_parameters_set_json(s, "restart", "{}"));
+  ef_parameters block;
+  EF_CALL(ef_parameters_get(s, "restart", &block));
+  EF_CALL(ef_parameters_set_string(block, "last_file", r->last));
+  EF_CALL(ef_parameters_set_string(block, "restarted_from", a->options.restart_file ? a->options.restart_file : ""));
+  EF_CALL(ef_parameters_set_double(block, "first_step", (double)r->first_step));
+  EF_CALL(ef_parameters_set_double(block, "seconds_last_write", r->restart_seconds));
+  return EF_SUCCESS;
+}
+
+/* A run that failed before its loop still leaves a run_summary.json saying why (unless the
+ * folder is another run's, or there is none). */
+static void ef_analysis_write_failure_summary(ef_analysis a, int err) {
+  if (!a || a->options.load_only) return;
+  char message[4096], path[4200];
+  snprintf(message, sizeof message, "%s", ef_error_message());
+  /* Before the folder was claimed: --output's folder, when it is no other run's. */
+  const char *folder = a->run.tracking ? a->output_folder : a->options.output_folder;
+  ef_file_list old = {0};
+  int exists = 1;
+  if (folder && !a->run.tracking && !ef_manifest_read(folder, &old, &exists) && !exists && ef_make_folders(folder))
+    exists = 1;
+  ef_file_list_free(&old);
+  if (!folder || (!a->run.tracking && exists)) {
+    ef_error_set(err, __FILE__, __LINE__, "%s", message);
+    return;
+  }
+  ef_parameters s = NULL;
+  if (!ef_parameters_parse("{}", "run_summary", &s) && !ef_parameters_set_string(s, "status", "failed") &&
+      !ef_parameters_set_string(s, "error", message) &&
+      !ef_parameters_set_string(s, "error_code", ef_error_name(err)) &&
+      !ef_parameters_set_string(s, "parameters_file", a->parameters_path)) {
+    char *text = ef_parameters_to_string(s, 1);
+    snprintf(path, sizeof path, "%s/run_summary.json", folder);
+    if (text && !ef_write_text_file_atomic(path, text)) (void)ef_analysis_track_outputs(a);
+    free(text);
+  }
+  ef_parameters_destroy(&s);
+  ef_error_set(err, __FILE__, __LINE__, "%s", message);
 }

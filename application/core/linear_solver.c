@@ -369,3 +369,20 @@ void ef_linear_solver_destroy(ef_linear_solver **s) {
   free(*s);
   *s = NULL;
 }
+
+/* The solver's own restart records, tagged with its name so another solver skips them. */
+int ef_linear_solver_save_state(ef_linear_solver *s, ef_restart_writer *w) {
+  EF_CHECK(s && w, EF_ERR_PARAMETER, "ef_linear_solver_save_state: NULL argument");
+  EF_CALL(ef_restart_write_string(w, "solver_type", s->ops->name));
+  return s->ops->save_state ? s->ops->save_state(s->data, w) : EF_SUCCESS;
+}
+
+/* Restore what save_state wrote when the file's solver is this one (else nothing to restore). */
+int ef_linear_solver_load_state(ef_linear_solver *s, ef_restart_reader *r) {
+  EF_CHECK(s && r, EF_ERR_PARAMETER, "ef_linear_solver_load_state: NULL argument");
+  char name[128];
+  if (ef_restart_count(r, "solver_type") < 0) return EF_SUCCESS;
+  EF_CALL(ef_restart_read_string(r, "solver_type", name, sizeof name));
+  if (strcmp(name, s->ops->name) || !s->ops->load_state) return EF_SUCCESS;
+  return s->ops->load_state(s->data, r);
+}

@@ -101,3 +101,47 @@ void ef_output_schedule(ef_output_control control, double interval, double now, 
   if (interval <= 0.0) return;
   while (*next <= now) *next = control == EF_CONTROL_TIME ? ef_output_time(*next + interval) : *next + interval;
 }
+
+/* ---------------------------------------------------------------------------
+ * Restarts: a continued run appends to the files of the run it continues. */
+
+/* Fresh: ef_csv_open.  Restarted: reopen folder/sub/name without truncating it. */
+int ef_csv_open_run(const ef_process_context *ctx, const char *sub, const char *name, const char *header,
+                    int sync_each_row, ef_csv_file *f) {
+  if (!ctx->restart) return ef_csv_open(ctx->output_folder, sub, name, header, sync_each_row, f);
+  f->fd = -1;
+  f->sync_each_row = sync_each_row;
+  f->length = 0;
+  const char *base = ctx->output_folder && ctx->output_folder[0] ? ctx->output_folder : ".";
+  int n;
+  if (sub && sub[0] == '/') n = snprintf(f->path, sizeof f->path, "%s/%s", sub, name);
+  else if (sub && sub[0]) n = snprintf(f->path, sizeof f->path, "%s/%s/%s", base, sub, name);
+  else n = snprintf(f->path, sizeof f->path, "%s/%s", base, name);
+  EF_CHECK(n > 0 && (size_t)n < sizeof f->path, EF_ERR_PARAMETER, "output path too long for '%s'", name);
+  f->fd = open(f->path, O_WRONLY | O_CLOEXEC);
+  EF_CHECK(f->fd >= 0, EF_ERR_IO,
+           "cannot continue '%s' from the restart file: %s (a restarted run continues in the output folder of the run "
+           "that wrote the restart file)", f->path, strerror(errno));
+  off_t end = lseek(f->fd, 0, SEEK_END);
+  EF_CHECK(end >= 0, EF_ERR_IO, "cannot seek in '%s': %s", f->path, strerror(errno));
+  f->length = (int64_t)end;
+  return EF_SUCCESS;
+}
+
+int ef_csv_save_state(const ef_csv_file *f, ef_restart_writer *w, const char *key) {
+  return ef_restart_write_int64(w, key, f->fd >= 0 ? f->length : -1);
+}
+
+/* Rows written after the restart point go: the continued run writes them again. */
+int ef_csv_load_state(ef_csv_file *f, ef_restart_reader *r, const char *key) {
+  int64_t length;
+  EF_CALL(ef_restart_read_int64(r, key, &length));
+  if (length < 0 || f->fd < 0) return EF_SUCCESS;
+  EF_CHECK(length <= f->length, EF_ERR_IO,
+           "'%s' has %lld bytes, fewer than the %lld it had when the restart file was written: it was changed since",
+           f->path, (long long)f->length, (long long)length);
+  EF_CHECK(ftruncate(f->fd, (off_t)length) == 0 && lseek(f->fd, (off_t)length, SEEK_SET) == (off_t)length, EF_ERR_IO,
+           "cannot cut '%s' back to the restart point: %s", f->path, strerror(errno));
+  f->length = length;
+  return EF_SUCCESS;
+}

@@ -250,7 +250,7 @@ static int ef_probes_create(const ef_process_context *ctx, ef_parameters p, void
   }
   int sync_each_row;
   err = ef_parameters_get_bool(p, "sync_each_row", &sync_each_row);
-  if (!err) err = ef_csv_open(ctx->output_folder, q->output_path, q->file_name, header, sync_each_row, &q->csv);
+  if (!err) err = ef_csv_open_run(ctx, q->output_path, q->file_name, header, sync_each_row, &q->csv);
   free(header);
   if (err) {
     err = ef_error_push(err, __FILE__, __LINE__, "%s", q->label);
@@ -468,6 +468,23 @@ static void ef_probes_destroy(void **data) {
   *data = NULL;
 }
 
+/* Restarts: the schedule and the file's length. */
+static int ef_probes_save_state(void *data, ef_restart_writer *w) {
+  ef_probes *q = data;
+  EF_CALL(ef_restart_write_double(w, "next_output", q->next_output));
+  EF_CALL(ef_restart_write_int64(w, "next_time", q->next_time));
+  return ef_csv_save_state(&q->csv, w, "csv_length");
+}
+
+static int ef_probes_load_state(void *data, ef_restart_reader *r) {
+  ef_probes *q = data;
+  int64_t next_time;
+  EF_CALL(ef_restart_read_double(r, "next_output", &q->next_output));
+  EF_CALL(ef_restart_read_int64(r, "next_time", &next_time));
+  q->next_time = (int)next_time;
+  return ef_csv_load_state(&q->csv, r, "csv_length");
+}
+
 const ef_process_ops ef_probes_output_process_ops = {
     .name = "probes_output_process",
     .create = ef_probes_create,
@@ -476,4 +493,6 @@ const ef_process_ops ef_probes_output_process_ops = {
     .print_output = ef_probes_print_output,
     .execute_finalize = ef_probes_finalize,
     .destroy = ef_probes_destroy,
+    .save_state = ef_probes_save_state,
+    .load_state = ef_probes_load_state,
 };

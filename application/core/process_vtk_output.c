@@ -265,6 +265,19 @@ static void ef_vtk_destroy(void **data) {
   *data = NULL;
 }
 
+/* Restarts: the next output and the series written so far. */
+static int ef_vtk_save_state(void *data, ef_restart_writer *w) {
+  ef_vtk_process *v = data;
+  EF_CALL(ef_restart_write_double(w, "next_output", v->next_output));
+  return ef_vtk_output_save_state(v->out, w);
+}
+
+static int ef_vtk_load_state(void *data, ef_restart_reader *r) {
+  ef_vtk_process *v = data;
+  EF_CALL(ef_restart_read_double(r, "next_output", &v->next_output));
+  return ef_vtk_output_load_state(v->out, r);
+}
+
 const ef_process_ops ef_vtk_output_process_ops = {
     .name = "vtk_output_process",
     .create = ef_vtk_create,
@@ -272,4 +285,6 @@ const ef_process_ops ef_vtk_output_process_ops = {
     .print_output = ef_vtk_print_output,
     .execute_finalize = ef_vtk_finalize,
     .destroy = ef_vtk_destroy,
+    .save_state = ef_vtk_save_state,
+    .load_state = ef_vtk_load_state,
 };

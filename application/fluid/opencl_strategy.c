@@ -46,6 +46,7 @@ typedef struct {
   ef_ocl_fs *fs;
   double *scratch; /* n: pressure conversions */
   ef_variable *velocity_var, *pressure_var, *reaction_var;
+  ef_divergence_bound divergence;
   long steps, iterations;
   double pending_download; /* GPU->CPU seconds since the last step's report */
   double pending_upload;   /* CPU->GPU seconds of compute_time_step, reported with the step */
@@ -122,6 +123,7 @@ static int ef_opencl_create(const ef_strategy_config *config, void **out) {
   s->config = *config;
   s->mp = config->model_part;
   EF_CALL_GOTO(ef_strategy_read_settings(config, &s->settings, &s->dt_settings), fail);
+  EF_CALL_GOTO(ef_divergence_bound_read(config, &s->divergence), fail);
   /* Any registered device solver; its keys are checked now, its settings read when created. */
   EF_CALL_GOTO(ef_parameters_get(config->settings, "linear_solver_settings", &s->solver_settings), fail);
   EF_CALL_GOTO(ef_linear_solver_validate(s->solver_settings, EF_MEMORY_DEVICE), fail);
@@ -247,6 +249,7 @@ static int ef_opencl_initialize(void *data) {
   ef_ocl_fs_settings os;
   ef_ocl_fs_settings_default(&os);
   os.fs = s->settings;
+  os.fs.velocity_bound = ef_divergence_bound_update(&s->divergence, mp, 1);
   os.work_group_bits = s->work_group_bits;
   EF_CALL(ef_ocl_fs_create(s->ctx, &s->edges, &os, &s->fs));
   double seconds;
@@ -307,10 +310,11 @@ static int ef_opencl_solve_step(void *data, double t, double dt, ef_step_info *i
   ef_model_part mp = s->mp;
   double upload;
   EF_CALL(ef_opencl_upload_modified(s, 0, &upload));
+  ef_ocl_fs_set_velocity_bound(s->fs, ef_divergence_bound_update(&s->divergence, mp, 0));
   ef_ocl_fs_stats st;
   memset(&st, 0, sizeof st);
   int err = ef_ocl_fs_step(s->fs, t, dt, &st);
-  if (err) return ef_strategy_explain_node_error(err, mp);
+  if (err) return ef_divergence_bound_explain(ef_strategy_explain_node_error(err, mp), &s->divergence);
   mp->device_newer = 1;
 
   const double to_device = s->pending_upload + upload + st.seconds_upload;
@@ -379,6 +383,38 @@ static int ef_opencl_finalize(void *data) {
   return EF_SUCCESS;
 }
 
+/* Restarts: the device's kinematic pressure (the model part holds rho p), the counters, the
+ * device solver's SpMV configuration in its section. */
+static int ef_opencl_save_state(void *data, ef_restart_writer *w) {
+  ef_opencl_strategy *s = data;
+  EF_CALL(ef_ocl_fs_read(s->fs, NULL, s->scratch, NULL));
+  EF_CALL(ef_fluid_save_state(w, s->mp->n_nodes, s->scratch, 0.0, s->steps, s->iterations));
+  EF_CALL(ef_restart_write_double(w, "velocity_scale", s->divergence.scale));
+  EF_CALL(ef_restart_writer_section(w, "linear_solver"));
+  return ef_linear_solver_save_state(s->solver, w);
+}
+
+/* Everything up (the analysis marked the nodal variables modified), then the exact pressure. */
+static int ef_opencl_load_state(void *data, ef_restart_reader *r, int same_kind) {
+  ef_opencl_strategy *s = data;
+  double last_dt, seconds;
+  EF_CALL(ef_opencl_upload_modified(s, 1, &seconds)); /* uses scratch for rho p / rho */
+  EF_CALL(ef_fluid_load_state(r, s->mp->n_nodes, s->scratch, &last_dt, &s->steps, &s->iterations));
+  EF_CALL(ef_ocl_fs_set_state(s->fs, NULL, s->scratch));
+  s->mp->device_newer = 0;
+  if (ef_restart_count(r, "velocity_scale") == 1) EF_CALL(ef_restart_read_double(r, "velocity_scale", &s->divergence.scale));
+  if (same_kind && ef_restart_reader_section(r, "linear_solver")) EF_CALL(ef_linear_solver_load_state(s->solver, r));
+  return EF_SUCCESS;
+}
+
+/* The device and its driver: a restart elsewhere rounds differently. */
+static const char *ef_opencl_where(void *data) {
+  ef_opencl_strategy *s = data;
+  static char where[768];
+  snprintf(where, sizeof where, "%s, %s", s->ctx ? s->ctx->device_name : "", s->ctx ? s->ctx->driver_version : "");
+  return where;
+}
+
 static const ef_strategy_ops ef_opencl_ops = {
     .name = "opencl_edge_based",
     .description = "edge-based fractional step on an OpenCL device (solution resident on the device)",
@@ -395,6 +431,9 @@ static const ef_strategy_ops ef_opencl_ops = {
     .copy_pressure_system = ef_opencl_copy_pressure_system,
     .finalize = ef_opencl_finalize,
     .destroy = ef_opencl_destroy,
+    .save_state = ef_opencl_save_state,
+    .load_state = ef_opencl_load_state,
+    .where = ef_opencl_where,
 };
 
 /* Register "opencl_edge_based". */

@@ -35,6 +35,7 @@ typedef struct {
   double last_dt, last_residual;
   int last_iterations;
   ef_variable *velocity_var, *pressure_var, *reaction_var;
+  ef_divergence_bound divergence;
   long steps, iterations;
   int ev_build, ev_prepare, ev_momentum, ev_assembly, ev_solve, ev_correction;
 } ef_openmp_strategy;
@@ -61,6 +62,7 @@ static int ef_openmp_create(const ef_strategy_config *config, void **out) {
   s->config = *config;
   s->mp = config->model_part;
   EF_CALL_GOTO(ef_strategy_read_settings(config, &s->settings, &s->dt_settings), fail);
+  EF_CALL_GOTO(ef_divergence_bound_read(config, &s->divergence), fail);
   EF_CALL_GOTO(ef_parameters_get(config->settings, "linear_solver_settings", &s->solver_settings), fail);
   EF_CALL_GOTO(ef_linear_solver_validate(s->solver_settings, EF_MEMORY_HOST), fail);
   EF_CALL_GOTO(ef_parameters_get_string(s->solver_settings, "export_pressure_system", &s->export_pressure_system),
@@ -119,6 +121,7 @@ static int ef_openmp_initialize(void *data) {
                  .col = H->col, .values = H->val, .diag = H->diag};
   EF_CALL(ef_linear_solver_create(s->solver_settings, EF_MEMORY_HOST, &A, &s->solver));
   s->settings.solver = s->solver;
+  s->settings.velocity_bound = ef_divergence_bound_update(&s->divergence, mp, 1);
   EF_CALL(ef_fs_set_settings(s->fs, &s->settings));
 
   int threads = 1;
@@ -161,11 +164,16 @@ static int ef_openmp_solve_step(void *data, double t, double dt, ef_step_info *i
   ef_model_part_take_modified(mp, "VELOCITY"); /* the executor works on VELOCITY's array itself */
   ef_openmp_load_pressure(s, !ef_model_part_take_modified(mp, "PRESSURE"));
 
+  const double bound = ef_divergence_bound_update(&s->divergence, mp, 0);
+  if (bound != s->settings.velocity_bound) {
+    s->settings.velocity_bound = bound;
+    EF_CALL(ef_fs_set_settings(s->fs, &s->settings));
+  }
   ef_fs_stats stats;
   memset(&stats, 0, sizeof stats);
   memcpy(s->pressure_prev, s->pressure, (size_t)mp->n_nodes * sizeof *s->pressure);
   int err = ef_fs_step(s->fs, t, dt, s->velocity_var->values, s->pressure, s->reaction, &stats);
-  if (err) return ef_strategy_explain_node_error(err, mp);
+  if (err) return ef_divergence_bound_explain(ef_strategy_explain_node_error(err, mp), &s->divergence);
   s->last_dt = dt;
   s->last_iterations = stats.cg_iterations;
   s->last_residual = stats.cg_residual;
@@ -253,6 +261,35 @@ static int ef_openmp_finalize(void *data) {
   return EF_SUCCESS;
 }
 
+/* Restarts: the unrounded kinematic pressure (the model part holds rho p), the warm start of the
+ * last system, the counters; the linear solver's own state in its section. */
+static int ef_openmp_save_state(void *data, ef_restart_writer *w) {
+  ef_openmp_strategy *s = data;
+  EF_CALL(ef_fluid_save_state(w, s->mp->n_nodes, s->pressure, s->last_dt, s->steps, s->iterations));
+  EF_CALL(ef_restart_write_doubles(w, "pressure_previous", s->pressure_prev, s->mp->n_nodes));
+  EF_CALL(ef_restart_write_double(w, "velocity_scale", s->divergence.scale));
+  EF_CALL(ef_restart_writer_section(w, "linear_solver"));
+  return ef_linear_solver_save_state(s->solver, w);
+}
+
+static int ef_openmp_load_state(void *data, ef_restart_reader *r, int same_kind) {
+  ef_openmp_strategy *s = data;
+  EF_CALL(ef_fluid_load_state(r, s->mp->n_nodes, s->pressure, &s->last_dt, &s->steps, &s->iterations));
+  if (ef_restart_count(r, "velocity_scale") == 1) EF_CALL(ef_restart_read_double(r, "velocity_scale", &s->divergence.scale));
+  if (ef_restart_count(r, "pressure_previous") == s->mp->n_nodes)
+    EF_CALL(ef_restart_read_doubles(r, "pressure_previous", s->pressure_prev, s->mp->n_nodes));
+  /* The executor reads VELOCITY's array itself; the pressure is the one just read, not rho p / rho. */
+  ef_model_part_take_modified(s->mp, "VELOCITY");
+  ef_model_part_take_modified(s->mp, "PRESSURE");
+  if (same_kind && ef_restart_reader_section(r, "linear_solver")) EF_CALL(ef_linear_solver_load_state(s->solver, r));
+  return EF_SUCCESS;
+}
+
+static const char *ef_openmp_where(void *data) {
+  (void)data;
+  return "host";
+}
+
 static const ef_strategy_ops ef_openmp_ops = {
     .name = "openmp_edge_based",
     .description = "edge-based fractional step on the host (OpenMP)",
@@ -269,6 +306,9 @@ static const ef_strategy_ops ef_openmp_ops = {
     .copy_pressure_system = ef_openmp_copy_pressure_system,
     .finalize = ef_openmp_finalize,
     .destroy = ef_openmp_destroy,
+    .save_state = ef_openmp_save_state,
+    .load_state = ef_openmp_load_state,
+    .where = ef_openmp_where,
 };
 
 int ef_register_openmp_strategy(void) { return ef_registry_add_strategy(&ef_openmp_ops); }

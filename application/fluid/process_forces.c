@@ -77,7 +77,7 @@ static int ef_forces_finish(ef_forces *f, const ef_process_context *ctx) {
   f->next_output = 1.0; /* no reaction exists before the first step */
   f->solver_step = ctx->solver_step;
   if (f->write_file) {
-    int err = ef_csv_open(ctx->output_folder, f->output_path, f->file_name, header, f->sync_each_row, &f->csv);
+    int err = ef_csv_open_run(ctx, f->output_path, f->file_name, header, f->sync_each_row, &f->csv);
     if (err) return ef_error_push(err, __FILE__, __LINE__, "%s", f->label);
   }
   return EF_SUCCESS;
@@ -259,6 +259,19 @@ static void ef_forces_destroy(void **data) {
   *data = NULL;
 }
 
+/* Restarts: the schedule and the file's length. */
+static int ef_forces_save_state(void *data, ef_restart_writer *w) {
+  ef_forces *f = data;
+  EF_CALL(ef_restart_write_double(w, "next_output", f->next_output));
+  return ef_csv_save_state(&f->csv, w, "csv_length");
+}
+
+static int ef_forces_load_state(void *data, ef_restart_reader *r) {
+  ef_forces *f = data;
+  EF_CALL(ef_restart_read_double(r, "next_output", &f->next_output));
+  return ef_csv_load_state(&f->csv, r, "csv_length");
+}
+
 static const ef_process_ops ef_compute_forces_process_ops = {
     .name = "compute_forces_process",
     .create = ef_forces_create,
@@ -266,6 +279,8 @@ static const ef_process_ops ef_compute_forces_process_ops = {
     .print_output = ef_forces_print_output,
     .execute_finalize = ef_forces_finalize,
     .destroy = ef_forces_destroy,
+    .save_state = ef_forces_save_state,
+    .load_state = ef_forces_load_state,
 };
 
 static const ef_process_ops ef_compute_body_fitted_drag_process_ops = {
@@ -275,6 +290,8 @@ static const ef_process_ops ef_compute_body_fitted_drag_process_ops = {
     .print_output = ef_forces_print_output,
     .execute_finalize = ef_forces_finalize,
     .destroy = ef_forces_destroy,
+    .save_state = ef_forces_save_state,
+    .load_state = ef_forces_load_state,
 };
 
 int ef_register_force_processes(void) {

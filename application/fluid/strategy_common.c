@@ -1,6 +1,7 @@
 /* strategy_common.c -- settings and boundary arrays shared by the strategies. */
 #include "strategy_common.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,4 +95,66 @@ int ef_strategy_explain_node_error(int err, ef_model_part mp) {
   return ef_error_push(err, __FILE__, __LINE__, "node %lld is mesh node id %lld at (%g, %g, %g)", node,
                        (long long)mp->node_ids[node], mp->coords[3 * node], mp->coords[3 * node + 1],
                        mp->coords[3 * node + 2]);
+}
+
+/* Records shared by the fluid strategies' restart state. */
+int ef_fluid_save_state(ef_restart_writer *w, int64_t n, const double *kinematic_pressure, double last_dt, long steps,
+                        long iterations) {
+  EF_CALL(ef_restart_write_doubles(w, "kinematic_pressure", kinematic_pressure, n));
+  EF_CALL(ef_restart_write_double(w, "last_dt", last_dt));
+  const int64_t counters[2] = {steps, iterations};
+  return ef_restart_write_int64s(w, "counters", counters, 2);
+}
+
+int ef_fluid_load_state(ef_restart_reader *r, int64_t n, double *kinematic_pressure, double *last_dt, long *steps,
+                        long *iterations) {
+  int64_t counters[2];
+  EF_CALL(ef_restart_read_doubles(r, "kinematic_pressure", kinematic_pressure, n));
+  EF_CALL(ef_restart_read_double(r, "last_dt", last_dt));
+  EF_CALL(ef_restart_read_int64s(r, "counters", counters, 2));
+  *steps = (long)counters[0];
+  *iterations = (long)counters[1];
+  return EF_SUCCESS;
+}
+
+/* solver_settings.divergence_velocity_bound and divergence_velocity_factor. */
+int ef_divergence_bound_read(const ef_strategy_config *config, ef_divergence_bound *d) {
+  memset(d, 0, sizeof *d);
+  EF_CALL(ef_parameters_get_double(config->settings, "divergence_velocity_bound", &d->absolute));
+  d->factor = 100.0; /* the default of ef_fluid_settings_defaults, for settings built by hand */
+  if (ef_parameters_has(config->settings, "divergence_velocity_factor"))
+    EF_CALL(ef_parameters_get_double(config->settings, "divergence_velocity_factor", &d->factor));
+  EF_CHECK(d->factor >= 0 && isfinite(d->factor), EF_ERR_PARAMETER,
+           "solver_settings.divergence_velocity_factor must be >= 0 (0: divergence_velocity_bound alone), got %g",
+           d->factor);
+  return EF_SUCCESS;
+}
+
+double ef_divergence_bound_update(ef_divergence_bound *d, ef_model_part mp, int all) {
+  ef_variable *u = ef_model_part_find_variable(mp, "VELOCITY");
+  if (u && u->n_components == 3) {
+    double m2 = d->scale * d->scale;
+    for (int64_t i = 0; i < mp->n_nodes; i++) {
+      const double *v = u->values + 3 * i;
+      const uint8_t *f = u->fixed + 3 * i;
+      if (!all && !(f[0] || f[1] || f[2])) continue;
+      const double s2 = v[0] * v[0] + v[1] * v[1] + v[2] * v[2];
+      if (s2 > m2 && isfinite(s2)) m2 = s2;
+    }
+    d->scale = sqrt(m2);
+  }
+  const double relative = d->factor * d->scale;
+  return relative > 0.0 && relative < d->absolute ? relative : d->absolute;
+}
+
+int ef_divergence_bound_explain(int err, const ef_divergence_bound *d) {
+  if (err != EF_ERR_DIVERGED) return err;
+  const double relative = d->factor * d->scale;
+  if (relative > 0.0 && relative < d->absolute)
+    return ef_error_push(err, __FILE__, __LINE__,
+                         "the velocity bound is solver_settings.divergence_velocity_factor %g x the case's velocity "
+                         "scale %g (the largest initial or prescribed velocity)",
+                         d->factor, d->scale);
+  return ef_error_push(err, __FILE__, __LINE__, "the velocity bound is solver_settings.divergence_velocity_bound %g",
+                       d->absolute);
 }

@@ -33,4 +33,23 @@ int ef_strategy_read_settings(const ef_strategy_config *config, ef_fs_settings *
 /* Add the file id and coordinates of the node an executor error names ("... at node N"). */
 int ef_strategy_explain_node_error(int err, ef_model_part mp);
 
+/* The divergence check's bound: min(divergence_velocity_bound, divergence_velocity_factor x U),
+ * U the case's velocity scale, the largest |u| of the initial state and of every prescribed
+ * velocity met so far (the absolute bound alone while U is 0 or the factor is 0). */
+typedef struct {
+  double absolute, factor, scale;
+} ef_divergence_bound;
+int ef_divergence_bound_read(const ef_strategy_config *config, ef_divergence_bound *d);
+/* Raise U by the velocities of all nodes (all) or of the fixed components; the bound now. */
+double ef_divergence_bound_update(ef_divergence_bound *d, ef_model_part mp, int all);
+/* On EF_ERR_DIVERGED: say how the bound came about. */
+int ef_divergence_bound_explain(int err, const ef_divergence_bound *d);
+
+/* Restart records both fluid strategies write and read alike (so either continues the other's
+ * file): the kinematic pressure p / rho as the executor holds it, the last step and counters. */
+int ef_fluid_save_state(ef_restart_writer *w, int64_t n, const double *kinematic_pressure, double last_dt, long steps,
+                        long iterations);
+int ef_fluid_load_state(ef_restart_reader *r, int64_t n, double *kinematic_pressure, double *last_dt, long *steps,
+                        long *iterations);
+
 #endif

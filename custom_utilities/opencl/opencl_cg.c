@@ -632,6 +632,31 @@ static void ef_cl_cg_ops_destroy(void **data) {
   *data = NULL;
 }
 
+/* Restarts: the SpMV configuration in use (a tuned one may differ between runs, and with it the
+ * rounding of every solve), tagged with the device it was chosen on. */
+static int ef_cl_cg_ops_save_state(void *data, ef_restart_writer *w) {
+  const ef_cl_cg *cg = data;
+  const int64_t c[3] = {cg->cfg.wgs_bits, cg->cfg.rows_bits, cg->cfg.groups};
+  EF_CALL(ef_restart_write_string(w, "cg.device", cg->ctx->device_name));
+  return ef_restart_write_int64s(w, "cg.spmv", c, 3);
+}
+
+/* The saved configuration again, on the same device (elsewhere the tuned one stays). */
+static int ef_cl_cg_ops_load_state(void *data, ef_restart_reader *r) {
+  ef_cl_cg *cg = data;
+  char device[512];
+  int64_t c[3];
+  EF_CALL(ef_restart_read_string(r, "cg.device", device, sizeof device));
+  EF_CALL(ef_restart_read_int64s(r, "cg.spmv", c, 3));
+  if (strcmp(device, cg->ctx->device_name)) return EF_SUCCESS;
+  if (c[0] == cg->cfg.wgs_bits && c[1] == cg->cfg.rows_bits && c[2] == cg->cfg.groups) return EF_SUCCESS;
+  EF_CHECK(c[0] >= 1 && c[0] <= 12 && c[1] >= 0 && c[1] <= c[0] && c[2] >= 1 && ef_cl_cg_wgs_fits(cg->ctx, (int)c[0]),
+           EF_ERR_PARSE, "restart file '%s': SpMV configuration (%lld, %lld, %lld) does not fit '%s'",
+           ef_restart_reader_path(r), (long long)c[0], (long long)c[1], (long long)c[2], cg->ctx->device_name);
+  const ef_cl_cg_config config = {(int)c[0], (int)c[1], (int)c[2], 0.0};
+  return ef_cl_cg_use_config(cg, &config);
+}
+
 const ef_linear_solver_ops ef_cl_cg_ops = {
     .name = "cg",
     .description = "CG on the device: symmetric Jacobi scaling, fused iterations, tuned SpMV (standard or "
@@ -644,4 +669,6 @@ const ef_linear_solver_ops ef_cl_cg_ops = {
     .solve = ef_cl_cg_ops_solve,
     .view = ef_cl_cg_ops_view,
     .destroy = ef_cl_cg_ops_destroy,
+    .save_state = ef_cl_cg_ops_save_state,
+    .load_state = ef_cl_cg_ops_load_state,
 };

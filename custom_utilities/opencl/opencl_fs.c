@@ -634,6 +634,11 @@ static int fs_upload(ef_ocl_fs *fs, cl_mem m, size_t bytes, const void *host) {
 }
 
 /* Boundary arrays to the device and the compact list of fixed dofs (3 per node, then pressures). */
+/* The correction kernel takes the bound per launch: nothing to upload. */
+void ef_ocl_fs_set_velocity_bound(ef_ocl_fs *fs, double bound) {
+  if (fs && bound > 0.0) fs->s.fs.velocity_bound = bound;
+}
+
 int ef_ocl_fs_set_bc(ef_ocl_fs *fs, const ef_fs_settings *bc) {
   EF_CHECK(fs && bc, EF_ERR_PARAMETER, "ef_ocl_fs_set_bc: NULL argument");
   EF_CHECK(!bc->slip_type || bc->slip_normal, EF_ERR_PARAMETER,

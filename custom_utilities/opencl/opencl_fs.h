@@ -101,6 +101,8 @@ int ef_ocl_fs_set_state(ef_ocl_fs *fs, const double *velocity, const double *pre
 /* Upload the boundary arrays of settings (velocity_fixed, pressure_fixed, slip_type,
  * slip_normal, slip_tangent, body_force; NULL = none) and rebuild the list of fixed dofs. */
 int ef_ocl_fs_set_bc(ef_ocl_fs *fs, const ef_fs_settings *settings);
+/* The velocity bound of the divergence check from the next step on (> 0). */
+void ef_ocl_fs_set_velocity_bound(ef_ocl_fs *fs, double bound);
 /* Read velocity, kinematic pressure and reaction (3 per node, kinematic force as the host
  * executor) back through pinned memory; NULL skips.  Blocking. */
 int ef_ocl_fs_read(ef_ocl_fs *fs, double *velocity, double *pressure, double *reaction);

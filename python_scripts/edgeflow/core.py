@@ -28,6 +28,8 @@ class _Options(ctypes.Structure):
         ("load_only", ctypes.c_int),
         ("applications", ctypes.c_char_p),
         ("stop_when_steady", ctypes.c_int),
+        ("restart_file", ctypes.c_char_p),
+        ("overwrite", ctypes.c_int),
     ]
 
 
@@ -80,6 +82,10 @@ class Library:
             "ef_analysis_step": ([vp], l),
             "ef_analysis_output_step": ([vp], l),
             "ef_analysis_last_iterations": ([vp], i),
+            "ef_analysis_status": ([vp], ctypes.c_char_p),
+            "ef_analysis_write_restart": ([vp, ctypes.c_char_p, ctypes.c_size_t], i),
+            "ef_request_stop": ([i], None),
+            "ef_analysis_stop_signal": ([vp], i),
             "ef_model_part_sync_to_host": ([vp], i),
             "ef_model_part_mark_modified": ([vp, ctypes.c_char_p], i),
             "ef_model_part_variable_arrays": ([vp, ctypes.c_char_p, ctypes.POINTER(ctypes.POINTER(d)),

@@ -16,7 +16,8 @@ class FluidAnalysis:
     applications = "fluid"
 
     def __init__(self, parameters_file, solver_type=None, output_folder=None, refinement_levels=None,
-                 max_steps=None, skip_unsupported_processes=None, quiet=False, stop_when_steady=False):
+                 max_steps=None, skip_unsupported_processes=None, quiet=False, stop_when_steady=False,
+                 restart_file=None, overwrite=False):
         self._L = Library.get()
         opts = self._L.Options()
         self._L.lib.ef_analysis_options_default(ctypes.byref(opts))
@@ -33,6 +34,10 @@ class FluidAnalysis:
             opts.skip_unsupported_processes = 1 if skip_unsupported_processes else 0
         opts.quiet = 1 if quiet else 0
         opts.stop_when_steady = 1 if stop_when_steady else 0
+        if restart_file:
+            opts.restart_file = self._str(restart_file)
+        # Another run's output folder is refused unless overwrite (its manifest's files go first).
+        opts.overwrite = 1 if overwrite else 0
         # The plugins to load when the case names none in problem_data.applications.
         opts.applications = self._str(self.applications)
         self._h = ctypes.c_void_p()
@@ -53,8 +58,28 @@ class FluidAnalysis:
     # AnalysisStage interface ------------------------------------------------
     def Run(self):
         self.Initialize()
+        self._stop_on_signals()
         self.RunSolutionLoop()
         self.Finalize()
+
+    def _stop_on_signals(self):
+        """SIGINT/SIGTERM finish the step, write outputs, a restart file and the summary."""
+        import signal
+        import threading
+        if threading.current_thread() is not threading.main_thread():
+            return
+        for number in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(number, lambda n, frame: self._L.lib.ef_request_stop(n))
+
+    @property
+    def status(self):
+        """"running", "completed", "interrupted" or "failed" (run_summary.json's status)."""
+        return self._L.lib.ef_analysis_status(self._h).decode()
+
+    @property
+    def stop_signal(self):
+        """The signal that stopped an interrupted run (0: problem_data.max_wall_time)."""
+        return self._L.lib.ef_analysis_stop_signal(self._h)
 
     def Initialize(self):
         self._L.check(self._L.lib.ef_analysis_initialize(self._h), "Initialize")

@@ -910,9 +910,9 @@ static int vtk_series_append(vtk_series *s, const char *path, int is_new, int sy
 }
 
 /* Record (step, time, file) in series pvd_name (replacing an earlier write of
- * the same step) and update its .pvd. */
-static int vtk_series_add(ef_vtk_output o, const char *pvd_name, int step, double time,
-                          const char *file) {
+ * the same step); *series: the series, *k: the entry's index, *is_new: 1 when it was added. */
+static int vtk_series_put(ef_vtk_output o, const char *pvd_name, int step, double time, const char *file,
+                          vtk_series **series, int *k_out, int *is_new_out) {
   vtk_series *s = NULL;
   for (int i = 0; i < o->n_series && !s; ++i)
     if (strcmp(o->series[i].pvd_name, pvd_name) == 0) s = &o->series[i];
@@ -950,14 +950,32 @@ static int vtk_series_add(ef_vtk_output o, const char *pvd_name, int step, doubl
   s->files[k] = copy;
   s->steps[k] = step;
   s->times[k] = time;
-  size_t n = strlen(o->folder) + strlen(pvd_name) + 2;
+  *series = s;
+  *k_out = k;
+  *is_new_out = is_new;
+  return EF_SUCCESS;
+}
+
+/* Write the .pvd of series s after entry k changed (is_new: it was added); k = -1: rewrite it whole. */
+static int vtk_series_write(ef_vtk_output o, vtk_series *s, int k, int is_new) {
+  size_t n = strlen(o->folder) + strlen(s->pvd_name) + 2;
   char *path;
   EF_MALLOC(path, n);
-  snprintf(path, n, "%s/%s", o->folder, pvd_name);
+  snprintf(path, n, "%s/%s", o->folder, s->pvd_name);
+  /* O(1): the last entry written in place over the closing tags; else the whole file anew. */
   int err = k == s->n - 1 && s->fd >= 0 ? vtk_series_append(s, path, is_new, o->write.sync)
                                         : vtk_series_rewrite(s, path, o->write.sync);
   free(path);
   return err;
+}
+
+/* Record (step, time, file) in series pvd_name and update its .pvd. */
+static int vtk_series_add(ef_vtk_output o, const char *pvd_name, int step, double time,
+                          const char *file) {
+  vtk_series *s;
+  int k, is_new;
+  EF_CALL(vtk_series_put(o, pvd_name, step, time, file, &s, &k, &is_new));
+  return vtk_series_write(o, s, k, is_new);
 }
 
 /* VTK type of a cell with n nodes (triangles in 2D, tetrahedra and triangles in 3D). */
@@ -1318,4 +1336,83 @@ done:
   free(parts);
   free(vars);
   return err;
+}
+
+/* ---------------------------------------------------------------------------
+ * Restarts: the series written so far. */
+
+int ef_vtk_output_save_state(ef_vtk_output o, ef_restart_writer *w) {
+  EF_CHECK(o && w, EF_ERR_PARAMETER, "ef_vtk_output_save_state: NULL argument");
+  EF_CALL(ef_restart_write_int64(w, "vtk.series", o->n_series));
+  for (int i = 0; i < o->n_series; ++i) {
+    const vtk_series *s = &o->series[i];
+    char key[64];
+    size_t size = 1, used = 0;
+    for (int k = 0; k < s->n; ++k) size += strlen(s->files[k]) + 1;
+    char *files;
+    EF_MALLOC(files, size);
+    files[0] = '\0';
+    for (int k = 0; k < s->n; ++k) used += (size_t)snprintf(files + used, size - used, "%s\n", s->files[k]);
+    int64_t *steps = malloc((size_t)(s->n ? s->n : 1) * sizeof *steps);
+    int err = steps ? EF_SUCCESS : EF_ERROR(EF_ERR_MEMORY, "out of memory");
+    for (int k = 0; !err && k < s->n; ++k) steps[k] = s->steps[k];
+    snprintf(key, sizeof key, "vtk.%d.pvd", i);
+    if (!err) err = ef_restart_write_string(w, key, s->pvd_name);
+    snprintf(key, sizeof key, "vtk.%d.steps", i);
+    if (!err) err = ef_restart_write_int64s(w, key, steps, s->n);
+    snprintf(key, sizeof key, "vtk.%d.times", i);
+    if (!err) err = ef_restart_write_doubles(w, key, s->times, s->n);
+    snprintf(key, sizeof key, "vtk.%d.files", i);
+    if (!err) err = ef_restart_write_string(w, key, files);
+    free(steps);
+    free(files);
+    EF_CALL(err);
+  }
+  return EF_SUCCESS;
+}
+
+/* The series as saved; each .pvd rewritten (entries written after the restart point drop out). */
+int ef_vtk_output_load_state(ef_vtk_output o, ef_restart_reader *r) {
+  EF_CHECK(o && r, EF_ERR_PARAMETER, "ef_vtk_output_load_state: NULL argument");
+  int64_t n_series;
+  EF_CALL(ef_restart_read_int64(r, "vtk.series", &n_series));
+  for (int i = 0; i < (int)n_series; ++i) {
+    char key[64], pvd[4096];
+    snprintf(key, sizeof key, "vtk.%d.pvd", i);
+    EF_CALL(ef_restart_read_string(r, key, pvd, sizeof pvd));
+    snprintf(key, sizeof key, "vtk.%d.steps", i);
+    const int64_t n = ef_restart_count(r, key);
+    EF_CHECK(n >= 0, EF_ERR_PARSE, "restart file '%s': no record '%s'", ef_restart_reader_path(r), key);
+    int64_t *steps = malloc((size_t)(n ? n : 1) * sizeof *steps);
+    double *times = malloc((size_t)(n ? n : 1) * sizeof *times);
+    char *files = NULL;
+    int err = steps && times ? EF_SUCCESS : EF_ERROR(EF_ERR_MEMORY, "out of memory");
+    if (!err) err = ef_restart_read_int64s(r, key, steps, n);
+    snprintf(key, sizeof key, "vtk.%d.times", i);
+    if (!err) err = ef_restart_read_doubles(r, key, times, n);
+    snprintf(key, sizeof key, "vtk.%d.files", i);
+    const int64_t nf = ef_restart_count(r, key);
+    if (!err && nf < 0) err = EF_ERROR(EF_ERR_PARSE, "restart file '%s': no record '%s'", ef_restart_reader_path(r), key);
+    if (!err && !(files = malloc((size_t)nf + 1))) err = EF_ERROR(EF_ERR_MEMORY, "out of memory");
+    if (!err) err = ef_restart_read_string(r, key, files, (size_t)nf + 1);
+    /* Drop what this object recorded so far (nothing, in a fresh process) for this series. */
+    for (int j = 0; !err && j < o->n_series; ++j)
+      if (!strcmp(o->series[j].pvd_name, pvd)) o->series[j].n = 0;
+    vtk_series *s = NULL;
+    const char *p = files;
+    for (int64_t k = 0; !err && k < n; ++k) {
+      size_t len = strcspn(p, "\n");
+      char name[4096];
+      snprintf(name, sizeof name, "%.*s", (int)len, p);
+      p += len + (p[len] ? 1 : 0);
+      int kk, is_new;
+      err = vtk_series_put(o, pvd, (int)steps[k], times[k], name, &s, &kk, &is_new);
+    }
+    if (!err && s) err = vtk_series_write(o, s, -1, 0);
+    free(steps);
+    free(times);
+    free(files);
+    EF_CALL(err);
+  }
+  return EF_SUCCESS;
 }

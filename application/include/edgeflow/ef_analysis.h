@@ -40,6 +40,11 @@ typedef struct {
   int stop_when_steady;         /* 1: stop once the relative change of velocity and pressure per unit
                                    time stays below problem_data.steady_state.relative_tolerance
                                    (EF_STEADY_DEFAULT_RELATIVE_TOLERANCE when that is 0) */
+  const char *restart_file;     /* continue the run this restart file saved (docs/restart.md) */
+  int overwrite;                /* an output folder holding another run's manifest: 0 refuses
+                                   (the edgeflow program and the Python workflow), 1 removes the files
+                                   that manifest lists, -1 (the default here: embedding programs,
+                                   tests) neither checks nor refuses; the manifest is written anyway */
 } ef_analysis_options;
 
 #define EF_STEADY_DEFAULT_RELATIVE_TOLERANCE 1e-3
@@ -72,6 +77,22 @@ long ef_analysis_step(ef_analysis a); /* solver steps taken */
 long ef_analysis_output_step(ef_analysis a);
 int ef_analysis_last_iterations(ef_analysis a);
 const char *ef_analysis_output_folder(ef_analysis a);
+
+/* ---------------------------------------------------------------------------
+ * Restart, signals and limits (docs/restart.md). */
+
+/* Write a restart file of the current state now (after a step's outputs) into the restart
+ * folder; its path into path (may be NULL). */
+int ef_analysis_write_restart(ef_analysis a, char *path, size_t size);
+/* Ask the running loop to stop at the end of the current step: outputs, a restart file and a
+ * run summary marked "interrupted" are written.  Async-signal-safe (it stores the number). */
+void ef_request_stop(int signal_number);
+/* Route SIGINT and SIGTERM to ef_request_stop (a second signal acts at once). */
+int ef_install_stop_handlers(void);
+/* "running", "completed", "interrupted" or "failed" (as run_summary.json's status). */
+const char *ef_analysis_status(ef_analysis a);
+/* Why an interrupted run stopped: the signal number, or 0 for problem_data.max_wall_time. */
+int ef_analysis_stop_signal(ef_analysis a);
 
 #ifdef __cplusplus
 }

@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "edgeflow/ef_parameters.h"
+#include "edgeflow/ef_restart.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -133,6 +134,10 @@ typedef struct {
   int (*solve)(void *data, const ef_vector *b, ef_vector *x, ef_solve_result *result);
   int (*view)(void *data, ef_parameters report); /* optional */
   void (*destroy)(void **data);
+  /* Optional: state chosen at run time that changes the rounding of later solves (a tuned
+   * kernel configuration, a preconditioner's aggregates), for restart files. */
+  int (*save_state)(void *data, ef_restart_writer *w);
+  int (*load_state)(void *data, ef_restart_reader *r);
 } ef_linear_solver_ops;
 
 int ef_registry_add_linear_solver(const ef_linear_solver_ops *ops);
@@ -166,6 +171,9 @@ const ef_linear_solver_common *ef_linear_solver_settings(const ef_linear_solver 
 void *ef_linear_solver_data(const ef_linear_solver *s);
 const ef_linear_solver_ops *ef_linear_solver_get_ops(const ef_linear_solver *s);
 void ef_linear_solver_destroy(ef_linear_solver **s);
+/* The solver's restart state into / out of the current section (nothing when it has none). */
+int ef_linear_solver_save_state(ef_linear_solver *s, ef_restart_writer *w);
+int ef_linear_solver_load_state(ef_linear_solver *s, ef_restart_reader *r);
 
 /* Preconditioner instances (solvers call these; ef_linear_solver_create makes them). */
 int ef_preconditioner_create(ef_parameters settings, const ef_preconditioner_ops *ops, const ef_matrix *A,

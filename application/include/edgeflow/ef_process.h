@@ -11,6 +11,7 @@
 
 #include "edgeflow/ef_model_part.h"
 #include "edgeflow/ef_parameters.h"
+#include "edgeflow/ef_restart.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -27,6 +28,9 @@ typedef struct {
    * process hooks counts the user's fixed time steps when the solver had to cut them (ef_analysis.h);
    * an output_control_type "solver_step" schedule reads this instead. */
   const long *solver_step;
+  /* 1: the run continues from a restart file: open existing output files for appending (no
+   * header, nothing truncated); load_state then cuts them back to the restart point. */
+  int restart;
 } ef_process_context;
 
 typedef struct {
@@ -49,6 +53,11 @@ typedef struct {
    * state); every output process then writes that step. */
   int (*stop_requested)(void *data);
   void (*destroy)(void **data);
+  /* Optional: what the next steps need to continue bit-identically (schedules' next times,
+   * output file lengths, series written so far) into / out of the process's own section of a
+   * restart file (ef_restart.h); load_state runs after ExecuteBeforeSolutionLoop. */
+  int (*save_state)(void *data, ef_restart_writer *w);
+  int (*load_state)(void *data, ef_restart_reader *r);
 } ef_process_ops;
 
 /* Register the built-in processes of the core (called once by the analysis).  An

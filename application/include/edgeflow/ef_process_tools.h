@@ -152,6 +152,14 @@ int ef_csv_append(ef_csv_file *f, const char *row, size_t n);
 void ef_csv_close(ef_csv_file *f);
 /* t rounded to 12 significant digits (Kratos' comparison of output times). */
 double ef_output_time(double t);
+/* ef_csv_open into context->output_folder, or, when the run continues from a restart file
+ * (context->restart), the existing file reopened for appending (no header; ef_csv_load_state
+ * then cuts it back to the restart point). */
+int ef_csv_open_run(const ef_process_context *context, const char *sub, const char *name, const char *header,
+                    int sync_each_row, ef_csv_file *f);
+/* The file's length into a restart record key / the file cut back to that length. */
+int ef_csv_save_state(const ef_csv_file *f, ef_restart_writer *w, const char *key);
+int ef_csv_load_state(ef_csv_file *f, ef_restart_reader *r, const char *key);
 
 /* What an output_interval counts ("output_control_type"): "step" the analysis' steps, which are the
  * user's time steps even when the stability limit makes the solver cut them (ef_analysis.h), "time"

@@ -12,6 +12,7 @@
 
 #include "edgeflow/ef_model_part.h"
 #include "edgeflow/ef_parameters.h"
+#include "edgeflow/ef_restart.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -105,6 +106,18 @@ typedef struct {
   /* Fill the run summary / print the timing table at the end. */
   int (*finalize)(void *data);
   void (*destroy)(void **data);
+  /* Optional (a strategy without them cannot be restarted): everything the next step reads
+   * beyond the model part's nodal variables, which the analysis saves and restores itself
+   * (unrounded internal arrays, the step history, the linear solver's tuned state), into /
+   * out of the "strategy" section (selected by the analysis; the strategy may open others,
+   * e.g. "linear_solver").  load_state runs after initialize and after the analysis restored
+   * the nodal variables; same_kind is 0 when the file was written by another strategy or
+   * device (device-specific records are then skipped). */
+  int (*save_state)(void *data, ef_restart_writer *w);
+  int (*load_state)(void *data, ef_restart_reader *r, int same_kind);
+  /* Optional: a short description of where it runs ("host", the device's name) that
+   * restarts compare, to warn that results will differ in the last bits. */
+  const char *(*where)(void *data);
 } ef_strategy_ops;
 
 /* A plain CSR view with the diagonal inside each row and sorted columns

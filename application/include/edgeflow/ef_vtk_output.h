@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "edgeflow/ef_model_part.h"
+#include "edgeflow/ef_restart.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -133,6 +134,11 @@ int ef_vtk_output_sync(ef_vtk_output out);
 
 /* Free; accepts NULL and sets *out to NULL. */
 void ef_vtk_output_destroy(ef_vtk_output *out);
+
+/* Restarts: the series written so far into records of the current section / back, each .pvd
+ * rewritten with exactly the saved entries. */
+int ef_vtk_output_save_state(ef_vtk_output out, ef_restart_writer *w);
+int ef_vtk_output_load_state(ef_vtk_output out, ef_restart_reader *r);
 
 #ifdef __cplusplus
 }
