@@ -4,6 +4,7 @@
     plot_cavity.py run2d --re 100 --results DIR [--n 32 --level 1 --rate 1e-4 --cfl 1.0]
     plot_cavity.py run3d --results DIR [--level 1]
     plot_cavity.py plot --results DIR --out docs/figures
+    plot_cavity.py job --run DIR [--out PNG]
 
 run2d meshes test_examples/cavity2d/cavity2d.geo (n x n graded cells, refined `level` times),
 runs ProjectParameters_Re<re>.json through the Python workflow until max |du/dt| averaged over
@@ -13,6 +14,11 @@ test_examples/cavity3d/ProjectParameters_steady.json with the `edgeflow` program
 strategy, --refine level), reads the last .vtu back and writes DIR/cavity3d_level<L>.json with
 u(0.5, 0.5, z) and w(x, 0.5, 0.5). plot draws cavity2d_centerlines.png (against Ghia, Ghia &
 Shin 1982, Tables I and II) and cavity3d_centerlines.png from whatever JSON files DIR holds.
+job is the picture of the README's main job (scripts/run_cavity.sh): the centrelines of the last
+.vtu of an `edgeflow run` folder, beside the 2D Re-100 values of Ghia et al. for orientation
+(test_examples/cavity3d/ghia1982_2d_re100_for_orientation.csv; no tabulated 3D Re-100 data could
+be found, see test_examples/cavity3d/README.md), with the max abs difference stated; it writes
+DIR/cavity3d_centerlines.png and DIR/cavity3d_centerlines.json.
 """
 import argparse
 import glob
@@ -148,6 +154,74 @@ def collect3d(results, level, wall=None):
     return path
 
 
+def read_orientation_csv(path=None):
+    """The 2D Re-100 table of test_examples/cavity3d: {'u_vertical': (s, u), 'w_horizontal': (s, w)}."""
+    path = path or os.path.join(ROOT, "test_examples", "cavity3d", "ghia1982_2d_re100_for_orientation.csv")
+    rows = {}
+    with open(path) as f:
+        lines = [ln for ln in f if not ln.startswith("#")]
+    for ln in lines[1:]:
+        name, s_, v = ln.strip().split(",")
+        rows.setdefault(name, []).append((float(s_), float(v)))
+    return {k: (np.array([a for a, _ in v]), np.array([b for _, b in v])) for k, v in rows.items()}
+
+
+def max_abs_difference(s, profile, s_ref, ref):
+    """max_k |profile(s_ref[k]) - ref[k]| with the profile linearly interpolated to the table's points."""
+    return float(np.max(np.abs(np.interp(s_ref, s, profile) - ref)))
+
+
+def job(run_dir, out_png=None):
+    """Centrelines of the last result of an `edgeflow run` folder, plotted beside the 2D table."""
+    import matplotlib  # noqa: PLC0415
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt  # noqa: PLC0415
+
+    with open(os.path.join(run_dir, "run_summary.json")) as f:
+        summ = json.load(f)
+    vtu = last_vtu(os.path.join(run_dir, "vtk"))
+    r = profiles3d(vtu)
+    s = np.array(r["s"])
+    ref = read_orientation_csv()
+    du = max_abs_difference(s, r["u_vertical"], *ref["u_vertical"])
+    dw = max_abs_difference(s, r["w_horizontal"], *ref["w_horizontal"])
+    steady = summ.get("steady_state", {})
+    strategy = summ.get("strategy", {}).get("name", "?")
+    t_end = summ["run"]["end_time"]
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 5.0))
+    lab = f"edgeflow {strategy}, {r['nodes']} nodes" + ("" if steady.get("reached") else " (NOT steady)")
+    ax1.plot(r["u_vertical"], s, color="tab:blue", lw=1.8, label=lab)
+    ax2.plot(s, r["w_horizontal"], color="tab:blue", lw=1.8, label=lab)
+    ax1.plot(ref["u_vertical"][1], ref["u_vertical"][0], "s", mfc="none", color="0.4", ms=5,
+             label=f"2D square cavity, Ghia et al. (1982) Table I\nfor orientation only; max |diff| {du:.3f}")
+    ax2.plot(ref["w_horizontal"][0], ref["w_horizontal"][1], "s", mfc="none", color="0.4", ms=5,
+             label=f"2D square cavity, Ghia et al. (1982) Table II\nfor orientation only; max |diff| {dw:.3f}")
+    _style(ax1, "u(0.5, 0.5, z)", "z")
+    ax1.axvline(0.0, color="0.6", lw=0.6)
+    _style(ax2, "x", "w(x, 0.5, 0.5)")
+    ax1.set_title(f"u on the vertical centreline x = y = 0.5\n(u_min {r['u_min']:.4f})", fontsize=10)
+    ax2.set_title(f"w on the horizontal centreline y = z = 0.5\n(w_max {r['w_max']:.4f}, w_min {r['w_min']:.4f})",
+                  fontsize=10)
+    ax1.legend(fontsize=7.5, loc="upper left")
+    ax2.legend(fontsize=7.5, loc="lower left")
+    fig.suptitle(f"3D lid-driven cavity, unit cube, Re = 100, steady at t = {t_end:.2f}: no tabulated 3D reference "
+                 "found;\nthe 2D cavity (stronger vortex: no end walls) is shown for orientation, not as a check",
+                 fontsize=10)
+    fig.tight_layout()
+    out_png = out_png or os.path.join(run_dir, "cavity3d_centerlines.png")
+    fig.savefig(out_png, dpi=110)
+    plt.close(fig)
+    out = dict(r, vtu=vtu, t=t_end, steps=summ["run"]["steps"], steady=bool(steady.get("reached", False)),
+               strategy=strategy, max_abs_diff_to_2d_ghia={"u_vertical": du, "w_horizontal": dw})
+    with open(os.path.splitext(out_png)[0] + ".json", "w") as f:
+        json.dump(out, f)
+    print(f"cavity3d: {r['nodes']} nodes, steady={out['steady']} at t = {t_end:.4g} after {out['steps']} steps; "
+          f"u_min {r['u_min']:.4f}, w_max {r['w_max']:.4f}, w_min {r['w_min']:.4f}, max |v| {r['max_abs_v']:.1e}")
+    print(f"cavity3d: max |difference| to the 2D cavity of Ghia et al. (orientation, not a 3D reference): "
+          f"u {du:.4f}, w {dw:.4f}")
+    return out_png
+
+
 def _style(ax, xlabel, ylabel):
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
@@ -263,11 +337,17 @@ def main():
     r3 = sub.add_parser("run3d")
     r3.add_argument("--results", required=True)
     r3.add_argument("--level", type=int, default=1)
+    jb = sub.add_parser("job")
+    jb.add_argument("--run", required=True, help="an `edgeflow run --output` folder (run_summary.json, vtk/)")
+    jb.add_argument("--out", default=None, help="PNG (default RUN/cavity3d_centerlines.png)")
     pl = sub.add_parser("plot")
     pl.add_argument("--results", required=True)
     pl.add_argument("--out", default=os.path.join(ROOT, "docs", "figures"))
     pl.add_argument("--shared", default=os.path.join(os.path.dirname(ROOT), "shared"))
     a = ap.parse_args()
+    if a.cmd == "job":
+        job(a.run, a.out)
+        return 0
     os.makedirs(a.results, exist_ok=True)
     if a.cmd == "run2d":
         run2d(a.re, a.results, a.n, a.level, a.rate, a.cfl, gmsh=a.gmsh)
