@@ -2,10 +2,12 @@
 #include "edgeflow/ef_analysis.h"
 #include "edgeflow/ef_error.h"
 #include "edgeflow/ef_log.h"
+#include "edgeflow/ef_mesh_check.h"
 #include "edgeflow/ef_mesh_io.h"
 #include "edgeflow/ef_mesh_tools.h"
 #include "edgeflow/ef_registry.h"
 #include "edgeflow/ef_util.h"
+#include "output_check.h"
 
 #include <errno.h>
 #include <math.h>
@@ -125,6 +127,15 @@ void ef_analysis_destroy(ef_analysis *pa) {
   *pa = NULL;
 }
 
+/* checkMesh at load (O(elements), timed as its own event): errors stop, warnings go to stderr. */
+static int ef_analysis_check_mesh(ef_analysis a, const char *source) {
+  int event = ef_log_event("setup", "check mesh");
+  ef_log_event_begin(event);
+  int err = ef_mesh_check_case(a->mp, a->project, source, NULL, stderr);
+  ef_log_event_end(event);
+  return err;
+}
+
 /* Read the mesh named by model_import_settings, refine and renumber it. */
 static int ef_analysis_read_mesh(ef_analysis a) {
   ef_parameters import;
@@ -168,7 +179,9 @@ static int ef_analysis_read_mesh(ef_analysis a) {
   EF_CHECK(domain_size == -1 || domain_size == a->mp->dim, EF_ERR_PARAMETER,
            "%s: solver_settings.domain_size is %ld but the mesh '%s' is %dD", a->parameters_path, domain_size,
            resolved, a->mp->dim);
+  EF_CALL(ef_analysis_check_mesh(a, resolved));
   if (levels > 0) {
+    EF_CALL(ef_mesh_refine_memory_check(a->mp, (int)levels, a->parameters_path));
     ef_log_event_begin(a->ev_refine);
     EF_CALL(ef_mesh_refine_uniform(a->mp, (int)levels));
     ef_log_event_end(a->ev_refine);
@@ -381,6 +394,7 @@ int ef_analysis_initialize(ef_analysis a) {
   if (a->options.output_folder) folder = a->options.output_folder;
   snprintf(a->output_folder, sizeof a->output_folder, "%s", folder[0] ? folder : ".");
   EF_CALL(ef_make_folders(a->output_folder));
+  EF_CALL(ef_output_destinations_check(a->project, a->output_folder));
   if (tolerated[0] && !a->options.quiet)
     fprintf(stderr, "edgeflow: warning: %s: solver_settings keys used only by Kratos' own solvers are ignored: %s\n",
             a->parameters_path, tolerated);
