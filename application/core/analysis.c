@@ -450,6 +450,17 @@ int ef_analysis_initialize(ef_analysis a) {
   return EF_SUCCESS;
 }
 
+/* Wrong call orders are errors, not crashes: the Python binding calls the stages one by one.
+ * need_strategy: the stage steps the solution (not on a load-only analysis). */
+static int ef_analysis_require(ef_analysis a, const char *stage, int need_strategy) {
+  EF_CHECK(a, EF_ERR_PARAMETER, "%s: NULL analysis", stage);
+  EF_CHECK(a->initialized, EF_ERR_PARAMETER, "%s called before ef_analysis_initialize (Initialize)", stage);
+  EF_CHECK(!need_strategy || !a->finalized, EF_ERR_PARAMETER, "%s called after ef_analysis_finalize (Finalize)",
+           stage);
+  EF_CHECK(!need_strategy || a->strategy, EF_ERR_PARAMETER, "%s: the analysis has no strategy (load only)", stage);
+  return EF_SUCCESS;
+}
+
 int ef_analysis_keep_advancing(ef_analysis a) {
   if (a->options.max_steps > 0 && a->step >= a->options.max_steps) return 0;
   if (a->steady_reached) return 0;
@@ -457,6 +468,7 @@ int ef_analysis_keep_advancing(ef_analysis a) {
 }
 
 int ef_analysis_initialize_solution_step(ef_analysis a) {
+  EF_CALL(ef_analysis_require(a, "ef_analysis_initialize_solution_step", 1));
   EF_CHECK(a->strategy, EF_ERR_INTERNAL, "the analysis has no strategy (not initialized, or load_only)");
   /* A caller driving the steps itself (the Python binding) never enters run_solution_loop. */
   if (a->wall_loop_start <= 0) a->wall_loop_start = ef_wtime();
@@ -474,6 +486,7 @@ int ef_analysis_initialize_solution_step(ef_analysis a) {
 }
 
 int ef_analysis_solve_solution_step(ef_analysis a) {
+  EF_CALL(ef_analysis_require(a, "ef_analysis_solve_solution_step", 1));
   ef_step_info info;
   memset(&info, 0, sizeof info);
   ef_log_event_begin(a->ev_step);
@@ -526,6 +539,7 @@ static int ef_analysis_check_steady(ef_analysis a) {
 }
 
 int ef_analysis_finalize_solution_step(ef_analysis a) {
+  EF_CALL(ef_analysis_require(a, "ef_analysis_finalize_solution_step", 1));
   EF_CALL(ef_analysis_check_steady(a));
   ef_log_event_begin(a->ev_processes);
   for (int i = 0; i < a->n_processes; i++)
@@ -545,6 +559,7 @@ int ef_analysis_finalize_solution_step(ef_analysis a) {
 }
 
 int ef_analysis_output_solution_step(ef_analysis a) {
+  EF_CALL(ef_analysis_require(a, "ef_analysis_output_solution_step", 1));
   ef_log_event_begin(a->ev_output);
   /* The step that reached the steady state is the last one: every output process writes it,
    * on schedule or not, so the converged state is on disk. */
@@ -572,6 +587,7 @@ int ef_analysis_run_solution_loop(ef_analysis a) {
 }
 
 int ef_analysis_finalize(ef_analysis a) {
+  EF_CALL(ef_analysis_require(a, "ef_analysis_finalize", 0));
   if (a->finalized) return EF_SUCCESS;
   a->finalized = 1;
   for (int i = 0; i < a->n_processes; i++)
