@@ -216,6 +216,19 @@ int ef_fs_dt_check(const ef_fs_dt_settings *s) {
   return EF_SUCCESS;
 }
 
+/* The floor: a stable step (cfl * limit) below minimum_delta_time stops the run; clamping up to the
+ * floor would step beyond the stability limit, and a floor of 1e-12 is an effective hang. */
+int ef_fs_dt_floor_check(const ef_fs_dt_settings *s, double stable) {
+  if (stable == 1.0e300) return EF_SUCCESS;
+  double limit = s->fixed ? stable : s->cfl * stable;
+  EF_CHECK(limit >= s->dt_min, EF_ERR_DIVERGED,
+           "time step: the stability limit %s%.3g is below solver_settings.time_stepping.minimum_delta_time "
+           "%.3g; an element far smaller than its neighbours (a sliver: run 'edgeflow check' on the case) or a "
+           "velocity far above the case's scale forces it; stopping instead of stepping past the limit",
+           s->fixed ? "" : "(CFL_number x limit) ", limit, s->dt_min);
+  return EF_SUCCESS;
+}
+
 void ef_fs_dt_choose(const ef_fs_dt_settings *s, double stable, double *dt, double *dt_stable, int *reduced) {
   if (dt_stable) *dt_stable = stable;
   if (reduced) *reduced = 0;
@@ -258,6 +271,7 @@ int ef_fs_compute_dt(const ef_fs *fs, const double *velocity, const ef_fs_dt_set
   EF_CHECK(bad == INT64_MAX, EF_ERR_DIVERGED, "time step: velocity (%g, %g, %g) at node %lld is not finite",
            velocity[3 * (bad == INT64_MAX ? 0 : bad)], velocity[3 * (bad == INT64_MAX ? 0 : bad) + 1],
            velocity[3 * (bad == INT64_MAX ? 0 : bad) + 2], (long long)bad);
+  EF_CALL(ef_fs_dt_floor_check(s, stable));
   ef_fs_dt_choose(s, stable, dt, dt_stable, reduced);
   return EF_SUCCESS;
 }

@@ -146,6 +146,8 @@ const ef_fs_settings *ef_fs_get_settings(const ef_fs *fs);
  * copies `stable` to *dt_stable (dt_stable and reduced may be NULL). */
 int ef_fs_dt_check(const ef_fs_dt_settings *s);
 void ef_fs_dt_choose(const ef_fs_dt_settings *s, double stable, double *dt, double *dt_stable, int *reduced);
+/* EF_ERR_DIVERGED when the stable step (cfl * stable, or stable for a fixed step) is below dt_min. */
+int ef_fs_dt_floor_check(const ef_fs_dt_settings *s, double stable);
 
 /* Time step for the state `velocity` (3 per node).  dt_stable is the limit with cfl = 1
  * (may be NULL); *reduced (may be NULL) is set to 1 when a fixed step was cut to it (the

@@ -20,3 +20,25 @@ cmake -S "$root" -B "$root/build-sanitize" -DCMAKE_BUILD_TYPE=Debug -DEF_SANITIZ
 cmake --build "$root/build-sanitize" -j"$jobs"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir "$root/build-sanitize" --output-on-failure -j"$jobs" -LE "slow|opencl|validation"
+
+# Fuzz smoke runs: the libFuzzer harnesses of tests/fuzz (clang, AddressSanitizer + UBSan), each
+# for EDGEFLOW_FUZZ_SECONDS (60) from the committed corpus; a crash, leak or sanitizer report
+# fails the job and leaves the input in build-fuzz/artifacts/.  Only the core library is built.
+fuzz_seconds=${EDGEFLOW_FUZZ_SECONDS:-60}
+if ((fuzz_seconds > 0)); then
+  CC=clang cmake -S "$root" -B "$root/build-fuzz" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS="-O1 -g" -DEF_FUZZ=ON \
+    -DEF_WITH_OPENCL=OFF -DEF_WITH_OPENMP=OFF -DEF_WITH_PETSC=OFF -DEF_WITH_VTK_TESTS=OFF -DEF_WITH_GMSH_TESTS=OFF
+  cmake --build "$root/build-fuzz" -j"$jobs" --target fuzz_mdpa fuzz_gmsh fuzz_parameters fuzz_expression
+  mkdir -p "$root/build-fuzz/artifacts"
+  for harness in mdpa gmsh parameters expression; do
+    corpus="$root/build-fuzz/corpus/$harness"
+    rm -rf "$corpus" && mkdir -p "$corpus"
+    echo "fuzz_$harness: ${fuzz_seconds} s"
+    rc=0
+    "$root/build-fuzz/bin/fuzz_$harness" -max_total_time="$fuzz_seconds" -print_final_stats=1 \
+      -artifact_prefix="$root/build-fuzz/artifacts/$harness-" "$corpus" "$root/tests/fuzz/corpus/$harness" \
+      > "$root/build-fuzz/fuzz_$harness.log" 2>&1 || rc=$?
+    grep -E "^stat::number_of_executed_units|ERROR|SUMMARY|Test unit written" "$root/build-fuzz/fuzz_$harness.log" || true
+    ((rc == 0)) || { echo "fuzz_$harness failed (exit $rc): build-fuzz/fuzz_$harness.log, build-fuzz/artifacts/"; exit 1; }
+  done
+fi

@@ -61,3 +61,13 @@ if(EXISTS ${EF_SYSTEM_PYTHON})
   set_tests_properties(stop_when_steady_full PROPERTIES LABELS "validation;slow" TIMEOUT 600
                        ENVIRONMENT "EDGEFLOW_PLUGIN_DIR=${CMAKE_LIBRARY_OUTPUT_DIRECTORY};OMP_NUM_THREADS=2")
 endif()
+
+# The Python binding under wrong call orders (EdgeflowError, not a segfault) and views that
+# outlive their analysis (they keep it alive).
+if(EXISTS ${EF_SYSTEM_PYTHON})
+  add_test(NAME python_call_order
+           COMMAND ${EF_SYSTEM_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/workflow/test_call_order.py
+                   ${CMAKE_SOURCE_DIR} ${EF_WORKFLOW_OUT}/call_order)
+  set_tests_properties(python_call_order PROPERTIES LABELS "unit" TIMEOUT 120
+                       ENVIRONMENT "EDGEFLOW_LIB_DIR=$<TARGET_FILE_DIR:edgeflow_core>;EDGEFLOW_PLUGIN_DIR=${CMAKE_LIBRARY_OUTPUT_DIRECTORY};PYTHONPATH=;PYTHONHOME=;PYTHONNOUSERSITE=1;OMP_NUM_THREADS=1${EF_PYTHON_SANITIZER_ENV}")
+endif()

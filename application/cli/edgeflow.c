@@ -3,6 +3,7 @@
  * applications loaded by default come from the build (EF_DEFAULT_APPLICATIONS). */
 #include "edgeflow/ef_analysis.h"
 #include "edgeflow/ef_error.h"
+#include "edgeflow/ef_mesh_check.h"
 #include "edgeflow/ef_registry.h"
 
 #include <stdio.h>
@@ -31,6 +32,8 @@ static void usage(FILE *out) {
   fprintf(out,
           "usage: edgeflow run ProjectParameters.json [options]   run the analysis\n"
           "       edgeflow load ProjectParameters.json [options]  read parameters, mesh and processes; print a summary\n"
+          "       edgeflow check ProjectParameters.json [options] load, then the mesh checks: quality statistics, tangled\n"
+          "                                                       or duplicate elements, slivers, faces without a condition\n"
           "       edgeflow COMMAND [args]                         a command of an application (" EF_DEFAULT_APPLICATIONS ")\n"
           "options:\n"
           "  --solver-type NAME     override solver_settings.solver_type\n"
@@ -108,14 +111,15 @@ int main(int argc, char **argv) {
     return argc < 2 ? 2 : 0;
   }
   const char *command = argv[1];
-  if (!strcmp(command, "run") || !strcmp(command, "load")) {
+  if (!strcmp(command, "run") || !strcmp(command, "load") || !strcmp(command, "check")) {
     if (argc < 3) {
       usage(stderr);
       return 2;
     }
     ef_analysis_options options;
     ef_analysis_options_default(&options);
-    options.load_only = !strcmp(command, "load");
+    int check = !strcmp(command, "check");
+    options.load_only = check || !strcmp(command, "load");
     options.applications = EF_DEFAULT_APPLICATIONS;
     options.overwrite = 0; /* refuse another run's output folder unless --overwrite */
     if (parse_options(argc - 3, argv + 3, &options)) return 2;
@@ -124,6 +128,8 @@ int main(int argc, char **argv) {
     /* SIGINT/SIGTERM finish the step, write outputs, a restart file and the summary. */
     if (!err && !options.load_only) err = ef_install_stop_handlers();
     if (!err) err = ef_analysis_run(a);
+    /* The load ran the checks (errors stop it, warnings went to stderr); now the statistics. */
+    if (!err && check) err = ef_mesh_check_case(ef_analysis_model_part(a), ef_analysis_parameters(a), argv[2], stdout, NULL);
     if (err) fprintf(stderr, "edgeflow: error (%s): %s\n", ef_error_name(err), ef_error_message());
     /* Interrupted: 128 + the signal as a shell reports it, 75 (EX_TEMPFAIL) for max_wall_time. */
     int code = err ? 1 : 0;

@@ -2,6 +2,7 @@
 #include "edgeflow/ef_analysis.h"
 #include "edgeflow/ef_error.h"
 #include "edgeflow/ef_log.h"
+#include "edgeflow/ef_mesh_check.h"
 #include "edgeflow/ef_mesh_io.h"
 #include "edgeflow/ef_mesh_tools.h"
 #include "edgeflow/ef_process_tools.h"
@@ -10,6 +11,7 @@
 #include "edgeflow/ef_util.h"
 #include "process_internal.h"
 #include "run_control.h"
+#include "output_check.h"
 
 #include <errno.h>
 #include <math.h>
@@ -158,6 +160,15 @@ void ef_analysis_destroy(ef_analysis *pa) {
   *pa = NULL;
 }
 
+/* checkMesh at load (O(elements), timed as its own event): errors stop, warnings go to stderr. */
+static int ef_analysis_check_mesh(ef_analysis a, const char *source) {
+  int event = ef_log_event("setup", "check mesh");
+  ef_log_event_begin(event);
+  int err = ef_mesh_check_case(a->mp, a->project, source, NULL, stderr);
+  ef_log_event_end(event);
+  return err;
+}
+
 /* Read the mesh named by model_import_settings, refine and renumber it. */
 static int ef_analysis_read_mesh(ef_analysis a) {
   ef_parameters import;
@@ -201,7 +212,9 @@ static int ef_analysis_read_mesh(ef_analysis a) {
   EF_CHECK(domain_size == -1 || domain_size == a->mp->dim, EF_ERR_PARAMETER,
            "%s: solver_settings.domain_size is %ld but the mesh '%s' is %dD", a->parameters_path, domain_size,
            resolved, a->mp->dim);
+  EF_CALL(ef_analysis_check_mesh(a, resolved));
   if (levels > 0) {
+    EF_CALL(ef_mesh_refine_memory_check(a->mp, (int)levels, a->parameters_path));
     ef_log_event_begin(a->ev_refine);
     EF_CALL(ef_mesh_refine_uniform(a->mp, (int)levels));
     ef_log_event_end(a->ev_refine);
@@ -476,6 +489,7 @@ int ef_analysis_initialize(ef_analysis a) {
   snprintf(a->output_folder, sizeof a->output_folder, "%s", folder[0] ? folder : ".");
   EF_CALL(ef_make_folders(a->output_folder));
   if (!a->options.load_only) EF_CALL(ef_analysis_claim_output_folder(a));
+  EF_CALL(ef_output_destinations_check(a->project, a->output_folder));
   if (tolerated[0] && !a->options.quiet)
     fprintf(stderr, "edgeflow: warning: %s: solver_settings keys used only by Kratos' own solvers are ignored: %s\n",
             a->parameters_path, tolerated);
@@ -587,6 +601,17 @@ static void ef_analysis_count_user_steps(ef_analysis a) {
 
 long ef_analysis_output_step(ef_analysis a) { return a->process_step; }
 
+/* Wrong call orders are errors, not crashes: the Python binding calls the stages one by one.
+ * need_strategy: the stage steps the solution (not on a load-only analysis). */
+static int ef_analysis_require(ef_analysis a, const char *stage, int need_strategy) {
+  EF_CHECK(a, EF_ERR_PARAMETER, "%s: NULL analysis", stage);
+  EF_CHECK(a->initialized, EF_ERR_PARAMETER, "%s called before ef_analysis_initialize (Initialize)", stage);
+  EF_CHECK(!need_strategy || !a->finalized, EF_ERR_PARAMETER, "%s called after ef_analysis_finalize (Finalize)",
+           stage);
+  EF_CHECK(!need_strategy || a->strategy, EF_ERR_PARAMETER, "%s: the analysis has no strategy (load only)", stage);
+  return EF_SUCCESS;
+}
+
 int ef_analysis_keep_advancing(ef_analysis a) {
   if (a->options.max_steps > 0 && a->step - a->run.first_step >= a->options.max_steps) return 0;
   if (a->steady_reached || a->stop_requested || a->run.stopped) return 0;
@@ -594,6 +619,7 @@ int ef_analysis_keep_advancing(ef_analysis a) {
 }
 
 int ef_analysis_initialize_solution_step(ef_analysis a) {
+  EF_CALL(ef_analysis_require(a, "ef_analysis_initialize_solution_step", 1));
   EF_CHECK(a->strategy, EF_ERR_INTERNAL, "the analysis has no strategy (not initialized, or load_only)");
   /* A caller driving the steps itself (the Python binding) never enters run_solution_loop. */
   if (a->wall_loop_start <= 0) a->wall_loop_start = ef_wtime();
@@ -615,6 +641,7 @@ int ef_analysis_initialize_solution_step(ef_analysis a) {
 }
 
 int ef_analysis_solve_solution_step(ef_analysis a) {
+  EF_CALL(ef_analysis_require(a, "ef_analysis_solve_solution_step", 1));
   ef_step_info info;
   memset(&info, 0, sizeof info);
   ef_log_event_begin(a->ev_step);
@@ -668,6 +695,7 @@ static int ef_analysis_check_steady(ef_analysis a) {
 }
 
 int ef_analysis_finalize_solution_step(ef_analysis a) {
+  EF_CALL(ef_analysis_require(a, "ef_analysis_finalize_solution_step", 1));
   EF_CALL(ef_analysis_check_steady(a));
   ef_log_event_begin(a->ev_processes);
   for (int i = 0; i < a->n_processes; i++)
@@ -691,6 +719,7 @@ int ef_analysis_finalize_solution_step(ef_analysis a) {
 }
 
 int ef_analysis_output_solution_step(ef_analysis a) {
+  EF_CALL(ef_analysis_require(a, "ef_analysis_output_solution_step", 1));
   /* A restarted run's first state was written by the run that saved it. */
   if (a->run.restarted && a->step == a->run.first_step) return EF_SUCCESS;
   const double t0 = ef_wtime();
@@ -723,6 +752,7 @@ int ef_analysis_run_solution_loop(ef_analysis a) {
 }
 
 int ef_analysis_finalize(ef_analysis a) {
+  EF_CALL(ef_analysis_require(a, "ef_analysis_finalize", 0));
   if (a->finalized) return EF_SUCCESS;
   a->finalized = 1;
   for (int i = 0; i < a->n_processes; i++)

@@ -19,7 +19,11 @@ struct ef_expression_s {
   double constant;
   int uses_space;  /* depends on x, y or z */
   int uses_time;   /* depends on t */
+  char text[160];  /* as given, for messages (cut when longer) */
 };
+
+/* The formula as the user gave it (a number is printed with %.17g). */
+const char *ef_expression_text(ef_expression e) { return e ? e->text : ""; }
 
 /* ---------------------------------------------------------------------------
  * Python-to-libmatheval translation.
@@ -330,6 +334,7 @@ int ef_expression_create(const char *text, const char *where, ef_expression *e) 
   }
   x->uses_space = space;
   x->uses_time = time;
+  snprintf(x->text, sizeof x->text, "%s", text);
   if (!space && !time) {
     /* Fold constants once: "2*pi" costs nothing later. */
     x->constant = evaluator_evaluate(ev, 0, NULL, NULL);
@@ -360,6 +365,7 @@ int ef_expression_from_parameters(ef_parameters p, const char *key, ef_expressio
     struct ef_expression_s *x = calloc(1, sizeof *x);
     EF_CHECK(x, EF_ERR_MEMORY, "out of memory creating expression at %s", where);
     x->constant = value;
+    snprintf(x->text, sizeof x->text, "%.17g", value);
     *e = x;
     return EF_SUCCESS;
   }

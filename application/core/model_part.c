@@ -979,6 +979,13 @@ int ef_model_part_check_mesh(ef_model_part mp, int64_t *n_reoriented) {
   double sum = 0.0;
   for (int64_t e = 0; e < mp->n_elements; ++e) {
     measure[e] = ef_model_part_element_measure(mp, e);
+    if (!isfinite(measure[e])) {
+      /* finite coordinates whose products overflow (|x| ~ 1e200): no geometry to solve on */
+      double m = measure[e];
+      free(measure);
+      return EF_ERROR(EF_ERR_MESH, "%s: element %lld has a non-finite %s (%g): coordinates too large", src,
+                      (long long)mp->element_ids[e], mp->dim == 2 ? "area" : "volume", m);
+    }
     sum += fabs(measure[e]);
   }
   double mean = sum / (double)mp->n_elements;

@@ -68,6 +68,122 @@ static void ef_line_col(const char *text, const char *at, int *line, int *col) {
   }
 }
 
+/* ---------------------------------------------------------------------------
+ * Checks cJSON does not make: a key given twice in one object (cJSON keeps both and answers
+ * with the first; Python and Kratos keep the last, so the file means different things to
+ * different readers) and numbers that overflow to infinity (1e999). */
+
+/* Line of every object key of valid JSON text, in text order (= cJSON's pre-order). */
+static int ef_key_lines(const char *text, long **lines, size_t *n_lines) {
+  size_t n = 0, cap = 0;
+  long *out = NULL, line = 1;
+  for (const char *c = text; *c; ++c) {
+    if (*c == '\n') {
+      line++;
+    } else if (*c == '"') {
+      long start = line;
+      for (++c; *c && *c != '"'; ++c) {
+        if (*c == '\\' && c[1]) ++c;
+        else if (*c == '\n') line++;
+      }
+      if (!*c) break;
+      const char *after = c + 1;
+      while (*after == ' ' || *after == '\t' || *after == '\r' || *after == '\n') after++;
+      if (*after != ':') continue;
+      if (n == cap) {
+        size_t grown_cap = cap ? 2 * cap : 64;
+        long *grown = realloc(out, grown_cap * sizeof *out);
+        if (!grown) {
+          free(out);
+          return EF_ERROR(EF_ERR_MEMORY, "out of memory checking JSON keys");
+        }
+        out = grown;
+        cap = grown_cap;
+      }
+      out[n++] = start;
+    }
+  }
+  *lines = out;
+  *n_lines = n;
+  return EF_SUCCESS;
+}
+
+typedef struct {
+  const char *origin;
+  const long *lines;
+  size_t n_lines, next; /* the next key's position in text order */
+} ef_json_scan;
+
+/* Line of the key with text-order position k (0 when the scan lost track). */
+static long ef_scan_line(const ef_json_scan *s, size_t k) { return k < s->n_lines ? s->lines[k] : 0; }
+
+/* One member of an object: its key, line and position among its siblings. */
+typedef struct {
+  const char *key;
+  long line;
+  size_t order;
+} ef_member_key;
+
+static int ef_member_key_cmp(const void *a, const void *b) {
+  const ef_member_key *x = a, *y = b;
+  int c = strcmp(x->key, y->key);
+  /* ties in text order, so the pair reported is the first two occurrences */
+  return c ? c : (x->order > y->order) - (x->order < y->order);
+}
+
+/* Pre-order walk: duplicate keys of each object, non-finite numbers; path names the place. */
+static int ef_check_node(ef_json_scan *s, const cJSON *node, const char *path, long line) {
+  if (cJSON_IsNumber(node) && !isfinite(node->valuedouble))
+    return EF_ERROR(EF_ERR_PARSE, "%s:%ld: '%s' is not a finite number (it overflows a double); give a value "
+                    "below 1.8e308", s->origin, line, path[0] ? path : "(root)");
+  if (!cJSON_IsObject(node) && !cJSON_IsArray(node)) return EF_SUCCESS;
+  int is_object = cJSON_IsObject(node);
+  size_t n = 0;
+  for (const cJSON *c = node->child; c; c = c->next) n++;
+  ef_member_key *keys = NULL;
+  if (is_object && n > 1) {
+    keys = malloc(n * sizeof *keys);
+    EF_CHECK(keys, EF_ERR_MEMORY, "out of memory checking JSON keys");
+  }
+  char child_path[1024];
+  size_t k = 0;
+  int err = EF_SUCCESS;
+  for (const cJSON *c = node->child; c && !err; c = c->next, ++k) {
+    long child_line = line;
+    if (is_object) {
+      child_line = ef_scan_line(s, s->next++);
+      snprintf(child_path, sizeof child_path, "%s%s%s", path, path[0] ? "." : "", c->string ? c->string : "");
+      if (keys) keys[k] = (ef_member_key){c->string ? c->string : "", child_line, k};
+    } else {
+      snprintf(child_path, sizeof child_path, "%s[%zu]", path, k);
+    }
+    err = ef_check_node(s, c, child_path, child_line);
+  }
+  if (!err && keys) {
+    qsort(keys, n, sizeof *keys, ef_member_key_cmp);
+    for (size_t i = 1; i < n && !err; ++i)
+      if (!strcmp(keys[i - 1].key, keys[i].key))
+        err = EF_ERROR(EF_ERR_PARSE,
+                       "%s: key '%s' appears twice in %s, at lines %ld and %ld; JSON readers disagree on "
+                       "which one counts (this one took the first, Python and Kratos the last): keep one",
+                       s->origin, keys[i].key, path[0] ? path : "the top-level object", keys[i - 1].line,
+                       keys[i].line);
+  }
+  free(keys);
+  return err;
+}
+
+/* Duplicate keys and non-finite numbers of a parsed text, with line numbers. */
+static int ef_check_document(const char *text, const char *origin, const cJSON *root) {
+  ef_json_scan s = {origin, NULL, 0, 0};
+  long *lines = NULL;
+  EF_CALL(ef_key_lines(text, &lines, &s.n_lines));
+  s.lines = lines;
+  int err = ef_check_node(&s, root, "", 1);
+  free(lines);
+  return err;
+}
+
 int ef_parameters_parse(const char *text, const char *origin, ef_parameters *p) {
   *p = NULL;
   EF_CHECK(text, EF_ERR_PARAMETER, "%s: no JSON text", origin);
@@ -85,6 +201,11 @@ int ef_parameters_parse(const char *text, const char *origin, ef_parameters *p) 
     return EF_ERROR(EF_ERR_PARSE,
                     "%s:%d:%d: invalid JSON: expected a JSON value, ',' or a closing bracket near '%s'",
                     origin, line, col, snippet);
+  }
+  int bad = ef_check_document(text, origin, root);
+  if (bad) {
+    cJSON_Delete(root);
+    return bad;
   }
   ef_document *doc = calloc(1, sizeof *doc);
   if (!doc || !(doc->origin = ef_strdup(origin))) {
@@ -130,7 +251,11 @@ int ef_parameters_load_file(const char *path, ef_parameters *p) {
     return EF_ERROR(EF_ERR_IO, "error reading '%s'", path);
   }
   text[size] = '\0';
-  EF_CHECK(strlen(text) == size, EF_ERR_PARSE, "%s: contains a NUL byte: not a JSON text file", path);
+  size_t nul = strlen(text);
+  if (nul != size) {
+    free(text); /* leaked before fuzz_parameters found it */
+    return EF_ERROR(EF_ERR_PARSE, "%s: contains a NUL byte at byte %zu: not a JSON text file", path, nul);
+  }
   int err = ef_parameters_parse(text, path, p);
   free(text);
   return err;

@@ -326,8 +326,9 @@ static int ef_group_apply_variable(ef_bc_group *g, ef_group_variable *gv, double
         if (claimed[d]) continue;
         claimed[d] = 1;
         double v = ef_member_value(m, c, x, t);
-        EF_CHECK_GOTO(isfinite(v), EF_ERR_PARAMETER, done, "%s: the value of %s at node %lld (t = %g) is %g", m->label,
-                      gv->name, (long long)mp->node_ids[node], t, v);
+        EF_CHECK_GOTO(isfinite(v), EF_ERR_PARAMETER, done,
+                      "%s: the value of %s (expression '%s') at node %lld (%g, %g, %g), t = %g, is %g", m->label,
+                      gv->name, ef_expression_text(m->expr[c]), (long long)mp->node_ids[node], x[0], x[1], x[2], t, v);
         if (var->values[d] != v) {
           var->values[d] = v;
           changed = 1;
@@ -422,8 +423,15 @@ int ef_bc_evaluate_fixed_values(void *data, double t, double *velocity, double *
     ef_index node = ef_part_node(m->smp, k);
     const double *x = mp->coords + 3 * (int64_t)node;
     for (int c = 0; c < nc; c++)
-      if (m->assign[c] && var->fixed[(int64_t)node * nc + c])
-        out[(int64_t)node * stride + c] = ef_member_value(m, c, x, t);
+      if (m->assign[c] && var->fixed[(int64_t)node * nc + c]) {
+        double v = ef_member_value(m, c, x, t);
+        /* a singular formula (1/(y-0.5) on y = 0.5) named here, not as a non-finite right-hand side later */
+        EF_CHECK(isfinite(v), EF_ERR_PARAMETER,
+                 "%s: the value of %s component %d (expression '%s') at node %lld (%g, %g, %g), t = %g, is %g",
+                 m->label, m->variable, c, ef_expression_text(m->expr[c]), (long long)mp->node_ids[node], x[0], x[1],
+                 x[2], t, v);
+        out[(int64_t)node * stride + c] = v;
+      }
   }
   return EF_SUCCESS;
 }

@@ -6,6 +6,7 @@
 #include "edgeflow/ef_util.h"
 #include "fluid_application.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -44,16 +45,33 @@ int ef_fluid_add_variables(ef_model_part mp) {
   return ef_model_part_add_root_alias(mp, "fluid_computational_model_part");
 }
 
+/* A property that was given must be positive: say which, where and what it was. */
+static int ef_fluid_positive(double value, const char *name, const char *where) {
+  EF_CHECK(value > 0 && isfinite(value), EF_ERR_PARAMETER, "%s: %s must be > 0, got %g", where, name, value);
+  return EF_SUCCESS;
+}
+
 /* density and kinematic viscosity: solver_settings, else the materials file, else mdpa Properties. */
 static int ef_fluid_properties(const ef_strategy_setup *setup, ef_strategy_config *config, const char **source) {
   ef_parameters v;
   double rho = -1.0, nu = -1.0, mu = -1.0;
   EF_CALL(ef_parameters_get(setup->settings, "density", &v));
-  if (ef_parameters_type(v) != EF_JSON_NULL) EF_CALL(ef_parameters_as_double(v, &rho));
+  char where[4200];
+  snprintf(where, sizeof where, "%s: solver_settings", setup->parameters_path);
+  if (ef_parameters_type(v) != EF_JSON_NULL) {
+    EF_CALL(ef_parameters_as_double(v, &rho));
+    EF_CALL(ef_fluid_positive(rho, "density", where));
+  }
   EF_CALL(ef_parameters_get(setup->settings, "viscosity", &v));
-  if (ef_parameters_type(v) != EF_JSON_NULL) EF_CALL(ef_parameters_as_double(v, &nu));
+  if (ef_parameters_type(v) != EF_JSON_NULL) {
+    EF_CALL(ef_parameters_as_double(v, &nu));
+    EF_CALL(ef_fluid_positive(nu, "viscosity (kinematic)", where));
+  }
   EF_CALL(ef_parameters_get(setup->settings, "dynamic_viscosity", &v));
-  if (ef_parameters_type(v) != EF_JSON_NULL) EF_CALL(ef_parameters_as_double(v, &mu));
+  if (ef_parameters_type(v) != EF_JSON_NULL) {
+    EF_CALL(ef_parameters_as_double(v, &mu));
+    EF_CALL(ef_fluid_positive(mu, "dynamic_viscosity", where));
+  }
   EF_CHECK(!(nu >= 0 && mu >= 0), EF_ERR_PARAMETER,
            "%s: solver_settings gives both viscosity (kinematic) and dynamic_viscosity; give one",
            setup->parameters_path);
@@ -79,12 +97,19 @@ static int ef_fluid_properties(const ef_strategy_setup *setup, ef_strategy_confi
     EF_CALL_GOTO(ef_parameters_at(props, 0, &item), mat_done);
     EF_CALL_GOTO(ef_parameters_get(item, "Material", &material), mat_done);
     EF_CALL_GOTO(ef_parameters_get(material, "Variables", &vars), mat_done);
-    if (rho <= 0) EF_CALL_GOTO(ef_parameters_get_double(vars, "DENSITY", &rho), mat_done);
+    snprintf(where, sizeof where, "%s: properties[0].Material.Variables", path);
+    if (rho <= 0) {
+      EF_CALL_GOTO(ef_parameters_get_double(vars, "DENSITY", &rho), mat_done);
+      EF_CALL_GOTO(ef_fluid_positive(rho, "DENSITY", where), mat_done);
+    }
     if (nu <= 0 && mu <= 0) {
-      if (ef_parameters_has(vars, "DYNAMIC_VISCOSITY"))
+      if (ef_parameters_has(vars, "DYNAMIC_VISCOSITY")) {
         EF_CALL_GOTO(ef_parameters_get_double(vars, "DYNAMIC_VISCOSITY", &mu), mat_done);
-      else
+        EF_CALL_GOTO(ef_fluid_positive(mu, "DYNAMIC_VISCOSITY", where), mat_done);
+      } else {
         EF_CALL_GOTO(ef_parameters_get_double(vars, "VISCOSITY", &nu), mat_done);
+        EF_CALL_GOTO(ef_fluid_positive(nu, "VISCOSITY", where), mat_done);
+      }
     }
   mat_done:
     ef_parameters_destroy(&file);
@@ -95,12 +120,19 @@ static int ef_fluid_properties(const ef_strategy_setup *setup, ef_strategy_confi
     ef_model_part mp = setup->model_part;
     int64_t pid = mp->n_elements ? mp->element_properties[0] : 0;
     double value;
-    if (rho <= 0 && ef_model_part_get_property(mp, pid, "DENSITY", &value)) rho = value;
+    snprintf(where, sizeof where, "%s: Properties %lld", mp->source_file ? mp->source_file : mp->name, (long long)pid);
+    if (rho <= 0 && ef_model_part_get_property(mp, pid, "DENSITY", &value)) {
+      EF_CALL(ef_fluid_positive(value, "DENSITY", where));
+      rho = value;
+    }
     if (nu <= 0 && mu <= 0) {
-      if (ef_model_part_get_property(mp, pid, "DYNAMIC_VISCOSITY", &value))
+      if (ef_model_part_get_property(mp, pid, "DYNAMIC_VISCOSITY", &value)) {
+        EF_CALL(ef_fluid_positive(value, "DYNAMIC_VISCOSITY", where));
         mu = value;
-      else if (ef_model_part_get_property(mp, pid, "VISCOSITY", &value))
+      } else if (ef_model_part_get_property(mp, pid, "VISCOSITY", &value)) {
+        EF_CALL(ef_fluid_positive(value, "VISCOSITY", where));
         nu = value;
+      }
     }
     *source = "mesh Properties";
   }

@@ -964,6 +964,7 @@ int ef_ocl_fs_compute_dt(ef_ocl_fs *fs, const ef_fs_dt_settings *s, double *dt, 
   EF_CL_CALL(clEnqueueReadBuffer(fs->ctx->queue, fs->state, CL_TRUE, 3 * 8, 8, &stable, 0, NULL, NULL));
   fs_collect(fs, NULL);
   EF_CHECK(isfinite(stable) || stable == 1.0e300, EF_ERR_DIVERGED, "time step: the velocity field is not finite");
+  EF_CALL(ef_fs_dt_floor_check(s, stable));
   ef_fs_dt_choose(s, stable, dt, dt_stable, reduced);
   return EF_SUCCESS;
 }

@@ -4,6 +4,7 @@ The library is found through $EDGEFLOW_LIB_DIR, else the build folders of the
 source tree (build/lib, build-*/lib).  No hand-written CPython extension.
 """
 import ctypes
+import weakref
 import glob
 import os
 
@@ -108,16 +109,42 @@ class Library:
             raise EdgeflowError(f"{what}: {self.lib.ef_error_message().decode(errors='replace')}")
 
 
+class _Owned:
+    """An array interface over C memory that holds a reference to the memory's owner, so a NumPy
+    view made of it (its .base) keeps the analysis alive: the memory cannot be freed under it."""
+
+    def __init__(self, owner, address, shape, typestr):
+        self._owner = owner
+        self.__array_interface__ = {"data": (address, False), "shape": tuple(shape), "typestr": typestr,
+                                    "version": 3}
+
+
+def _view(owner, pointer, shape, ctype):
+    """A writable NumPy view of shape over the C array at pointer, keeping owner alive."""
+    address = ctypes.cast(pointer, ctypes.c_void_p).value
+    if not address:
+        raise EdgeflowError("the model part has no such array (not initialized?)")
+    typestr = np.dtype(ctype).str
+    return np.asarray(_Owned(owner, address, shape, typestr))
+
+
 class ModelPart:
     """Nodal data of the analysis' model part as NumPy views.
 
     Reading syncs from the device first; after writing, call mark_modified(name)
-    so the strategy uploads the change before its next step.
+    so the strategy uploads the change before its next step.  Every view holds a reference to
+    the analysis that owns the memory, so it stays valid after the analysis object is dropped.
     """
 
-    def __init__(self, library, handle):
+    def __init__(self, library, handle, owner=None):
         self._L = library
         self._h = handle
+        # weak here (the analysis holds this model part), strong in every view made of it
+        self._owner_ref = weakref.ref(owner) if owner is not None else (lambda: None)
+
+    @property
+    def _owner(self):
+        return self._owner_ref()
 
     @property
     def number_of_nodes(self):
@@ -126,14 +153,14 @@ class ModelPart:
     def coordinates(self):
         n = self.number_of_nodes
         ptr = self._L.lib.ef_model_part_coordinates(self._h)
-        return np.ctypeslib.as_array(ptr, shape=(n, 3))
+        return _view(self._owner, ptr, (n, 3), np.float64)
 
     def elements(self):
         """Element connectivity (n_elements, nodes_per_element) of internal node indices (a view)."""
         ne = ctypes.c_int64()
         npe = ctypes.c_int()
         ptr = self._L.lib.ef_model_part_element_arrays(self._h, ctypes.byref(ne), ctypes.byref(npe))
-        return np.ctypeslib.as_array(ptr, shape=(ne.value, npe.value))
+        return _view(self._owner, ptr, (ne.value, npe.value), np.int32)
 
     def _arrays(self, name):
         values = ctypes.POINTER(ctypes.c_double)()
@@ -144,7 +171,7 @@ class ModelPart:
                       f"variable {name}")
         n = self.number_of_nodes
         shape = (n, ncomp.value) if ncomp.value > 1 else (n,)
-        return np.ctypeslib.as_array(values, shape=shape), np.ctypeslib.as_array(fixed, shape=shape)
+        return _view(self._owner, values, shape, np.float64), _view(self._owner, fixed, shape, np.uint8)
 
     def values(self, name):
         """Current values (n,) or (n, 3), a writable view of the C array."""

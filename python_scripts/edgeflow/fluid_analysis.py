@@ -83,7 +83,7 @@ class FluidAnalysis:
 
     def Initialize(self):
         self._L.check(self._L.lib.ef_analysis_initialize(self._h), "Initialize")
-        self.model_part = ModelPart(self._L, self._L.lib.ef_analysis_model_part(self._h))
+        self.model_part = ModelPart(self._L, self._L.lib.ef_analysis_model_part(self._h), owner=self)
         self.OutputSolutionStep()
 
     def KeepAdvancingSolutionLoop(self):

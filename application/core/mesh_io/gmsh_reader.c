@@ -1032,6 +1032,19 @@ static void gm_free(gm_reader *g) {
   free(g->cell_nodes);
 }
 
+/* Parse the opened source into the empty model part mp; frees the reader. */
+static int gm_read_source(gm_reader *g, ef_model_part mp, const char *path) {
+  g->mp = mp;
+  if (!mp->source_file) {
+    mp->source_file = malloc(strlen(path) + 1);
+    if (mp->source_file) memcpy(mp->source_file, path, strlen(path) + 1);
+  }
+  int err = gm_parse(g);
+  if (!err) err = gm_build(g);
+  gm_free(g);
+  return err;
+}
+
 /* Read a Gmsh .msh file into the empty model part mp. */
 int ef_read_gmsh(const char *path, ef_model_part mp) {
   EF_CHECK(path && mp, EF_ERR_PARAMETER, "ef_read_gmsh: NULL argument");
@@ -1039,15 +1052,19 @@ int ef_read_gmsh(const char *path, ef_model_part mp) {
            "ef_read_gmsh: model part '%s' already holds a mesh", mp->name);
   gm_reader g;
   memset(&g, 0, sizeof g);
-  g.mp = mp;
   int err = ef_mesh_source_open(&g.src, path);
   if (err) return err;
-  if (!mp->source_file) {
-    mp->source_file = malloc(strlen(path) + 1);
-    if (mp->source_file) memcpy(mp->source_file, path, strlen(path) + 1);
-  }
-  err = gm_parse(&g);
-  if (!err) err = gm_build(&g);
-  gm_free(&g);
-  return err;
+  return gm_read_source(&g, mp, path);
+}
+
+/* The same on the bytes of a file held in memory; name stands for its path. */
+int ef_read_gmsh_memory(const char *name, const void *data, size_t size, ef_model_part mp) {
+  EF_CHECK(name && mp, EF_ERR_PARAMETER, "ef_read_gmsh_memory: NULL argument");
+  EF_CHECK(mp->n_nodes == 0 && mp->n_elements == 0, EF_ERR_PARAMETER,
+           "ef_read_gmsh_memory: model part '%s' already holds a mesh", mp->name);
+  gm_reader g;
+  memset(&g, 0, sizeof g);
+  int err = ef_mesh_source_open_memory(&g.src, name, data, size);
+  if (err) return err;
+  return gm_read_source(&g, mp, name);
 }

@@ -716,6 +716,20 @@ static void mdpa_free(mdpa_reader *r) {
   free(r->refs);
 }
 
+/* Parse the opened source into the empty model part mp; closes the source. */
+static int mdpa_read_source(mdpa_reader *r, ef_model_part mp, const char *path) {
+  r->mp = mp;
+  r->last_line = 1; /* where "missing block" errors point in an empty file */
+  if (!mp->source_file) {
+    mp->source_file = malloc(strlen(path) + 1);
+    if (mp->source_file) memcpy(mp->source_file, path, strlen(path) + 1);
+  }
+  int err = mdpa_parse(r);
+  if (!err) err = mdpa_resolve(r);
+  mdpa_free(r);
+  return err;
+}
+
 /* Read a Kratos .mdpa file into the empty model part mp. */
 int ef_read_mdpa(const char *path, ef_model_part mp) {
   EF_CHECK(path && mp, EF_ERR_PARAMETER, "ef_read_mdpa: NULL argument");
@@ -723,16 +737,19 @@ int ef_read_mdpa(const char *path, ef_model_part mp) {
            "ef_read_mdpa: model part '%s' already holds a mesh", mp->name);
   mdpa_reader r;
   memset(&r, 0, sizeof r);
-  r.mp = mp;
-  r.last_line = 1; /* where "missing block" errors point in an empty file */
   int err = ef_mesh_source_open(&r.src, path);
   if (err) return err;
-  if (!mp->source_file) {
-    mp->source_file = malloc(strlen(path) + 1);
-    if (mp->source_file) memcpy(mp->source_file, path, strlen(path) + 1);
-  }
-  err = mdpa_parse(&r);
-  if (!err) err = mdpa_resolve(&r);
-  mdpa_free(&r);
-  return err;
+  return mdpa_read_source(&r, mp, path);
+}
+
+/* The same on the bytes of a file held in memory; name stands for its path. */
+int ef_read_mdpa_memory(const char *name, const void *data, size_t size, ef_model_part mp) {
+  EF_CHECK(name && mp, EF_ERR_PARAMETER, "ef_read_mdpa_memory: NULL argument");
+  EF_CHECK(mp->n_nodes == 0 && mp->n_elements == 0, EF_ERR_PARAMETER,
+           "ef_read_mdpa_memory: model part '%s' already holds a mesh", mp->name);
+  mdpa_reader r;
+  memset(&r, 0, sizeof r);
+  int err = ef_mesh_source_open_memory(&r.src, name, data, size);
+  if (err) return err;
+  return mdpa_read_source(&r, mp, name);
 }

@@ -46,6 +46,22 @@ fail:
   return err;
 }
 
+/* Copy size bytes of data (a file's contents held in memory) into a NUL-terminated buffer. */
+int ef_mesh_source_open_memory(ef_mesh_source *src, const char *name, const void *data, size_t size) {
+  EF_CHECK(src && name && (data || !size), EF_ERR_PARAMETER, "ef_mesh_source_open_memory: NULL argument");
+  memset(src, 0, sizeof *src);
+  src->path = name;
+  src->line = 1;
+  EF_CHECK(size < SIZE_MAX, EF_ERR_MEMORY, "'%s' is too large", name);
+  char *buf = malloc(size + 1);
+  EF_CHECK(buf, EF_ERR_MEMORY, "out of memory reading '%s' (%zu bytes)", name, size);
+  if (size) memcpy(buf, data, size);
+  buf[size] = '\0';
+  src->data = buf;
+  src->size = size;
+  return EF_SUCCESS;
+}
+
 /* Free the buffer; the struct can be opened again. */
 void ef_mesh_source_close(ef_mesh_source *src) {
   if (!src) return;

@@ -19,6 +19,8 @@ typedef struct {
 
 /* Read the whole file into memory. */
 int ef_mesh_source_open(ef_mesh_source *src, const char *path);
+/* The same from bytes in memory (copied); name stands for the path in messages. */
+int ef_mesh_source_open_memory(ef_mesh_source *src, const char *name, const void *data, size_t size);
 void ef_mesh_source_close(ef_mesh_source *src);
 
 /* Next line [*begin, *end) without its "\r\n"; *line gets its number.
@@ -74,5 +76,10 @@ void ef_mesh_id_map_free(ef_mesh_id_map *map);
 
 /* Grow *array (element size elem) so that it holds at least need entries. */
 int ef_mesh_grow(void **array, int64_t *capacity, int64_t need, size_t elem);
+
+/* The readers on a file held in memory (fuzzing, tests): name stands for the path. */
+struct ef_model_part_s;
+int ef_read_mdpa_memory(const char *name, const void *data, size_t size, struct ef_model_part_s *mp);
+int ef_read_gmsh_memory(const char *name, const void *data, size_t size, struct ef_model_part_s *mp);
 
 #endif

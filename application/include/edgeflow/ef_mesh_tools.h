@@ -60,6 +60,10 @@ extern "C" {
 
 /* Refine every element, condition and sub model part `levels` times in place (levels >= 0). */
 int ef_mesh_refine_uniform(ef_model_part mp, int levels);
+/* Refuse, before anything is allocated, a refinement whose mesh would not fit: the estimate of
+ * the refined mesh's memory against /proc/meminfo's MemAvailable (EDGEFLOW_MEMORY_AVAILABLE_MB
+ * overrides), and counts beyond a 32-bit index.  where names the case in the message. */
+int ef_mesh_refine_memory_check(ef_model_part mp, int levels, const char *where);
 
 /* Number of distinct undirected edges of the elements. */
 int ef_mesh_count_edges(ef_model_part mp, int64_t *n_edges);

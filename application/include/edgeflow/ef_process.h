@@ -73,6 +73,8 @@ double ef_expression_eval(ef_expression e, double x, double y, double z, double 
 int ef_expression_is_constant(ef_expression e);      /* no x, y, z, t */
 int ef_expression_depends_on_time(ef_expression e);
 void ef_expression_destroy(ef_expression *e);
+/* The formula as given ("" for NULL), for messages. */
+const char *ef_expression_text(ef_expression e);
 
 /* A Kratos interval [start, end] where end may be "End" (infinity). */
 typedef struct {
