@@ -8,15 +8,29 @@ test_examples/poiseuille_startup.
     python3 tools/implicit_viscosity_study.py --build build --work /tmp/ivs stability [--case tg|ps]
 
 hmin is the smallest element height of the mesh (the dt rule's h_min).  Order: dt_r = r hmin^2/nu,
-r = 1, 2, 4, 8, 16 (implicit) and r = 1/32 .. 1/4 (explicit, below its limit 1/4), T = --T (or 4 dt of the
-largest r); error = relative L2 (nodal) difference of the velocity at T from the run with dt_min/16.
+r = 1, 2, 4, 8, 16 (implicit) and r = 1/64 .. 1/8 (explicit, below its limit 1/4 - the convective part),
+to T = --T-implicit (default 11 steps of r = 16) and --T-explicit (default 32 hmin^2/nu = 256 steps of
+r = 1/8), rounded to whole multiples of the largest step; error = relative L2 (nodal) difference of the
+velocity at T from the run with dt_min/16 on the same mesh.  The discrete problem must not depend on dt
+(the protocol's tau_c1 = 0), which --stab gives in three ways:
+  frozen (default): OSS with tau_c1 = dt/dt_tau, dt_tau the reference step, so that c1/dt = 1/dt_tau and
+      tau = 1/(1/dt_tau + c2 nu/h^2 + c3 |u|/h) is the same in every run;
+  oss: OSS with tau_c1 = --tau-c1 (0: tau = 1/(c2 nu/h^2 + c3 |u|/h)).  With dt << tau the lagged pressure
+      projection xi_p(p_n) makes the step unstable (start-up channel: diverges at dt = hmin^2/(16 nu),
+      tau/dt ~ 17, stable at hmin^2/(8 nu), explicit RK4 and IMEX alike), so the dt/16 reference fails;
+  none: tau = 0 (use_oss false).  The pressure is then stabilised only by the splitting term
+      (dt/2)(L - D M^-1 G)(p_{n+1} - p_n), which vanishes as dt -> 0: the reference is the less stable one
+      and Taylor-Green does not converge (errors grow as dt falls).  --p0 exact (start-up
+only): the initial pressure is the t > 0 one, 1 - x, instead of 0; with p(0) = 0 the first step applies
+only half of the pressure impulse (the correction uses dt/2, eq. 4 of fractional_step.h), an O(dt)
+velocity error of every scheme.
 Stability: 2000 steps at r = 100 and 1000; kinetic energy history, max growth between steps and the
 2dt indicator |u_{n+1} - 2u_n + u_{n-1}| / |u_n| at the end."""
 import argparse, json, math, os, pathlib, subprocess, sys
 
 import numpy as np
 
-STAB = [0.0, True]  # tau_c1, use_oss (--tau-c1, --no-oss)
+STAB = [0.0, True, "zero", "frozen", 1.0]  # tau_c1, use_oss, start-up p(0), --stab, dt_tau
 SRC = pathlib.Path(__file__).resolve().parent.parent
 
 
@@ -62,12 +76,18 @@ def case_params(name, nu, scheme, dt, T, level):
         msh = mesh(folder / "channel_startup.geo", f"channel_startup_{level}.msh", {"nx": 5 * 2 ** level,
                                                                                      "ny": 20 * 2 ** level})
         p["solver_settings"]["model_import_settings"]["refinement_levels"] = 0
+        if STAB[2] == "exact":
+            p["processes"]["initial_conditions_process_list"] = [{
+                "python_module": "assign_scalar_variable_process",
+                "Parameters": {"model_part_name": "FluidModelPart.fluid", "variable_name": "PRESSURE",
+                               "value": "1.0 - x", "constrained": False, "interval": [0.0, 0.0]}}]
     ss = p["solver_settings"]
     ss["model_import_settings"]["input_filename"] = os.path.abspath(msh)
     ss["viscosity"] = nu
     ss["viscous_time_integration"] = scheme
     ss["time_stepping"] = {"automatic_time_step": False, "time_step": dt}
-    ss["stabilization"] = {"tau_c1": STAB[0], "use_oss": STAB[1]}
+    c1 = dt / STAB[4] if STAB[3] == "frozen" else STAB[0]
+    ss["stabilization"] = {"tau_c1": c1, "use_oss": STAB[1]}
     p["problem_data"]["end_time"] = T
     p["problem_data"]["echo_level"] = 0
     p["problem_data"]["output_folder"] = os.path.abspath(f"out_{name}")
@@ -77,14 +97,26 @@ def case_params(name, nu, scheme, dt, T, level):
     return path
 
 
-def run(name, nu, scheme, dt, T, level, every=None):
+def run(name, nu, scheme, dt, T, level, every=None, start=None):
+    """Steps of dt from 0 (or from start = (t0, velocity, pressure), a state of another run) to T."""
     import edgeflow
-    dt = T / max(1, round(T / dt))  # a whole number of steps to T
-    a = edgeflow.FluidAnalysis(case_params(name, nu, scheme, dt, T, level), quiet=True)
+    t0 = start[0] if start else 0.0
+    nsteps = max(1, round((T - t0) / dt))
+    dt = (T - t0) / nsteps  # a whole number of steps to T
+    path = case_params(name, nu, scheme, dt, T, level)
+    if start:
+        p = json.loads(pathlib.Path(path).read_text())
+        p["problem_data"]["start_time"] = t0
+        pathlib.Path(path).write_text(json.dumps(p, indent=1))
+    a = edgeflow.FluidAnalysis(path, quiet=True)
     a.Initialize()
     mp = a.model_part
+    if start:
+        mp.values("VELOCITY")[:] = start[1]
+        mp.values("PRESSURE")[:] = start[2]
+        mp.mark_modified("VELOCITY")
+        mp.mark_modified("PRESSURE")
     hist = []
-    nsteps = int(round(T / dt))
     for k in range(nsteps):
         a.InitializeSolutionStep()
         a.SolveSolutionStep()
@@ -96,6 +128,7 @@ def run(name, nu, scheme, dt, T, level, every=None):
                 hist.pop(0)
             every(k, u)
     u = mp.values("VELOCITY")[:, :2].copy()
+    run.state = (a.time, mp.values("VELOCITY").copy(), mp.values("PRESSURE").copy())
     X, E = np.array(mp.coordinates()), np.array(mp.elements())
     steps = a.step
     if abs(a.time - T) > 1e-9 * T:
@@ -114,12 +147,13 @@ def main():
     ap.add_argument("--steps", type=int, default=2000)
     ap.add_argument("--results", default=None)
     ap.add_argument("--tau-c1", type=float, default=0.0)
-    ap.add_argument("--T", type=float, default=0.0,
-                    help="order: end time of the implicit runs (0: 4 of the largest steps); explicit runs then "
-                         "go to 64 of their largest steps")
-    ap.add_argument("--no-oss", action="store_true")
+    ap.add_argument("--T-implicit", type=float, default=0.0, help="order: end time (0: 11 steps of r = 16)")
+    ap.add_argument("--T-explicit", type=float, default=0.0, help="order: end time (0: 32 hmin^2/nu)")
+    ap.add_argument("--stab", choices=["frozen", "oss", "none"], default="frozen")
+    ap.add_argument("--p0", choices=["zero", "exact"], default="zero")
+    ap.add_argument("--schemes", default="implicit,explicit")
     a = ap.parse_args()
-    STAB[0], STAB[1] = a.tau_c1, not a.no_oss
+    STAB[0], STAB[1], STAB[2], STAB[3] = a.tau_c1, a.stab != "none", a.p0, a.stab
     a.build = os.path.abspath(a.build)
     if a.results:
         a.results = os.path.abspath(a.results)
@@ -135,9 +169,13 @@ def main():
         print(f"{name}: nu {nu}, level {level}, {len(X)} nodes, hmin {h:.5g}, hmin^2/nu {h * h / nu:.4g}",
               flush=True)
         if a.mode == "order":
-            for scheme, rs in (("implicit", [1, 2, 4, 8, 16]), ("explicit", [1 / 32, 1 / 16, 1 / 8, 1 / 4])):
+            for scheme, rs in (("implicit", [1, 2, 4, 8, 16]), ("explicit", [1 / 64, 1 / 32, 1 / 16, 1 / 8])):
+                if scheme not in a.schemes.split(","):
+                    continue
                 dts = [r * h * h / nu for r in rs]
-                T = a.T if scheme == "implicit" and a.T else (64 if a.T else 4) * dts[-1]
+                T = (a.T_implicit or 11 * dts[-1]) if scheme == "implicit" else (a.T_explicit or 32 * h * h / nu)
+                T = dts[-1] * max(1, round(T / dts[-1]))
+                STAB[4] = dts[0] / 16
                 uref, *_ = run(name, nu, scheme, dts[0] / 16, T, level)
                 nref = np.linalg.norm(uref)
                 print(f"    reference: dt {dts[0] / 16:.4g}, |u_ref| {nref:.4e}", flush=True)
@@ -148,8 +186,10 @@ def main():
                 orders = [math.log2(errs[i + 1] / errs[i]) for i in range(len(errs) - 1)]
                 print(f"  {scheme}: T {T:.4g}, r {rs}\n    errors {['%.3e' % e for e in errs]}\n"
                       f"    orders {['%.3f' % o for o in orders]}", flush=True)
-                out[f"{name}_{scheme}"] = {"r": rs, "T": T, "errors": errs, "orders": orders}
+                out[f"{name}_{scheme}"] = {"r": rs, "T": T, "dt": dts, "hmin": h, "nodes": len(X), "stab": a.stab,
+                                           "tau_c1": a.tau_c1, "p0": a.p0, "errors": errs, "orders": orders}
         else:
+            STAB[0], STAB[1], STAB[3] = (a.tau_c1 or 1.0), a.stab != "none", "oss"  # production tau (c1 = 1)
             for r in (100, 1000):
                 dt = r * h * h / nu
                 ke, ratio = [], []
