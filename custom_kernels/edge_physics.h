@@ -106,6 +106,13 @@ EF_INLINE double ef_node_dt(const double hmin, const double unorm, const double 
   return rate == 0.0 ? 1.0e300 : cfl / rate;
 }
 
+/* Local convective time step of a node (implicit viscosity: the viscous term does not limit the
+ * explicit part): dt = cfl hmin / |u|; 1e300 for a node at rest, NaN for a non-finite velocity. */
+EF_INLINE double ef_node_dt_convective(const double hmin, const double unorm, const double cfl) {
+  const double rate = unorm / hmin;
+  return rate == 0.0 ? 1.0e300 : cfl / rate;
+}
+
 /* Euclidean norm of the node vector v[3i..3i+dim). */
 EF_INLINE double ef_node_norm(const int dim, const ef_i64 i, EF_GLOBAL const double *v) {
   double s = 0.0;
@@ -334,6 +341,67 @@ EF_INLINE void ef_row_momentum_residual(const int dim, const ef_i64 i, const int
   }
   const double pi = p[i];
   for (int c = 0; c < dim; ++c) R[c] = mass * b[c] + (gp[c] - nsum[c] * pi) - acc[c];
+}
+
+/* The momentum residual of ef_row_momentum_residual split for the IMEX scheme, one pass:
+ *   F_I = M_II b_I + P_I(p) - sum_{J!=I} [ (a + tau q)(u_J - u_I) + tau a (xi_J - xi_I) ]  (explicit part)
+ *   V_I = -nu sum_{J!=I} L_IJ (u_J - u_I) = -nu (K u)_I                                 (viscous part)
+ * so that F + V = R of ef_row_momentum_residual (same a, q, L; the sums are grouped differently). */
+EF_INLINE void ef_row_imex_residual(const int dim, const ef_i64 i, const int ne, EF_GLOBAL const ef_i32 *col,
+                                    EF_GLOBAL const double *ev, EF_GLOBAL const double *u,
+                                    EF_GLOBAL const double *p, EF_GLOBAL const double *xi, const double mass,
+                                    const double *b, const double tau, const double nu, double *F, double *V) {
+  double ui[3] = {0.0, 0.0, 0.0}, xii[3] = {0.0, 0.0, 0.0};
+  double acc[3] = {0.0, 0.0, 0.0}, vis[3] = {0.0, 0.0, 0.0}, gp[3] = {0.0, 0.0, 0.0}, nsum[3] = {0.0, 0.0, 0.0};
+  for (int c = 0; c < dim; ++c) {
+    ui[c] = u[3 * i + c];
+    xii[c] = xi[3 * i + c];
+  }
+  for (int k = 0; k < ne; ++k) {
+    const ef_i64 j = col[k];
+    double an = 0.0, l = 0.0, q = 0.0;
+    for (int a = 0; a < dim; ++a) {
+      double row = 0.0;
+      for (int bb = 0; bb < dim; ++bb) row += EF_EDGE_LD(ev, k, dim, a, bb) * ui[bb];
+      q += ui[a] * row;
+      l += EF_EDGE_LD(ev, k, dim, a, a);
+      an += ui[a] * EF_EDGE_NABLA(ev, k, dim, a);
+    }
+    const double wu = an + tau * q;
+    const double wx = tau * an;
+    const double pj = p[j];
+    for (int c = 0; c < dim; ++c) {
+      const double du = u[3 * j + c] - ui[c];
+      acc[c] += wu * du + wx * (xi[3 * j + c] - xii[c]);
+      vis[c] += l * du;
+      gp[c] += EF_EDGE_G(ev, k, dim, c) * pj;
+      nsum[c] += EF_EDGE_NABLA(ev, k, dim, c);
+    }
+  }
+  const double pi = p[i];
+  for (int c = 0; c < dim; ++c) {
+    F[c] = mass * b[c] + (gp[c] - nsum[c] * pi) - acc[c];
+    V[c] = -nu * vis[c];
+  }
+}
+
+/* Diagonal of the stiffness K (K_II = sum_J L_IJ = tr L^d_II = -sum_{J!=I} L_IJ, the P1 row sum
+ * being zero). */
+EF_INLINE double ef_row_stiffness_diagonal(const int dim, const int ne, EF_GLOBAL const double *ev) {
+  double s = 0.0;
+  for (int k = 0; k < ne; ++k)
+    for (int c = 0; c < dim; ++c) s -= EF_EDGE_LD(ev, k, dim, c, c);
+  return s;
+}
+
+/* Row of the implicit viscous stage operator, scaled by 1/nu_I so that it is symmetric:
+ *   y_I = d_I x_I + (K x)_I,  d_I = M_II / (nu_I gamma dt),  (K x)_I = sum_{J!=I} L_IJ (x_J - x_I),
+ * every velocity component alike (the constraint projection is applied by the caller). */
+EF_INLINE void ef_row_viscous_operator(const int dim, const ef_i64 i, const int ne, EF_GLOBAL const ef_i32 *col,
+                                       EF_GLOBAL const double *ev, const double d, EF_GLOBAL const double *x,
+                                       double *y) {
+  ef_row_vector_laplacian(dim, i, ne, col, ev, x, y);
+  for (int c = 0; c < dim; ++c) y[c] += d * x[3 * i + c];
 }
 
 /* Open-boundary traction at node I with a prescribed pressure and no fixed velocity component

@@ -27,6 +27,11 @@ struct ef_fs_s {
   double *h_val, *f;
   ef_csr H;
   ef_host_cg *cg;
+  /* Implicit viscosity (allocated when first enabled): stage residuals F_j, V_j (3n each), the
+   * stage state and right-hand side, the CG vectors, the operator diagonal and block partials. */
+  double *imex_f, *imex_v, *imex_u, *imex_rhs, *cg_r, *cg_z, *cg_p, *cg_q, *vdiag, *vpart;
+  int v_iterations, v_max_iterations;
+  double v_residual, v_seconds;
 };
 
 /* Default settings (see the header for the reasons of each value). */
@@ -42,6 +47,10 @@ void ef_fs_settings_default(ef_fs_settings *s) {
   s->flux_imbalance_tolerance = 1e-6;
   s->velocity_bound = 1e6;
   s->fixed_pressure_scale = 1.0;
+  s->viscous_implicit = 0;
+  s->viscous_rtol = 1e-10;
+  s->viscous_max_iterations = 10000;
+  s->viscous_number_max = 100.0;
 }
 
 /* Reject settings the step cannot run with. */
@@ -66,6 +75,34 @@ static int check_settings(const ef_fs_settings *s) {
   EF_CHECK(s->fixed_pressure_scale > 0.0, EF_ERR_PARAMETER,
            "fractional step: fixed pressure scale must be positive (1/density), got %g",
            s->fixed_pressure_scale);
+  EF_CHECK(!s->viscous_implicit || (s->viscous_rtol > 0.0 && s->viscous_rtol < 1.0 && s->viscous_max_iterations > 0),
+           EF_ERR_PARAMETER,
+           "fractional step: implicit viscosity needs a tolerance in (0, 1) and a positive iteration limit "
+           "(got %g, %d)",
+           s->viscous_rtol, s->viscous_max_iterations);
+  EF_CHECK(!s->viscous_implicit || s->nu_nodal || s->nu > 0.0, EF_ERR_PARAMETER,
+           "fractional step: implicit viscosity needs a positive viscosity (got %g)", s->nu);
+  return EF_SUCCESS;
+}
+
+/* The work arrays of the implicit viscous stages, once. */
+static int imex_alloc(ef_fs *fs) {
+  if (fs->imex_f) return EF_SUCCESS;
+  const size_t v = 3 * (size_t)fs->n;
+  fs->imex_f = calloc(4 * v, sizeof(double));
+  fs->imex_v = calloc(4 * v, sizeof(double));
+  fs->imex_u = calloc(v, sizeof(double));
+  fs->imex_rhs = calloc(v, sizeof(double));
+  fs->cg_r = calloc(v, sizeof(double));
+  fs->cg_z = calloc(v, sizeof(double));
+  fs->cg_p = calloc(v, sizeof(double));
+  fs->cg_q = calloc(v, sizeof(double));
+  fs->vdiag = calloc((size_t)fs->n, sizeof(double));
+  fs->vpart = calloc(3 * (size_t)fs->n_blocks, sizeof(double));
+  EF_CHECK(fs->imex_f && fs->imex_v && fs->imex_u && fs->imex_rhs && fs->cg_r && fs->cg_z && fs->cg_p && fs->cg_q &&
+               fs->vdiag && fs->vpart,
+           EF_ERR_MEMORY, "fractional step: out of memory for the implicit viscous stages (%lld nodes)",
+           (long long)fs->n);
   return EF_SUCCESS;
 }
 
@@ -73,6 +110,7 @@ static int check_settings(const ef_fs_settings *s) {
 int ef_fs_set_settings(ef_fs *fs, const ef_fs_settings *settings) {
   EF_CHECK(fs, EF_ERR_PARAMETER, "fractional step: executor is NULL");
   EF_CALL(check_settings(settings));
+  if (settings->viscous_implicit) EF_CALL(imex_alloc(fs));
   fs->s = *settings;
   return EF_SUCCESS;
 }
@@ -101,6 +139,16 @@ void ef_fs_destroy(ef_fs **fsp) {
   free(fs->h_col);
   free(fs->h_val);
   free(fs->f);
+  free(fs->imex_f);
+  free(fs->imex_v);
+  free(fs->imex_u);
+  free(fs->imex_rhs);
+  free(fs->cg_r);
+  free(fs->cg_z);
+  free(fs->cg_p);
+  free(fs->cg_q);
+  free(fs->vdiag);
+  free(fs->vpart);
   ef_host_cg_destroy(&fs->cg);
   free(fs);
   *fsp = NULL;
@@ -146,6 +194,7 @@ int ef_fs_create(const ef_edge_data *edges, const ef_fs_settings *settings, ef_f
                     fs->h_diag && fs->h_col && fs->h_val && fs->f && (nnz >= INT32_MAX || fs->h_row_ptr32),
                 EF_ERR_MEMORY, fail, "fractional step: out of memory for %lld nodes", (long long)n);
   EF_CALL_GOTO(ef_host_cg_create(n, &fs->cg), fail);
+  if (settings->viscous_implicit) EF_CALL_GOTO(imex_alloc(fs), fail);
 
   /* H has the edge graph's sparsity plus the diagonal, inserted in sorted position. */
   const int64_t *rp = edges->row_ptr;
@@ -247,6 +296,12 @@ void ef_fs_dt_choose(const ef_fs_dt_settings *s, double stable, double *dt, doub
   }
 }
 
+void ef_fs_dt_cap_viscous(const ef_fs_dt_settings *s, const ef_fs_settings *fss, double hmin2_over_nu, double *dt) {
+  if (s->fixed || !fss->viscous_implicit || !(fss->viscous_number_max > 0.0) || hmin2_over_nu >= 1.0e300) return;
+  const double cap = fss->viscous_number_max * hmin2_over_nu;
+  if (*dt > cap) *dt = cap > s->dt_min ? cap : s->dt_min;
+}
+
 /* Time step min_I cfl / (|u_I|/hmin_I + 4 nu_I/hmin_I^2), bounded, or a fixed step cut to the cfl = 1 limit. */
 int ef_fs_compute_dt(const ef_fs *fs, const double *velocity, const ef_fs_dt_settings *s, double *dt,
                      double *dt_stable, int *reduced) {
@@ -256,23 +311,28 @@ int ef_fs_compute_dt(const ef_fs *fs, const double *velocity, const ef_fs_dt_set
   const double *hmin = ed->hmin, *nun = fs->s.nu_nodal, nu = fs->s.nu;
   EF_CALL(ef_fs_dt_check(s));
   /* min is exact, so the reduction is independent of the thread count. */
-  double stable = 1.0e300;
+  double stable = 1.0e300, visc = 1.0e300;
   int64_t bad = INT64_MAX;
   const int64_t n = fs->n;
-  EF_OMP(omp parallel for schedule(static) reduction(min : stable, bad))
+  const int implicit = fs->s.viscous_implicit;
+  EF_OMP(omp parallel for schedule(static) reduction(min : stable, bad, visc))
   for (int64_t i = 0; i < n; ++i) {
-    const double d = ef_node_dt(hmin[i], ef_node_norm(dim, i, velocity), nun ? nun[i] : nu, 1.0);
+    const double nui = nun ? nun[i] : nu;
+    const double d = implicit ? ef_node_dt_convective(hmin[i], ef_node_norm(dim, i, velocity), 1.0)
+                              : ef_node_dt(hmin[i], ef_node_norm(dim, i, velocity), nui, 1.0);
     if (!(d > 0.0)) {
       if (i < bad) bad = i;
     } else if (d < stable) {
       stable = d;
     }
+    if (implicit && nui > 0.0 && hmin[i] * hmin[i] / nui < visc) visc = hmin[i] * hmin[i] / nui;
   }
   EF_CHECK(bad == INT64_MAX, EF_ERR_DIVERGED, "time step: velocity (%g, %g, %g) at node %lld is not finite",
            velocity[3 * (bad == INT64_MAX ? 0 : bad)], velocity[3 * (bad == INT64_MAX ? 0 : bad) + 1],
            velocity[3 * (bad == INT64_MAX ? 0 : bad) + 2], (long long)bad);
   EF_CALL(ef_fs_dt_floor_check(s, stable));
   ef_fs_dt_choose(s, stable, dt, dt_stable, reduced);
+  if (implicit) ef_fs_dt_cap_viscous(s, &fs->s, visc, dt);
   return EF_SUCCESS;
 }
 
@@ -370,20 +430,323 @@ static int eval_fixed(ef_fs *fs, double t, double *u, double *p) {
   return EF_SUCCESS;
 }
 
-/* Step 2: classical RK4 for M du/dt = R(u) with the BCs at the stage times; reactions. */
+/* ---------------------------------------------------------------------------
+ * Step 2 with implicit viscosity: IMEX ARS(3,4,3). */
+
+/* ARS(3,4,3): gamma the root in (1/6, 1/2) of 6g^3 - 18g^2 + 9g - 1 = 0 (L-stable SDIRK3); the
+ * explicit a42 = a43 as published, a41, a31 from the row sums and a32 from the third-order
+ * condition sum b_i a_ij c_j = 1/6, so every order condition holds to rounding. */
+void ef_fs_imex_tableau(double a[4][4], double ai[4][4], double b[4], double c[4]) {
+  const double g = 0.43586652150845899942;
+  const double b1 = -1.5 * g * g + 4.0 * g - 0.25, b2 = 1.5 * g * g - 5.0 * g + 1.25;
+  const double a4 = 0.5529291479;
+  memset(a, 0, 16 * sizeof(double));
+  memset(ai, 0, 16 * sizeof(double));
+  c[0] = 0.0;
+  c[1] = g;
+  c[2] = 0.5 * (1.0 + g);
+  c[3] = 1.0;
+  b[0] = 0.0;
+  b[1] = b1;
+  b[2] = b2;
+  b[3] = g;
+  ai[1][1] = g;
+  ai[2][1] = 0.5 * (1.0 - g);
+  ai[2][2] = g;
+  ai[3][1] = b1;
+  ai[3][2] = b2;
+  ai[3][3] = g;
+  a[1][0] = g;
+  a[3][1] = a4;
+  a[3][2] = a4;
+  a[3][0] = 1.0 - 2.0 * a4;
+  a[2][1] = (1.0 / 6.0 - g * a4 * (c[1] + c[2])) / (b2 * c[1]);
+  a[2][0] = c[2] - a[2][1];
+}
+
+/* F and V of ef_row_imex_residual at the state us on every row (with the open-boundary traction
+ * in F, as the explicit stage has it). */
+static void imex_residual(ef_fs *fs, const double *us, const double *p_n, double *F, double *V) {
+  const ef_edge_data *ed = fs->ed;
+  const int dim = ed->dim, S = ed->stride;
+  const int64_t n = fs->n, *rp = ed->row_ptr;
+  const int32_t *col = ed->col;
+  const double *ev = ed->values, *mass = ed->mass;
+  const double *tau = fs->tau, *xi = fs->xi, *bf = fs->s.body_force, *nun = fs->s.nu_nodal;
+  const double nu = fs->s.nu;
+  const uint8_t *vfix = fs->s.velocity_fixed, *pfix = fs->s.pressure_fixed;
+  EF_OMP(omp parallel for schedule(static))
+  for (int64_t i = 0; i < n; ++i) {
+    const int ne = (int)(rp[i + 1] - rp[i]);
+    const int32_t *ci = col + rp[i];
+    const double *ei = ev + rp[i] * S;
+    double b[3] = {0.0, 0.0, 0.0}, f[3] = {0.0, 0.0, 0.0}, v[3] = {0.0, 0.0, 0.0};
+    if (bf)
+      for (int c = 0; c < dim; ++c) b[c] = bf[3 * i + c];
+    const double nui = nun ? nun[i] : nu;
+    if (dim == 3)
+      ef_row_imex_residual(3, i, ne, ci, ei, us, p_n, xi, mass[i], b, tau[i], nui, f, v);
+    else
+      ef_row_imex_residual(2, i, ne, ci, ei, us, p_n, xi, mass[i], b, tau[i], nui, f, v);
+    if (pfix && pfix[i] && !(vfix && (vfix[3 * i] || vfix[3 * i + 1] || vfix[3 * i + 2])))
+      ef_row_open_boundary_traction(dim, i, ne, ci, ei, p_n, f);
+    for (int c = 0; c < 3; ++c) {
+      F[3 * i + c] = f[c];
+      V[3 * i + c] = v[c];
+    }
+  }
+}
+
+/* The constraint projection P_I of node I on the vector w (3): fixed components to 0, else the
+ * slip projection (face, edge, corner); an orthogonal projection, so P A P stays symmetric. */
+static inline void imex_project(const ef_fs *fs, int dim, int64_t i, double *w) {
+  static const uint8_t none[3] = {0, 0, 0};
+  static const double zero[3] = {0.0, 0.0, 0.0};
+  const uint8_t *vfix = fs->s.velocity_fixed, *slip = fs->s.slip_type;
+  const double *sn = fs->s.slip_normal, *st = fs->s.slip_tangent;
+  ef_node_apply_bc(dim, vfix ? vfix + 3 * i : none, slip ? slip[i] : EF_SLIP_NONE, sn ? sn + 3 * i : zero,
+                   st ? st + 3 * i : zero, zero, w);
+}
+
+/* Sum of the first k block partials (k <= 3) in block order: independent of the thread count. */
+static void imex_block_sums(const ef_fs *fs, int k, double *out) {
+  for (int q = 0; q < k; ++q) out[q] = 0.0;
+  for (int64_t b = 0; b < fs->n_blocks; ++b)
+    for (int q = 0; q < k; ++q) out[q] += fs->vpart[3 * b + q];
+}
+
+/* Projected Jacobi CG for P (D + K) P x = P rhs, D_I = M_II dscale / nu_I: x enters with the
+ * prescribed values and a start and leaves with the solution; |P (rhs - A x)| <= rtol |P rhs|. */
+static int viscous_solve(ef_fs *fs, double dscale, const double *rhs, double *x, int *its_out, double *res_out) {
+  const ef_edge_data *ed = fs->ed;
+  const int dim = ed->dim, S = ed->stride;
+  const int64_t n = fs->n, nb = fs->n_blocks, B = fs->block, *rp = ed->row_ptr;
+  const int32_t *col = ed->col;
+  const double *ev = ed->values, *mass = ed->mass, *nun = fs->s.nu_nodal;
+  const double nu = fs->s.nu;
+  double *r = fs->cg_r, *z = fs->cg_z, *pv = fs->cg_p, *q = fs->cg_q, *dg = fs->vdiag, *part = fs->vpart;
+  /* r = P (rhs - A x), z = r / diag, p = z; partials |P rhs|^2, r.z, r.r. */
+  EF_OMP(omp parallel for schedule(static))
+  for (int64_t blk = 0; blk < nb; ++blk) {
+    const int64_t i1 = (blk + 1) * B < n ? (blk + 1) * B : n;
+    double sb = 0.0, srz = 0.0, srr = 0.0;
+    for (int64_t i = blk * B; i < i1; ++i) {
+      const int ne = (int)(rp[i + 1] - rp[i]);
+      const int32_t *ci = col + rp[i];
+      const double *ei = ev + rp[i] * S;
+      const double d = mass[i] * dscale / (nun ? nun[i] : nu);
+      double y[3] = {0.0, 0.0, 0.0}, w[3] = {0.0, 0.0, 0.0};
+      if (dim == 3) {
+        ef_row_viscous_operator(3, i, ne, ci, ei, d, x, y);
+        dg[i] = d + ef_row_stiffness_diagonal(3, ne, ei);
+      } else {
+        ef_row_viscous_operator(2, i, ne, ci, ei, d, x, y);
+        dg[i] = d + ef_row_stiffness_diagonal(2, ne, ei);
+      }
+      for (int c = 0; c < dim; ++c) {
+        w[c] = rhs[3 * i + c];
+        y[c] = w[c] - y[c];
+      }
+      imex_project(fs, dim, i, w);
+      imex_project(fs, dim, i, y);
+      for (int c = 0; c < 3; ++c) {
+        const double zc = y[c] / dg[i];
+        r[3 * i + c] = y[c];
+        z[3 * i + c] = zc;
+        pv[3 * i + c] = zc;
+        sb += w[c] * w[c];
+        srz += y[c] * zc;
+        srr += y[c] * y[c];
+      }
+    }
+    part[3 * blk] = sb;
+    part[3 * blk + 1] = srz;
+    part[3 * blk + 2] = srr;
+  }
+  double sums[3];
+  imex_block_sums(fs, 3, sums);
+  double bnorm = sqrt(sums[0]), rz = sums[1], rnorm = sqrt(sums[2]);
+  if (bnorm == 0.0) bnorm = rnorm > 0.0 ? rnorm : 1.0;
+  const double target = fs->s.viscous_rtol * bnorm;
+  int it = 0;
+  while (rnorm > target && it < fs->s.viscous_max_iterations) {
+    /* q = P A p, p.q */
+    EF_OMP(omp parallel for schedule(static))
+    for (int64_t blk = 0; blk < nb; ++blk) {
+      const int64_t i1 = (blk + 1) * B < n ? (blk + 1) * B : n;
+      double spq = 0.0;
+      for (int64_t i = blk * B; i < i1; ++i) {
+        const int ne = (int)(rp[i + 1] - rp[i]);
+        const int32_t *ci = col + rp[i];
+        const double *ei = ev + rp[i] * S;
+        const double d = mass[i] * dscale / (nun ? nun[i] : nu);
+        double y[3] = {0.0, 0.0, 0.0};
+        if (dim == 3)
+          ef_row_viscous_operator(3, i, ne, ci, ei, d, pv, y);
+        else
+          ef_row_viscous_operator(2, i, ne, ci, ei, d, pv, y);
+        imex_project(fs, dim, i, y);
+        for (int c = 0; c < 3; ++c) {
+          q[3 * i + c] = y[c];
+          spq += pv[3 * i + c] * y[c];
+        }
+      }
+      part[3 * blk] = spq;
+    }
+    imex_block_sums(fs, 1, sums);
+    EF_CHECK(sums[0] > 0.0 && isfinite(sums[0]), EF_ERR_SOLVER,
+             "implicit viscous stage: CG broke down (p.Ap = %g at iteration %d)", sums[0], it);
+    const double alpha = rz / sums[0];
+    EF_OMP(omp parallel for schedule(static))
+    for (int64_t blk = 0; blk < nb; ++blk) {
+      const int64_t i1 = (blk + 1) * B < n ? (blk + 1) * B : n;
+      double srz = 0.0, srr = 0.0;
+      for (int64_t i = blk * B; i < i1; ++i)
+        for (int c = 0; c < 3; ++c) {
+          const int64_t k = 3 * i + c;
+          x[k] += alpha * pv[k];
+          const double rk = r[k] - alpha * q[k];
+          const double zk = rk / dg[i];
+          r[k] = rk;
+          z[k] = zk;
+          srz += rk * zk;
+          srr += rk * rk;
+        }
+      part[3 * blk] = srz;
+      part[3 * blk + 1] = srr;
+    }
+    imex_block_sums(fs, 2, sums);
+    const double beta = sums[0] / rz;
+    rz = sums[0];
+    rnorm = sqrt(sums[1]);
+    ++it;
+    if (rnorm <= target) break;
+    EF_OMP(omp parallel for schedule(static))
+    for (int64_t k = 0; k < 3 * n; ++k) pv[k] = z[k] + beta * pv[k];
+  }
+  *its_out = it;
+  *res_out = rnorm / bnorm;
+  EF_CHECK(rnorm <= target, EF_ERR_SOLVER,
+           "implicit viscous stage: CG did not converge in %d iterations (scaled residual %.3e > %.3e)", it,
+           rnorm / bnorm, fs->s.viscous_rtol);
+  return EF_SUCCESS;
+}
+
+/* Step 2 with implicit viscosity: the ARS(3,4,3) stages (fractional_step.h, 2'); leaves
+ * Rbar = sum_j b_j (F_j + V_j) in fs->acc for the reaction. */
+static int imex_momentum(ef_fs *fs, double t, double dt, const double *u_n, const double *p_n, double *uh) {
+  const int64_t n = fs->n, n3 = 3 * n;
+  const int dim = fs->ed->dim;
+  const double *mass = fs->ed->mass, *invm = fs->ed->inv_mass, *nun = fs->s.nu_nodal;
+  const double nu = fs->s.nu;
+  const uint8_t *vfix = fs->s.velocity_fixed, *slip = fs->s.slip_type;
+  const double *sn = fs->s.slip_normal, *st = fs->s.slip_tangent;
+  double a[4][4], ai[4][4], b[4], c[4];
+  ef_fs_imex_tableau(a, ai, b, c);
+  const double gamma = ai[1][1], dscale = 1.0 / (gamma * dt);
+  double *F = fs->imex_f, *V = fs->imex_v, *U = fs->imex_u, *rhs = fs->imex_rhs, *acc = fs->acc;
+  if (nun)
+    for (int64_t i = 0; i < n; ++i)
+      EF_CHECK(nun[i] > 0.0, EF_ERR_PARAMETER,
+               "implicit viscosity: the nodal viscosity %g at node %lld is not positive", nun[i], (long long)i);
+  fs->v_iterations = fs->v_max_iterations = 0;
+  fs->v_residual = 0.0;
+  const double ts = ef_wtime();
+  double tsolve = 0.0;
+  imex_residual(fs, u_n, p_n, F, V);
+  memcpy(U, u_n, (size_t)n3 * sizeof *U);
+  for (int s = 1; s < 4; ++s) {
+    /* rhs = (M u_n + dt sum_{j<s} (a_sj F_j + ai_sj V_j)) / (nu_I gamma dt); U keeps the previous stage
+     * as the start, with the prescribed values of t + c_s dt and the slip projection. */
+    EF_OMP(omp parallel for schedule(static))
+    for (int64_t i = 0; i < n; ++i) {
+      const double w = dscale / (nun ? nun[i] : nu);
+      for (int cc = 0; cc < 3; ++cc) {
+        const int64_t k = 3 * i + cc;
+        double e = 0.0;
+        for (int j = 0; j < s; ++j) e += a[s][j] * F[j * n3 + k] + ai[s][j] * V[j * n3 + k];
+        rhs[k] = (mass[i] * u_n[k] + dt * e) * w;
+      }
+    }
+    EF_CALL(eval_fixed(fs, t + c[s] * dt, U, fs->pscratch));
+    if (slip) {
+      EF_OMP(omp parallel for schedule(static))
+      for (int64_t i = 0; i < n; ++i) {
+        static const uint8_t none[3] = {0, 0, 0};
+        double u[3] = {U[3 * i], U[3 * i + 1], U[3 * i + 2]};
+        ef_node_apply_bc(dim, vfix ? vfix + 3 * i : none, slip[i], sn + 3 * i, st ? st + 3 * i : u, u, u);
+        for (int cc = 0; cc < 3; ++cc) U[3 * i + cc] = u[cc];
+      }
+    }
+    int its = 0;
+    double res = 0.0;
+    const double t0 = ef_wtime();
+    const int err = viscous_solve(fs, dscale, rhs, U, &its, &res);
+    tsolve += ef_wtime() - t0;
+    fs->v_iterations += its;
+    if (its > fs->v_max_iterations) fs->v_max_iterations = its;
+    if (res > fs->v_residual) fs->v_residual = res;
+    if (err) return ef_error_push(err, __FILE__, __LINE__, "in stage %d of the implicit viscous step (t = %.9g)", s,
+                                  t + c[s] * dt);
+    imex_residual(fs, U, p_n, F + s * n3, V + s * n3);
+  }
+  /* uh = U_3 + dt M^-1 sum_j (b_j - a_3j) F_j (the implicit part is stiffly accurate, ai_3j = b_j),
+   * fixed components from u_n (eval_fixed overwrites them), slip projection; acc = Rbar. */
+  EF_OMP(omp parallel for schedule(static))
+  for (int64_t i = 0; i < n; ++i) {
+    static const uint8_t none[3] = {0, 0, 0};
+    static const double zero[3] = {0.0, 0.0, 0.0};
+    double u[3] = {0.0, 0.0, 0.0}, uref[3] = {0.0, 0.0, 0.0};
+    for (int cc = 0; cc < 3; ++cc) {
+      const int64_t k = 3 * i + cc;
+      double e = 0.0, rb = 0.0;
+      for (int j = 0; j < 4; ++j) {
+        e += (b[j] - a[3][j]) * F[j * n3 + k];
+        rb += b[j] * (F[j * n3 + k] + V[j * n3 + k]);
+      }
+      acc[k] = rb;
+      uref[cc] = u_n[k];
+      u[cc] = cc < dim ? U[k] + dt * invm[i] * e : 0.0;
+    }
+    ef_node_apply_bc(dim, vfix ? vfix + 3 * i : none, slip ? slip[i] : EF_SLIP_NONE, sn ? sn + 3 * i : zero,
+                     st ? st + 3 * i : zero, uref, u);
+    for (int cc = 0; cc < 3; ++cc) uh[3 * i + cc] = u[cc];
+  }
+  fs->v_seconds = tsolve;
+  (void)ts;
+  return EF_SUCCESS;
+}
+
+void ef_fs_viscous_stats(const ef_fs *fs, ef_fs_stats *stats) {
+  if (!fs || !stats) return;
+  const int on = fs->s.viscous_implicit;
+  stats->viscous_iterations = on ? fs->v_iterations : 0;
+  stats->viscous_max_stage_iterations = on ? fs->v_max_iterations : 0;
+  stats->viscous_residual = on ? fs->v_residual : 0.0;
+  stats->seconds_viscous = on ? fs->v_seconds : 0.0;
+}
+
+/* Step 2: classical RK4 for M du/dt = R(u) with the BCs at the stage times (or the IMEX stages);
+ * reactions. */
 int ef_fs_momentum(ef_fs *fs, double t, double dt, const double *u_n, const double *p_n, double *uh,
                    double *p_new, double *reaction) {
   EF_CHECK(fs && u_n && p_n && uh && p_new, EF_ERR_PARAMETER, "fractional step: NULL argument to momentum");
   EF_CHECK(dt > 0.0, EF_ERR_PARAMETER, "fractional step: time step must be positive, got %g", dt);
   const int64_t n = fs->n;
-  double *ua = fs->ua, *ub = fs->ub;
-  rk_stage(fs, 0, dt, u_n, p_n, u_n, ua);
-  EF_CALL(eval_fixed(fs, t + 0.5 * dt, ua, fs->pscratch));
-  rk_stage(fs, 1, dt, u_n, p_n, ua, ub);
-  EF_CALL(eval_fixed(fs, t + 0.5 * dt, ub, fs->pscratch));
-  rk_stage(fs, 2, dt, u_n, p_n, ub, ua);
-  EF_CALL(eval_fixed(fs, t + dt, ua, fs->pscratch));
-  rk_stage(fs, 3, dt, u_n, p_n, ua, uh);
+  const int implicit = fs->s.viscous_implicit;
+  if (implicit) {
+    EF_CALL(imex_alloc(fs));
+    EF_CALL(imex_momentum(fs, t, dt, u_n, p_n, uh));
+  } else {
+    double *ua = fs->ua, *ub = fs->ub;
+    rk_stage(fs, 0, dt, u_n, p_n, u_n, ua);
+    EF_CALL(eval_fixed(fs, t + 0.5 * dt, ua, fs->pscratch));
+    rk_stage(fs, 1, dt, u_n, p_n, ua, ub);
+    EF_CALL(eval_fixed(fs, t + 0.5 * dt, ub, fs->pscratch));
+    rk_stage(fs, 2, dt, u_n, p_n, ub, ua);
+    EF_CALL(eval_fixed(fs, t + dt, ua, fs->pscratch));
+    rk_stage(fs, 3, dt, u_n, p_n, ua, uh);
+  }
   memcpy(p_new, p_n, (size_t)n * sizeof *p_new);
   const uint8_t *pfix = fs->s.pressure_fixed;
   /* The callback writes physical pressures; a fixed entry it leaves alone (NaN marker)
@@ -407,7 +770,7 @@ int ef_fs_momentum(ef_fs *fs, double t, double dt, const double *u_n, const doub
     for (int64_t i = 0; i < n; ++i)
       for (int c = 0; c < 3; ++c) {
         const int64_t q = 3 * i + c;
-        reaction[q] = vfix && vfix[q] ? acc[q] / 6.0 - mass[i] * (uh[q] - u_n[q]) * inv_dt : 0.0;
+        reaction[q] = vfix && vfix[q] ? acc[q] / (implicit ? 1.0 : 6.0) - mass[i] * (uh[q] - u_n[q]) * inv_dt : 0.0;
       }
   }
   return EF_SUCCESS;
@@ -583,6 +946,7 @@ int ef_fs_step(ef_fs *fs, double t, double dt, double *velocity, double *pressur
   EF_CALL(ef_fs_prepare(fs, dt, velocity, pressure));
   const double t1 = ef_wtime();
   EF_CALL(ef_fs_momentum(fs, t, dt, velocity, pressure, fs->uh, fs->pnew, reaction));
+  ef_fs_viscous_stats(fs, &st);
   const double t2 = ef_wtime();
   EF_CALL(ef_fs_pressure(fs, dt, fs->uh, pressure, fs->pnew, &st));
   const double t3 = ef_wtime();

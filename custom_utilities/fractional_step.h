@@ -27,6 +27,14 @@
  * 4. Correction: u_{n+1,I} = uh_I - c M_II^-1 sum_{J!=I} nabla_IJ (dp_J - dp_I), dp = p_{n+1} - p_n;
  *    velocity boundary conditions.
  *
+ * 2'. Implicit viscosity (viscous_implicit = 1; docs/implicit_viscosity.md): R = F + V with
+ *    V_I = -nu_I (K u)_I the viscous part, treated by the IMEX ARS(3,4,3) scheme (explicit F,
+ *    L-stable stiffly accurate SDIRK for V, gamma = 0.4358665215):
+ *      U_0 = u_n;  (M + gamma dt nu K) U_i = M u_n + dt sum_{j<i} (a_ij F_j + ai_ij V_j), i = 1..3,
+ *      each solved per component with the fixed components of t + c_i dt eliminated and slip
+ *      nodes projected (projected Jacobi CG on the 1/nu_I-scaled, symmetric system);
+ *      uh = U_3 + dt M^-1 sum_j (b_j - a_3j) F_j  (= u_n + dt M^-1 sum_j b_j (F_j + V_j)).
+ *    The reaction uses Rbar = sum_j b_j (F_j + V_j) with V at the stage values.
  * Boundary conditions (arrays borrowed from the caller, read at every step, so fixity may
  * change between steps):
  *  - velocity_fixed[3 I + c]: the component is prescribed.  Its value is taken from the
@@ -103,6 +111,16 @@ typedef struct {
   int (*eval_fixed)(void *ctx, double t, double *velocity, double *pressure);
   void *eval_fixed_ctx;
   double fixed_pressure_scale;   /* multiplies pressures written by eval_fixed (1/rho) */
+  /* Viscous term in time (docs/implicit_viscosity.md): 0 = explicit inside the RK4 above (the
+   * published scheme, default); 1 = implicit, IMEX ARS(3,4,3): step 2 becomes three stage solves
+   * (M/(gamma dt) + nu K) U = rhs by a projected Jacobi CG, matrix-free from the edge records. */
+  int viscous_implicit;
+  double viscous_rtol;           /* stage solves: |r| <= rtol |b| on the 1/nu-scaled system (1e-10) */
+  int viscous_max_iterations;    /* stage solves: default 10000 */
+  /* Time step with viscous_implicit: the limit is the convective one, min_I cfl hmin_I/|u_I| (fixed
+   * steps are cut to it), and in CFL mode dt <= viscous_number_max min_I hmin_I^2/nu_I (<= 0: no cap;
+   * default 100). */
+  double viscous_number_max;
 } ef_fs_settings;
 
 /* Defaults: nu = 0, stabilisation on with (c1, c2, c3) = (1, 4, 2), the constants of Kratos'
@@ -128,6 +146,10 @@ typedef struct {
   int n_fixed_pressure;
   double seconds_prepare, seconds_momentum, seconds_assembly, seconds_solve, seconds_correction,
       seconds_total;
+  /* Implicit viscosity: CG iterations of the three stage solves (sum and largest), the largest
+   * final scaled residual, and the seconds spent in the solves (part of seconds_momentum). */
+  int viscous_iterations, viscous_max_stage_iterations;
+  double viscous_residual, seconds_viscous;
 } ef_fs_stats;
 
 typedef struct ef_fs_s ef_fs;
@@ -148,6 +170,10 @@ int ef_fs_dt_check(const ef_fs_dt_settings *s);
 void ef_fs_dt_choose(const ef_fs_dt_settings *s, double stable, double *dt, double *dt_stable, int *reduced);
 /* EF_ERR_DIVERGED when the stable step (cfl * stable, or stable for a fixed step) is below dt_min. */
 int ef_fs_dt_floor_check(const ef_fs_dt_settings *s, double stable);
+/* Implicit viscosity in CFL mode: dt = min(dt, fss->viscous_number_max hmin2_over_nu) (not below
+ * dt_min), hmin2_over_nu = min_I hmin_I^2/nu_I; nothing for fixed steps, the explicit scheme or a
+ * cap <= 0. */
+void ef_fs_dt_cap_viscous(const ef_fs_dt_settings *s, const ef_fs_settings *fss, double hmin2_over_nu, double *dt);
 
 /* Time step for the state `velocity` (3 per node).  dt_stable is the limit with cfl = 1
  * (may be NULL); *reduced (may be NULL) is set to 1 when a fixed step was cut to it (the
@@ -167,8 +193,9 @@ int ef_fs_step(ef_fs *fs, double t, double dt, double *velocity, double *pressur
 
 /* Step 1: tau, xi, xp from (u_n, p_n). */
 int ef_fs_prepare(ef_fs *fs, double dt, const double *u_n, const double *p_n);
-/* Step 2: RK4 from u_n to uh (3 per node) with the BCs; p_new (1 per node) receives p_n with
- * the fixed pressures of t + dt (the warm start of step 3); reaction may be NULL. */
+/* Step 2: RK4 (or, with viscous_implicit, the IMEX ARS(3,4,3) stages) from u_n to uh (3 per
+ * node) with the BCs; p_new (1 per node) receives p_n with the fixed pressures of t + dt (the warm
+ * start of step 3); reaction may be NULL.  The stage solves' figures go to ef_fs_viscous_stats. */
 int ef_fs_momentum(ef_fs *fs, double t, double dt, const double *u_n, const double *p_n, double *uh,
                    double *p_new, double *reaction);
 /* Step 3: assemble H and f from (uh, p_n, xp, tau) and the fixed values in p_new, and solve
@@ -182,6 +209,13 @@ int ef_fs_assemble_pressure(ef_fs *fs, double dt, const double *uh, const double
  * divergence of u_new and p_new. */
 int ef_fs_correct(ef_fs *fs, double dt, const double *uh, const double *p_n, const double *p_new,
                   double *u_new);
+
+/* Figures of the last implicit momentum phase (zeros when explicit) into the viscous_* fields. */
+void ef_fs_viscous_stats(const ef_fs *fs, ef_fs_stats *stats);
+
+/* The IMEX ARS(3,4,3) tableau (Ascher, Ruuth & Spiteri 1997), stages 0..3: explicit a[4][4],
+ * implicit ai[4][4] (diagonal gamma), weights b[4] (shared), abscissae c[4]. */
+void ef_fs_imex_tableau(double a[4][4], double ai[4][4], double b[4], double c[4]);
 
 /* Internal arrays (valid until the next call that changes them). */
 const double *ef_fs_tau(const ef_fs *fs);            /* n */

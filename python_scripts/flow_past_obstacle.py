@@ -290,7 +290,7 @@ def run_re20(work, gmsh="gmsh", s=1.0, remesh=False, rate=1e-4, t_max=30.0, quie
     pj = os.path.join(work, "ProjectParameters_Re20.json")
     with open(pj, "w") as f:
         json.dump(p, f, indent=2)
-    a = edgeflow.FluidAnalysis(pj, quiet=quiet)
+    a = edgeflow.FluidAnalysis(pj, quiet=quiet, overwrite=True)
     a.Initialize()
     a.RunSolutionLoop()
     mp = a.model_part

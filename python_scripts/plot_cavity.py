@@ -76,7 +76,7 @@ def run2d(re_number, results, n=32, level=1, rate=1e-4, cfl=1.0, t_max=200.0, gm
     with open(pj, "w") as f:
         json.dump(params, f, indent=2)
     t0 = time.time()
-    a = edgeflow.FluidAnalysis(pj, quiet=True)
+    a = edgeflow.FluidAnalysis(pj, quiet=True, overwrite=True)
     a.Initialize()
     a.RunSolutionLoop()
     mp = a.model_part

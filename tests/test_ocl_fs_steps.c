@@ -141,7 +141,8 @@ static int start(run *r, const char *name, const ef_test_mesh *m, bc_spec *b, do
            "{\"solver_type\": \"%s\", \"time_stepping\": {\"automatic_time_step\": true, \"CFL_number\": 0.8,"
            " \"time_step\": 0.0, \"minimum_delta_time\": 1e-12, \"maximum_delta_time\": 1e30},"
            " \"stabilization\": {\"tau_c1\": 1.0, \"tau_c2\": 4.0, \"tau_c3\": 2.0, \"use_oss\": true},"
-           " \"divergence_velocity_bound\": 1e6,"
+           " \"divergence_velocity_bound\": 1e6, \"viscous_time_integration\": \"explicit\","
+           " \"implicit_viscosity\": {\"tolerance\": 1e-10, \"max_iteration\": 10000, \"maximum_viscous_number\": 100.0},"
            " \"linear_solver_settings\": {\"solver_type\": \"cg\", \"tolerance\": 1e-10, \"max_iteration\": 5000,"
            " \"check_every\": 1, \"cg_variant\": \"standard\", \"autotune\": %s, \"export_pressure_system\": \"%s\"},"
            " \"device\": {\"verbose\": 0}}",
@@ -355,6 +356,8 @@ int main(int argc, char **argv) {
                             " \"time_step\": 0.0, \"minimum_delta_time\": 1e-9, \"maximum_delta_time\": 1.0},"
                             " \"stabilization\": {\"tau_c1\": 1.0, \"tau_c2\": 4.0, \"tau_c3\": 2.0,"
                             " \"use_oss\": true}, \"divergence_velocity_bound\": 1e6,"
+                            " \"viscous_time_integration\": \"explicit\", \"implicit_viscosity\": {\"tolerance\": 1e-10,"
+                            " \"max_iteration\": 10000, \"maximum_viscous_number\": 100.0},"
                             " \"linear_solver_settings\": {}, \"device\": {\"type\": \"fpga\"}}",
                             "bad", &st));
     ASSERT_OK(ef_parameters_parse("{}", "summary", &sum));

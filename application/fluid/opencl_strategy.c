@@ -124,6 +124,9 @@ static int ef_opencl_create(const ef_strategy_config *config, void **out) {
   s->mp = config->model_part;
   EF_CALL_GOTO(ef_strategy_read_settings(config, &s->settings, &s->dt_settings), fail);
   EF_CALL_GOTO(ef_divergence_bound_read(config, &s->divergence), fail);
+  EF_CHECK_GOTO(!s->settings.viscous_implicit, EF_ERR_UNSUPPORTED, fail,
+                "opencl_edge_based: viscous_time_integration \"implicit\" runs on the openmp_edge_based "
+                "strategy only (the device stage solves are not built yet)");
   /* Any registered device solver; its keys are checked now, its settings read when created. */
   EF_CALL_GOTO(ef_parameters_get(config->settings, "linear_solver_settings", &s->solver_settings), fail);
   EF_CALL_GOTO(ef_linear_solver_validate(s->solver_settings, EF_MEMORY_DEVICE), fail);

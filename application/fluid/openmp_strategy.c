@@ -37,6 +37,10 @@ typedef struct {
   ef_variable *velocity_var, *pressure_var, *reaction_var;
   ef_divergence_bound divergence;
   long steps, iterations;
+  long viscous_iterations; /* implicit viscosity: CG iterations of all stage solves */
+  int viscous_max_stage_iterations;
+  double viscous_max_residual;
+  int ev_viscous;
   int ev_build, ev_prepare, ev_momentum, ev_assembly, ev_solve, ev_correction;
 } ef_openmp_strategy;
 
@@ -72,7 +76,8 @@ static int ef_openmp_create(const ef_strategy_config *config, void **out) {
   EF_CALL_GOTO(ef_model_part_get_variable(s->mp, "REACTION", &s->reaction_var), fail);
   s->ev_build = ef_log_event("setup", "edge data build");
   s->ev_prepare = ef_log_event("step", "1 tau and projections");
-  s->ev_momentum = ef_log_event("step", "1 momentum RK4");
+  s->ev_momentum = ef_log_event("step", s->settings.viscous_implicit ? "1 momentum IMEX" : "1 momentum RK4");
+  if (s->settings.viscous_implicit) s->ev_viscous = ef_log_event("step", "1 viscous stage CG");
   s->ev_assembly = ef_log_event("step", "2 pressure assembly");
   s->ev_solve = ef_log_event("step", "2 pressure CG");
   s->ev_correction = ef_log_event("step", "3 correction");
@@ -185,6 +190,13 @@ static int ef_openmp_solve_step(void *data, double t, double dt, ef_step_info *i
 
   ef_log_event_add(s->ev_prepare, stats.seconds_prepare);
   ef_log_event_add(s->ev_momentum, stats.seconds_momentum);
+  if (s->settings.viscous_implicit) {
+    ef_log_event_add(s->ev_viscous, stats.seconds_viscous);
+    s->viscous_iterations += stats.viscous_iterations;
+    if (stats.viscous_max_stage_iterations > s->viscous_max_stage_iterations)
+      s->viscous_max_stage_iterations = stats.viscous_max_stage_iterations;
+    if (stats.viscous_residual > s->viscous_max_residual) s->viscous_max_residual = stats.viscous_residual;
+  }
   ef_log_event_add_bytes(s->ev_momentum, ef_fs_momentum_bytes(s->fs));
   ef_log_event_add(s->ev_assembly, stats.seconds_assembly);
   ef_log_event_add(s->ev_solve, stats.seconds_solve);
@@ -258,6 +270,16 @@ static int ef_openmp_finalize(void *data) {
            "{\"steps\": %ld, \"cg_iterations\": %ld, \"cg_seconds\": %.6f, \"cg_us_per_iteration\": %.6g}",
            s->steps, s->iterations, total_cg, s->iterations ? 1e6 * total_cg / (double)s->iterations : 0.0);
   EF_CALL(ef_parameters_set_json(s->config.summary, "pressure_solver", json));
+  if (s->settings.viscous_implicit) {
+    double tv = ef_log_event_seconds(s->ev_viscous);
+    snprintf(json, sizeof json,
+             "{\"scheme\": \"IMEX ARS(3,4,3)\", \"stage_solves\": %ld, \"cg_iterations\": %ld, "
+             "\"max_stage_iterations\": %d, \"max_scaled_residual\": %.3e, \"tolerance\": %.3e, "
+             "\"cg_seconds\": %.6f}",
+             3 * s->steps, s->viscous_iterations, s->viscous_max_stage_iterations, s->viscous_max_residual,
+             s->settings.viscous_rtol, tv);
+    EF_CALL(ef_parameters_set_json(s->config.summary, "viscous_solver", json));
+  }
   return EF_SUCCESS;
 }
 

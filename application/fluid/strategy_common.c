@@ -70,6 +70,25 @@ int ef_strategy_read_settings(const ef_strategy_config *config, ef_fs_settings *
   EF_CHECK(fs->tau_c1 >= 0 && fs->tau_c2 >= 0 && fs->tau_c3 >= 0, EF_ERR_PARAMETER,
            "solver_settings.stabilization: tau constants must be >= 0");
   EF_CHECK(fs->velocity_bound > 0, EF_ERR_PARAMETER, "solver_settings.divergence_velocity_bound must be > 0");
+  /* The viscous term in time (docs/implicit_viscosity.md). */
+  const char *vti;
+  ef_parameters iv;
+  EF_CALL(ef_parameters_get_string(config->settings, "viscous_time_integration", &vti));
+  EF_CHECK(!strcmp(vti, "explicit") || !strcmp(vti, "implicit"), EF_ERR_PARAMETER,
+           "solver_settings.viscous_time_integration must be \"explicit\" or \"implicit\", got \"%s\"", vti);
+  fs->viscous_implicit = !strcmp(vti, "implicit");
+  EF_CALL(ef_parameters_get(config->settings, "implicit_viscosity", &iv));
+  EF_CALL(ef_parameters_get_double(iv, "tolerance", &fs->viscous_rtol));
+  long max_it = 0;
+  EF_CALL(ef_parameters_get_int(iv, "max_iteration", &max_it));
+  EF_CHECK(max_it > 0 && max_it <= 1000000000L, EF_ERR_PARAMETER,
+           "solver_settings.implicit_viscosity.max_iteration must be in [1, 1e9], got %ld", max_it);
+  fs->viscous_max_iterations = (int)max_it;
+  EF_CALL(ef_parameters_get_double(iv, "maximum_viscous_number", &fs->viscous_number_max));
+  EF_CHECK(fs->viscous_rtol > 0 && fs->viscous_rtol < 1 && fs->viscous_max_iterations > 0, EF_ERR_PARAMETER,
+           "solver_settings.implicit_viscosity: need 0 < tolerance < 1 and max_iteration > 0");
+  EF_CHECK(fs->viscous_number_max >= 0, EF_ERR_PARAMETER,
+           "solver_settings.implicit_viscosity.maximum_viscous_number must be >= 0 (0: no cap)");
 
   int automatic;
   memset(dt, 0, sizeof *dt);

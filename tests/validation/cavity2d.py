@@ -68,7 +68,7 @@ def main():
             p.pop("output_processes")
         params = vcommon.write_case(args, os.path.join(case, f"ProjectParameters_Re{args.re}.json"),
                                     f"{name}_level{lev}.json", edit)
-        a = edgeflow.FluidAnalysis(params, quiet=True)
+        a = edgeflow.FluidAnalysis(params, quiet=True, overwrite=True)
         a.Initialize()
         mp = a.model_part
         X, E = mp.coordinates(), mp.elements()

@@ -61,7 +61,7 @@ def main():
                 bc[:] = [b for b in bc if b["python_module"] != "apply_noslip_process"] + walls
         params = vcommon.write_case(args, os.path.join(case, "ProjectParameters.json"), f"cavity3d_level{lev}.json",
                                     edit)
-        a = edgeflow.FluidAnalysis(params, quiet=True)
+        a = edgeflow.FluidAnalysis(params, quiet=True, overwrite=True)
         a.Initialize()
         mp = a.model_part
         X, E = mp.coordinates(), mp.elements()

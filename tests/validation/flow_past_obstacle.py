@@ -60,7 +60,7 @@ def re100(args, rep, fpo, ref):
 
     work = os.path.join(args.work, "re100")
     pj, c = fpo.prepare_re100(work, "coarse")
-    a = edgeflow.FluidAnalysis(pj, quiet=True)
+    a = edgeflow.FluidAnalysis(pj, quiet=True, overwrite=True)
     a.Run()
     fr = fpo.read_forces(os.path.join(work, "cylinder_forces.csv"))
     sh = fpo.shedding(fr["time"], fr["Cd"], fr["Cl"], fpo.U_MEAN["re100"])

@@ -36,7 +36,7 @@ def run_level(args, edgeflow, post, case, level, threshold, rep):
         p.pop("output_processes")
     params = vcommon.write_case(args, os.path.join(case, "ProjectParameters.json"), f"kovasznay_level{level}.json",
                                 edit)
-    a = edgeflow.FluidAnalysis(params, quiet=True)
+    a = edgeflow.FluidAnalysis(params, quiet=True, overwrite=True)
     a.Initialize()
     mp = a.model_part
     X, E = mp.coordinates(), mp.elements()

@@ -30,7 +30,7 @@ def main():
     params = vcommon.write_case(args, os.path.join(case, "ProjectParameters.json"), "poiseuille.json",
                                 lambda p: p.pop("output_processes"))
     rep = vcommon.Report("poiseuille", args)
-    a = edgeflow.FluidAnalysis(params, quiet=True)
+    a = edgeflow.FluidAnalysis(params, quiet=True, overwrite=True)
     a.Initialize()
     mon = vcommon.Monitor(a)
     steady = mon.run_to_steady(1e-6, t_max=20.0)

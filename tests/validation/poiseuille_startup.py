@@ -40,7 +40,7 @@ def main():
         p.pop("output_processes")
         p["problem_data"]["end_time"] = t_last * 1.05
     params = vcommon.write_case(args, os.path.join(case, "ProjectParameters.json"), "poiseuille_startup.json", edit)
-    a = edgeflow.FluidAnalysis(params, quiet=True)
+    a = edgeflow.FluidAnalysis(params, quiet=True, overwrite=True)
     a.Initialize()
     mp = a.model_part
     X, E = mp.coordinates(), mp.elements()

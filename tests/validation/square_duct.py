@@ -35,7 +35,7 @@ def main():
     vcommon.gmsh_mesh(args, os.path.join(case, "square_duct.geo"), "square_duct.msh", 3, {"n": args.n})
     params = vcommon.write_case(args, os.path.join(case, "ProjectParameters.json"), "square_duct.json",
                                 lambda p: p.pop("output_processes"))
-    a = edgeflow.FluidAnalysis(params, quiet=True)
+    a = edgeflow.FluidAnalysis(params, quiet=True, overwrite=True)
     a.Initialize()
     mon = vcommon.Monitor(a)
     steady = mon.run_to_steady(1e-4, t_max=15.0)

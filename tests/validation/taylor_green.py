@@ -46,7 +46,7 @@ def run(args, edgeflow, post, case, lev, dt, rep, tag, use_oss=True):
         p.pop("output_processes")
     params = vcommon.write_case(args, os.path.join(case, "ProjectParameters.json"),
                                 f"taylor_green_{tag}_level{lev}.json", edit)
-    a = edgeflow.FluidAnalysis(params, quiet=True)
+    a = edgeflow.FluidAnalysis(params, quiet=True, overwrite=True)
     a.Initialize()
     mp = a.model_part
     X, E = mp.coordinates(), mp.elements()

@@ -35,7 +35,7 @@ def raises(name, call, needle):
     failures.append(f"{name}: no EdgeflowError")
 
 
-a = FluidAnalysis(path, output_folder=os.path.join(work, "out"), quiet=True, max_steps=2)
+a = FluidAnalysis(path, output_folder=os.path.join(work, "out"), quiet=True, max_steps=2, overwrite=True)
 raises("SolveSolutionStep before Initialize", a.SolveSolutionStep, "before ef_analysis_initialize")
 raises("InitializeSolutionStep before Initialize", a.InitializeSolutionStep, "before ef_analysis_initialize")
 raises("FinalizeSolutionStep before Initialize", a.FinalizeSolutionStep, "before ef_analysis_initialize")
