@@ -53,10 +53,12 @@ typedef struct {
   int sweeps;            /* pre = post smoothing sweeps (>= 1) */
   ef_amg_cycle cycle;
   int kcycle_levels;     /* K-cycle: Krylov-accelerated coarse corrections at levels 1..this */
+  int64_t small_rows;    /* device: levels of at most this many rows run in one work-group, one
+                            launch per refresh and per visit (0: never); the host ignores it */
 } ef_amg_settings;
 
 /* Defaults: 10 levels, coarse_enough 256, 3 passes, strength 0.25 (coarse levels 0), omega 4/3, alpha 1,
- * 1 sweep, K-cycle on levels 1..2. */
+ * 1 sweep, K-cycle on levels 1..2, small_rows 4096. */
 void ef_amg_settings_default(ef_amg_settings *s);
 
 /* A square CSR (sorted columns, diagonal stored) seen by the set-up. */
