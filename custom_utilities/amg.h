@@ -109,6 +109,9 @@ void ef_amg_destroy(ef_amg **h);
 /* The fine values changed (same pattern; fine_val replaces the pointer given at creation, NULL
  * keeps it): recompute coarse values, l1 diagonals and the coarsest inverse (OpenMP). */
 int ef_amg_refresh_host(ef_amg *h, const double *fine_val);
+/* The same, coarse values recomputed only when coarse_values (0: l1 diagonals and the
+ * coarsest inverse from the coarse values in place, as the set-up leaves them). */
+int ef_amg_refresh_host_part(ef_amg *h, const double *fine_val, int coarse_values);
 
 /* z = M^-1 r: one cycle on the host (OpenMP, deterministic for any thread count). */
 int ef_amg_apply_host(ef_amg *h, const double *r, double *z);
