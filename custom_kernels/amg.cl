@@ -1,6 +1,7 @@
 /* amg.cl -- the aggregation multigrid on the device: values refresh, l1-Jacobi smoothing with
  * fused restriction and prolongation, the K-cycle's two flexible-CG steps, and the dense
- * coarsest inverse (Gauss-Jordan, one launch per pivot) and solve.  Host side:
+ * coarsest inverse (Gauss-Jordan, one group, one launch) and solve; the levels below a few
+ * thousand rows (refresh and cycle) in one launch of one group each.  Host side:
  * custom_utilities/opencl/opencl_amg.c; the per-row arithmetic is amg_rows.h, shared with the
  * OpenMP apply (host_amg.c).
  *
@@ -14,6 +15,7 @@
  *   AMG_ROW_LANES  items sharing one row in the smoothing and residual kernels (a power of two
  *                  dividing AMG_WGS): consecutive items read consecutive entries, and the lane
  *                  sums of a row are added in lane order
+ *   AMG_SMALL_WGS  items of the one-group kernels (dense inverse, small levels; a power of two)
  *   EF_ROW_PTR_64  the row offsets of the level's matrix are int64 (fine level, nnz >= 2^31) */
 #include "amg_rows.h"
 
@@ -25,6 +27,9 @@
 #endif
 #ifndef AMG_ROW_LANES
 #define AMG_ROW_LANES 4
+#endif
+#ifndef AMG_SMALL_WGS
+#define AMG_SMALL_WGS 256
 #endif
 #define AMG_ROWS_PER_GROUP (AMG_WGS / AMG_ROW_LANES)
 
@@ -72,23 +77,30 @@ double amg_lane_sum(double v, __local double *red) {
   return s;
 }
 
-/* Coarse row I of P^T A P: the fine entries of its members summed in row order. */
+/* Coarse row I of P^T A P (the fine entries of its members summed in row order), then its l1
+ * inverse diagonal (a macro: the fine offsets are amg_rp_t here, int in the small kernel). */
+#define AMG_REFRESH_ROW(I, crp, ccol, cval, cdinv, mp, mem, frp, fcol, fval, agg)                        \
+  do {                                                                                                 \
+    const long cb_ = (crp)[I], ce_ = (crp)[(I) + 1];                                                   \
+    for (long k_ = cb_; k_ < ce_; ++k_) (cval)[k_] = 0.0;                                              \
+    for (int m_ = (mp)[I]; m_ < (mp)[(I) + 1]; ++m_) {                                                 \
+      const int i_ = (mem)[m_];                                                                        \
+      for (long j_ = (frp)[i_]; j_ < (frp)[i_ + 1]; ++j_) {                                            \
+        const int J_ = (agg)[(fcol)[j_]];                                                              \
+        if (J_ >= 0) (cval)[ef_amg_find(cb_, ce_, (ccol), J_)] += (fval)[j_];                          \
+      }                                                                                                \
+    }                                                                                                  \
+    (cdinv)[I] = ef_amg_row_l1_inverse(cb_, ce_, (cval));                                              \
+  } while (0)
+
+/* Coarse row I of P^T A P and the coarse l1 inverse diagonal (refresh and amg_l1 fused). */
 __kernel void amg_refresh(const int nc, __global const int *restrict crp, __global const int *restrict ccol,
-                          __global double *restrict cval, __global const int *restrict mp,
-                          __global const int *restrict mem, __global const amg_rp_t *restrict frp,
-                          __global const int *restrict fcol, __global const double *restrict fval,
-                          __global const int *restrict agg) {
+                          __global double *restrict cval, __global double *restrict cdinv,
+                          __global const int *restrict mp, __global const int *restrict mem,
+                          __global const amg_rp_t *restrict frp, __global const int *restrict fcol,
+                          __global const double *restrict fval, __global const int *restrict agg) {
   const int I = get_global_id(0);
-  if (I >= nc) return;
-  const long cb = crp[I], ce = crp[I + 1];
-  for (long k = cb; k < ce; ++k) cval[k] = 0.0;
-  for (int m = mp[I]; m < mp[I + 1]; ++m) {
-    const int i = mem[m];
-    for (long j = frp[i]; j < frp[i + 1]; ++j) {
-      const int J = agg[fcol[j]];
-      if (J >= 0) cval[ef_amg_find(cb, ce, ccol, J)] += fval[j];
-    }
-  }
+  if (I < nc) AMG_REFRESH_ROW(I, crp, ccol, cval, cdinv, mp, mem, frp, fcol, fval, agg);
 }
 
 /* dinv_i = 1 / sum_j |a_ij|. */
@@ -103,6 +115,28 @@ __kernel void amg_smooth0(const int n, const double omega, __global const double
                           __global const double *restrict r, __global double *restrict x) {
   const int i = get_global_id(0);
   if (i < n) x[i] = omega * dinv[i] * r[i];
+}
+
+/* The first sweep and the residual in one pass (one sweep per side): x = omega D^-1 r and
+ * res = r - A x, with A x gathered from r (the same products in the same order as
+ * amg_smooth0 followed by amg_residual). */
+__kernel __attribute__((reqd_work_group_size(AMG_WGS, 1, 1)))
+void amg_down(const int n, __global const amg_rp_t *restrict rp, __global const int *restrict col,
+              __global const double *restrict val, __global const double *restrict dinv, const double omega,
+              __global const double *restrict r, __global double *restrict x, __global double *restrict res) {
+  __local double red[AMG_WGS];
+  const int i = AMG_ROW(), lane = AMG_LANE();
+  double part = 0.0;
+  if (i < n)
+    for (amg_rp_t j = rp[i] + lane; j < rp[i + 1]; j += AMG_ROW_LANES) {
+      const int c = col[j];
+      part += val[j] * (omega * dinv[c] * r[c]);
+    }
+  const double ax = amg_lane_sum(part, red);
+  if (i < n && lane == 0) {
+    x[i] = omega * dinv[i] * r[i];
+    res[i] = r[i] - ax;
+  }
 }
 
 /* xout = xin + omega D^-1 (r - A xin). */
@@ -225,46 +259,203 @@ void amg_k_combine(const int n, __global const double *restrict v1, __global con
   for (int i = get_global_id(0); i < n; i += get_global_size(0)) xc[i] = c1 * v1[i] + a2 * v2[i];
 }
 
-/* W = A_c (+ beta 1 1^T with beta = trace / nc^2 when null_space); one group. */
-__kernel __attribute__((reqd_work_group_size(AMG_WGS, 1, 1)))
-void amg_dense_fill(const int nc, __global const int *restrict rp, __global const int *restrict col,
-                    __global const double *restrict val, const int null_space, __global double *restrict W) {
-  __local double red[AMG_WGS];
+/* Sum of v over a group of AMG_SMALL_WGS items in a fixed tree order; every item gets it. */
+double amg_small_sum(double v, __local double *red) {
   const int lid = get_local_id(0);
-  const long nn = (long)nc * nc;
-  for (long k = lid; k < nn; k += AMG_WGS) W[k] = 0.0;
+  red[lid] = v;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int s = AMG_SMALL_WGS >> 1; s > 0; s >>= 1) {
+    if (lid < s) red[lid] += red[lid + s];
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  const double t = red[0];
+  barrier(CLK_LOCAL_MEM_FENCE);
+  return t;
+}
+
+/* The dense coarsest inverse by one group: W = A_c (+ beta 1 1^T, beta = trace / nc^2 when
+ * null_space), then Gauss-Jordan in place over all pivots (no pivoting: SPD; the same products
+ * as ef_amg_dense_invert), then W = (W + W^T) / 2.  Per pivot k: the entries outside row and
+ * column k first (they read only row k, column k and the pivot), then row and column k. */
+void amg_dense_inverse_group(const int nc, __global const int *rp, __global const int *col,
+                             __global const double *val, const int null_space, __global double *W,
+                             __local double *red) {
+  const uint lid = get_local_id(0), un = (uint)nc, nn = un * un;
+  for (uint k = lid; k < nn; k += AMG_SMALL_WGS) W[k] = 0.0;
   barrier(CLK_GLOBAL_MEM_FENCE);
   double tr = 0.0;
-  for (int i = lid; i < nc; i += AMG_WGS)
+  for (int i = (int)lid; i < nc; i += AMG_SMALL_WGS)
     for (int j = rp[i]; j < rp[i + 1]; ++j) {
       W[(long)i * nc + col[j]] = val[j];
       if (col[j] == i) tr += val[j];
     }
-  tr = amg_group_sum(tr, red);
+  tr = amg_small_sum(tr, red);
   barrier(CLK_GLOBAL_MEM_FENCE);
   if (null_space) {
     const double beta = tr / ((double)nc * (double)nc);
-    for (long k = lid; k < nn; k += AMG_WGS) W[k] += beta;
+    for (uint k = lid; k < nn; k += AMG_SMALL_WGS) W[k] += beta;
   }
+  barrier(CLK_GLOBAL_MEM_FENCE);
+  for (uint k = 0; k < un; ++k) {
+    const double ip = 1.0 / W[k * un + k];
+    for (uint idx = lid; idx < nn; idx += AMG_SMALL_WGS) {
+      const uint i = idx / un, j = idx - i * un;
+      if (i != k && j != k) W[idx] -= W[i * un + k] * (W[k * un + j] * ip);
+    }
+    barrier(CLK_GLOBAL_MEM_FENCE);
+    for (uint t = lid; t < 2 * un; t += AMG_SMALL_WGS) {
+      if (t < un) W[k * un + t] = (t == k ? 1.0 : W[k * un + t]) * ip; /* row k (pivot included) */
+      else if (t - un != k) W[(t - un) * un + k] = 0.0 - W[(t - un) * un + k] * ip; /* column k */
+    }
+    barrier(CLK_GLOBAL_MEM_FENCE);
+  }
+  for (uint idx = lid; idx < nn; idx += AMG_SMALL_WGS) {
+    const uint i = idx / un, j = idx - i * un;
+    if (i < j) {
+      const double a = 0.5 * (W[idx] + W[j * un + i]);
+      W[idx] = a;
+      W[j * un + i] = a;
+    }
+  }
+  barrier(CLK_GLOBAL_MEM_FENCE);
 }
 
-/* Gauss-Jordan step k (no pivoting, SPD): Wout = Win with row k divided by the pivot and
- * column k eliminated from the other rows, the inverse built in place (as ef_amg_dense_invert). */
-__kernel void amg_gj_step(const int nc, const int k, __global const double *restrict Win,
-                          __global double *restrict Wout) {
-  const int j = get_global_id(0), i = get_global_id(1); /* an nc x nc grid */
-  const long idx = (long)i * nc + j;
-  const double ip = 1.0 / Win[(long)k * nc + k];
-  const double wk = (j == k ? 1.0 : Win[(long)k * nc + j]) * ip;
-  if (i == k) Wout[idx] = wk;
-  else Wout[idx] = (j == k ? 0.0 : Win[idx]) - Win[(long)i * nc + k] * wk;
+/* The whole dense coarsest inverse in one launch of one group (int32 offsets). */
+__kernel __attribute__((reqd_work_group_size(AMG_SMALL_WGS, 1, 1)))
+void amg_dense_inverse(const int nc, __global const int *restrict rp, __global const int *restrict col,
+                       __global const double *restrict val, const int null_space, __global double *W) {
+  __local double red[AMG_SMALL_WGS];
+  amg_dense_inverse_group(nc, rp, col, val, null_space, W, &red[0]);
 }
 
-/* Wout = (Win + Win^T) / 2. */
-__kernel void amg_dense_sym(const int nc, __global const double *restrict Win, __global double *restrict Wout) {
-  const int j = get_global_id(0), i = get_global_id(1); /* an nc x nc grid */
-  const long idx = (long)i * nc + j;
-  Wout[idx] = i == j ? Win[idx] : 0.5 * (Win[idx] + Win[(long)j * nc + i]);
+/* ---------------------------------------------------------------------------------------------
+ * The small levels in one group.  Levels first..n_levels-1 (all at most a few thousand rows)
+ * live in two buffers: ibuf (ints: row offsets, columns, aggregate maps, member offsets and
+ * members) and dbuf (doubles: values, l1 diagonals, level vectors), located by the level table
+ * (AMG_LT ints per level, below); when they start at level 0, its values are the caller's (val0).  amg_small_refresh recomputes their values, diagonals and the
+ * dense inverse; amg_small_cycle runs a list of operations that the host wrote once by walking
+ * the same recursion as the multi-group cycle (opencl_amg.c), one barrier after each. */
+#define AMG_LT 8 /* level table: n, rp, col, val, dinv, agg, mp, mem (offsets into ibuf/dbuf) */
+#define AMG_OPW 8 /* operation: code, level, up to 6 vector operands */
+enum { AMG_OP_SMOOTH0 = 0, AMG_OP_SWEEP = 1, AMG_OP_RESID = 2, AMG_OP_RESTRICT = 3, AMG_OP_POST = 4,
+       AMG_OP_DENSE = 5, AMG_OP_K1 = 6, AMG_OP_K3 = 7 };
+
+/* Values, l1 diagonals (of level `first` too when l1_first) and the dense inverse of the small
+ * levels, the coarse values from the level above summed as amg_refresh does. */
+__kernel __attribute__((reqd_work_group_size(AMG_SMALL_WGS, 1, 1)))
+void amg_small_refresh(const int first, const int n_levels, const int l1_first, __global const int *restrict lt,
+                       __global const int *restrict ibuf, __global double *dbuf,
+                       __global const double *restrict val0, const int null_space, __global double *W) {
+  __local double red[AMG_SMALL_WGS];
+  const int lid = get_local_id(0);
+  if (l1_first) {
+    __global const int *L = lt + first * AMG_LT;
+    for (int i = lid; i < L[0]; i += AMG_SMALL_WGS)
+      dbuf[L[4] + i] = ef_amg_row_l1_inverse(ibuf[L[1] + i], ibuf[L[1] + i + 1], first == 0 ? val0 : dbuf + L[3]);
+  }
+  barrier(CLK_GLOBAL_MEM_FENCE);
+  for (int l = first; l + 1 < n_levels; ++l) {
+    __global const int *F = lt + l * AMG_LT, *C = lt + (l + 1) * AMG_LT;
+    for (int I = lid; I < C[0]; I += AMG_SMALL_WGS)
+      AMG_REFRESH_ROW(I, ibuf + C[1], ibuf + C[2], dbuf + C[3], dbuf + C[4], ibuf + F[6], ibuf + F[7],
+                      ibuf + F[1], ibuf + F[2], l == 0 ? val0 : dbuf + F[3], ibuf + F[5]);
+    barrier(CLK_GLOBAL_MEM_FENCE);
+  }
+  __global const int *Lc = lt + (n_levels - 1) * AMG_LT;
+  amg_dense_inverse_group(Lc[0], ibuf + Lc[1], ibuf + Lc[2], n_levels == 1 ? val0 : dbuf + Lc[3], null_space, W,
+                          &red[0]);
+}
+
+/* Operand v: -1 the input vector, -2 the output vector, else an offset into dbuf. */
+#define AMG_V(v) ((v) == -1 ? vin : (v) == -2 ? vout : dbuf + (v))
+
+/* The coarse correction of the first small level (or the whole cycle when it is level 0):
+ * the operations of `ops` in order, one item per row, sums in row order (amg_rows.h), the
+ * K-cycle's dot products by the group's fixed tree. */
+__kernel __attribute__((reqd_work_group_size(AMG_SMALL_WGS, 1, 1)))
+void amg_small_cycle(const int nops, __global const int *restrict ops, __global const int *restrict lt,
+                     __global const int *restrict ibuf, __global double *dbuf, __global const double *restrict W,
+                     const double omega, const double alpha, __global const double *restrict val0,
+                     __global double *vin, __global double *vout) {
+  __local double red[AMG_SMALL_WGS];
+  const int lid = get_local_id(0);
+  double krho[32], ka1[32]; /* K-cycle scalars of each level, kept between its two steps */
+  for (int o = 0; o < nops; ++o) {
+    __global const int *op = ops + o * AMG_OPW;
+    const int code = op[0], l = op[1];
+    __global const int *L = lt + l * AMG_LT;
+    const int n = L[0];
+    __global const int *rp = ibuf + L[1], *col = ibuf + L[2];
+    __global const double *val = l == 0 ? val0 : dbuf + L[3], *dinv = dbuf + L[4];
+    if (code == AMG_OP_SMOOTH0) {
+      __global double *r = AMG_V(op[2]), *x = AMG_V(op[3]);
+      for (int i = lid; i < n; i += AMG_SMALL_WGS) x[i] = omega * dinv[i] * r[i];
+    } else if (code == AMG_OP_SWEEP) {
+      __global double *r = AMG_V(op[2]), *xi = AMG_V(op[3]), *xo = AMG_V(op[4]);
+      for (int i = lid; i < n; i += AMG_SMALL_WGS)
+        xo[i] = xi[i] + omega * dinv[i] * ef_amg_row_residual(rp[i], rp[i + 1], col, val, xi, r[i]);
+    } else if (code == AMG_OP_RESID) {
+      __global double *r = AMG_V(op[2]), *x = AMG_V(op[3]), *res = AMG_V(op[4]);
+      for (int i = lid; i < n; i += AMG_SMALL_WGS) res[i] = ef_amg_row_residual(rp[i], rp[i + 1], col, val, x, r[i]);
+    } else if (code == AMG_OP_RESTRICT) {
+      __global const int *C = L + AMG_LT, *mp = ibuf + L[6], *mem = ibuf + L[7];
+      __global double *res = AMG_V(op[2]), *rc = AMG_V(op[3]);
+      for (int I = lid; I < C[0]; I += AMG_SMALL_WGS) {
+        double s = 0.0;
+        for (int m = mp[I]; m < mp[I + 1]; ++m) s += res[mem[m]];
+        rc[I] = s;
+      }
+    } else if (code == AMG_OP_POST) {
+      __global const int *agg = ibuf + L[5];
+      __global double *xc = AMG_V(op[2]), *r = AMG_V(op[3]), *xi = AMG_V(op[4]), *xo = AMG_V(op[5]);
+      for (int i = lid; i < n; i += AMG_SMALL_WGS)
+        xo[i] = ef_amg_row_post(rp[i], rp[i + 1], col, val, xi, agg, xc, alpha, omega, dinv[i], r[i], i);
+    } else if (code == AMG_OP_DENSE) {
+      __global double *rc = AMG_V(op[2]), *xc = AMG_V(op[3]);
+      for (int i = lid; i < n; i += AMG_SMALL_WGS) {
+        double s = 0.0;
+        for (int j = 0; j < n; ++j) s += W[(long)j * n + i] * rc[j];
+        xc[i] = s;
+      }
+    }
+    /* K-cycle: reductions outside any branch (every item takes part in every barrier). */
+    const int k1 = code == AMG_OP_K1, k3 = code == AMG_OP_K3;
+    double a = 0.0, b = 0.0, c = 0.0;
+    if (k1) { /* w1 = A v1; v1.w1, v1.rc */
+      __global double *rc = AMG_V(op[2]), *v1 = AMG_V(op[3]), *w1 = AMG_V(op[4]);
+      for (int i = lid; i < n; i += AMG_SMALL_WGS) {
+        const double w = -ef_amg_row_residual(rp[i], rp[i + 1], col, val, v1, 0.0);
+        w1[i] = w;
+        a += v1[i] * w;
+        b += v1[i] * rc[i];
+      }
+    } else if (k3) { /* w2 = A v2; v2.w1, v2.w2, v2.q */
+      __global double *v2 = AMG_V(op[3]), *w1 = AMG_V(op[4]), *w2 = AMG_V(op[5]), *q = AMG_V(op[6]);
+      for (int i = lid; i < n; i += AMG_SMALL_WGS) {
+        const double w = -ef_amg_row_residual(rp[i], rp[i + 1], col, val, v2, 0.0);
+        w2[i] = w;
+        a += v2[i] * w1[i];
+        b += v2[i] * w;
+        c += v2[i] * q[i];
+      }
+    }
+    a = amg_small_sum(a, red);
+    b = amg_small_sum(b, red);
+    c = amg_small_sum(c, red);
+    if (k1) { /* a1 = v1.rc / v1.A v1; q = rc - a1 w1 (own rows: no barrier needed) */
+      __global double *rc = AMG_V(op[2]), *w1 = AMG_V(op[4]), *q = AMG_V(op[5]);
+      krho[l] = a;
+      ka1[l] = a > 0.0 ? b / a : 0.0;
+      for (int i = lid; i < n; i += AMG_SMALL_WGS) q[i] = rc[i] - ka1[l] * w1[i];
+    } else if (k3) { /* xc = (a1 - gamma a2 / rho1) v1 + a2 v2 */
+      __global double *v1 = AMG_V(op[2]), *v2 = AMG_V(op[3]), *xc = AMG_V(op[7]);
+      const double rho1 = krho[l], a1 = ka1[l];
+      const double beta = rho1 > 0.0 ? b - a * a / rho1 : 0.0;
+      const double a2 = beta > 0.0 ? c / beta : 0.0, c1 = rho1 > 0.0 ? a1 - a * a2 / rho1 : 0.0;
+      for (int i = lid; i < n; i += AMG_SMALL_WGS) xc[i] = c1 * v1[i] + a2 * v2[i];
+    }
+    barrier(CLK_GLOBAL_MEM_FENCE);
+  }
 }
 
 /* x = W r, one group of AMG_LANES items per row (W symmetric: row i is contiguous). */

@@ -25,6 +25,7 @@ void ef_amg_settings_default(ef_amg_settings *s) {
   s->sweeps = 1;
   s->cycle = EF_AMG_CYCLE_K;
   s->kcycle_levels = 2;
+  s->small_rows = 4096;
 }
 
 /* A work CSR of the set-up (int64 offsets, owned arrays). */
@@ -52,43 +53,102 @@ typedef struct {
 } amg_view;
 #define AMG_RP(v, i) ((v)->rp64 ? (v)->rp64[i] : (int64_t)(v)->rp32[i])
 
-/* One pairwise matching pass: agg[i] = the pair (or singleton) of row i, rows matched in
- * order with their strongest unmatched negative neighbour; rows with no off-diagonal entry
- * get -1 when drop_isolated. */
-static void amg_pairwise(const amg_view *A, double strength, int drop_isolated, int32_t *agg,
-                         int64_t *nc) {
+/* Strongest candidate of row i: the neighbour k with mate[k] == want, -a_ik >= thr and -a_ik
+ * largest (ties: the first in column order, the smallest index); -1 when none. */
+static int32_t amg_strongest(const amg_view *A, int64_t i, double thr, const int32_t *mate, int32_t want) {
+  int32_t best = -1;
+  double bv = 0.0;
+  for (int64_t j = AMG_RP(A, i); j < AMG_RP(A, i + 1); ++j) {
+    const int32_t k = A->col[j];
+    const double s = -A->val[j];
+    if (k != i && s >= thr && s > bv && (want == -2 ? mate[k] == -2 : (mate[k] >= 0 && mate[k] != k))) {
+      best = k;
+      bv = s;
+    }
+  }
+  return best;
+}
+
+#define AMG_MATCH_ROUNDS 8
+
+/* One pairwise matching pass, parallel and deterministic (the same aggregates for any thread
+ * count): in each round every unmatched row proposes its strongest unmatched negative
+ * neighbour (-a_ik >= strength max_k(-a_ik)), and mutual proposals are matched; after the
+ * rounds (or when no row can propose) a row left over joins the pair of its strongest
+ * neighbour when it has one, else stays alone.  Rows with no off-diagonal entry get -1 when
+ * drop_isolated.  Aggregates are numbered in the order of their smallest row.  work: 3 n ints,
+ * thr: n doubles. */
+static void amg_pairwise(const amg_view *A, double strength, int drop_isolated, int32_t *agg, int64_t *nc,
+                         int32_t *work, double *thr) {
   const int64_t n = A->n;
-  for (int64_t i = 0; i < n; ++i) agg[i] = -2;
-  int64_t c = 0;
+  int32_t *mate = work, *prop = work + n, *lead = work + 2 * n;
+  /* mate: -2 unmatched, -1 dropped, i alone, k its pair; prop: this round's proposal. */
+  EF_OMP(omp parallel for schedule(static))
   for (int64_t i = 0; i < n; ++i) {
-    if (agg[i] != -2) continue;
-    const int64_t b = AMG_RP(A, i), e = AMG_RP(A, i + 1);
     double maxneg = 0.0;
     int has_off = 0;
-    for (int64_t j = b; j < e; ++j)
+    for (int64_t j = AMG_RP(A, i); j < AMG_RP(A, i + 1); ++j)
       if (A->col[j] != i && A->val[j] != 0.0) {
         has_off = 1;
         if (-A->val[j] > maxneg) maxneg = -A->val[j];
       }
-    if (!has_off && drop_isolated) {
-      agg[i] = -1;
-      continue;
+    mate[i] = (!has_off && drop_isolated) ? -1 : maxneg > 0.0 ? -2 : (int32_t)i;
+    thr[i] = strength * maxneg;
+  }
+  int progress = 1;
+  for (int round = 0; round < AMG_MATCH_ROUNDS && progress; ++round) {
+    EF_OMP(omp parallel for schedule(static))
+    for (int64_t i = 0; i < n; ++i) {
+      prop[i] = -1;
+      if (mate[i] != -2) continue;
+      prop[i] = amg_strongest(A, i, thr[i], mate, -2);
     }
-    int64_t best = -1;
-    double bv = 0.0, thr = strength * maxneg;
-    for (int64_t j = b; maxneg > 0.0 && j < e; ++j) {
-      const int32_t k = A->col[j];
-      const double s = -A->val[j];
-      if (k != i && agg[k] == -2 && s >= thr && s > bv) {
-        best = k;
-        bv = s;
+    progress = 0;
+    EF_OMP(omp parallel for schedule(static) reduction(| : progress))
+    for (int64_t i = 0; i < n; ++i) {
+      const int32_t k = prop[i];
+      if (k >= 0 && prop[k] == (int32_t)i) {
+        mate[i] = k; /* k sets mate[k] = i in the same loop: each row writes only itself */
+        progress = 1;
       }
     }
-    agg[i] = (int32_t)c;
-    if (best >= 0) agg[best] = (int32_t)c;
-    ++c;
   }
-  *nc = c;
+  /* Leftovers: join the strongest neighbouring pair (decided on the pairs alone), else alone. */
+  EF_OMP(omp parallel for schedule(static))
+  for (int64_t i = 0; i < n; ++i) {
+    prop[i] = -1;
+    if (mate[i] != -2) continue;
+    const int32_t k = amg_strongest(A, i, thr[i], mate, 0);
+    prop[i] = k >= 0 ? (k < mate[k] ? k : mate[k]) : (int32_t)i; /* the pair's smaller row, or itself */
+  }
+  /* Leader of each row (its aggregate's smallest row in pairs and singletons; the joined pair's). */
+  EF_OMP(omp parallel for schedule(static))
+  for (int64_t i = 0; i < n; ++i) {
+    const int32_t m = mate[i];
+    lead[i] = m == -1 ? -1 : m == -2 ? prop[i] : (m < (int32_t)i ? m : (int32_t)i);
+  }
+  /* Number the leaders in row order: counts per block, then offsets (deterministic). */
+  const int64_t bs = ef_reduction_block_rows(n), nb = (n + bs - 1) / bs;
+  int64_t cnt[1024 + 1];
+  EF_OMP(omp parallel for schedule(static))
+  for (int64_t b = 0; b < nb; ++b) {
+    int64_t c = 0;
+    const int64_t e = (b + 1) * bs < n ? (b + 1) * bs : n;
+    for (int64_t i = b * bs; i < e; ++i) c += lead[i] == (int32_t)i;
+    cnt[b + 1] = c;
+  }
+  cnt[0] = 0;
+  for (int64_t b = 0; b < nb; ++b) cnt[b + 1] += cnt[b];
+  EF_OMP(omp parallel for schedule(static))
+  for (int64_t b = 0; b < nb; ++b) {
+    int64_t c = cnt[b];
+    const int64_t e = (b + 1) * bs < n ? (b + 1) * bs : n;
+    for (int64_t i = b * bs; i < e; ++i) agg[i] = lead[i] == (int32_t)i ? (int32_t)c++ : -1;
+  }
+  EF_OMP(omp parallel for schedule(static))
+  for (int64_t i = 0; i < n; ++i)
+    if (lead[i] >= 0 && lead[i] != (int32_t)i) agg[i] = agg[lead[i]];
+  *nc = cnt[nb];
 }
 
 /* Member lists of the aggregates: mp (nc + 1), mem (rows in aggregate order, rows ascending). */
@@ -176,22 +236,27 @@ static int amg_galerkin(const amg_view *A, const int32_t *agg, int64_t nc, const
   EF_CHECK_GOTO(C->col && C->val, EF_ERR_MEMORY, fail, "AMG: out of memory for a coarse matrix");
   EF_OMP(omp parallel)
   {
-    int32_t *mark = malloc((size_t)(nc > 0 ? nc : 1) * sizeof *mark);
+    int32_t *mark = malloc((size_t)(nc > 0 ? nc : 1) * 2 * sizeof *mark);
     if (!mark) {
       EF_OMP(omp atomic write)
       failed = 1;
     } else {
       for (int64_t I = 0; I < nc; ++I) mark[I] = -1;
+      /* mark[J]: the row being built; then pos[J]: J's place in it (the refresh's binary
+       * search, found once per row: the same sums in the same order). */
+      int32_t *pos = mark + nc;
       EF_OMP(omp for schedule(static))
       for (int64_t I = 0; I < nc; ++I) {
         const int64_t cb = C->rp[I], ce = C->rp[I + 1];
         amg_coarse_row(A, agg, mp, mem, I, mark, C->col + cb);
         amg_sort_row(C->col + cb, ce - cb);
+        for (int64_t k = cb; k < ce; ++k) pos[C->col[k]] = (int32_t)(k - cb);
+        double *cv = C->val + cb;
         for (int32_t m = mp[I]; m < mp[I + 1]; ++m) {
           const int64_t i = mem[m];
           for (int64_t j = AMG_RP(A, i); j < AMG_RP(A, i + 1); ++j) {
             const int32_t J = agg[A->col[j]];
-            if (J >= 0) C->val[ef_amg_find(cb, ce, C->col, J)] += A->val[j];
+            if (J >= 0) cv[pos[J]] += A->val[j];
           }
         }
       }
@@ -237,13 +302,20 @@ static int amg_aggregate(const ef_amg_settings *s, const amg_view *A, int32_t *a
   int err = EF_SUCCESS;
   amg_csr cur = {0};
   int32_t *a = malloc((size_t)(A->n > 0 ? A->n : 1) * sizeof *a);
+  int32_t *work = malloc((size_t)(A->n > 0 ? A->n : 1) * 3 * sizeof *work);
+  double *thr = malloc((size_t)(A->n > 0 ? A->n : 1) * sizeof *thr);
   int32_t *mp = NULL, *mem = NULL;
-  EF_CHECK(a, EF_ERR_MEMORY, "AMG: out of memory in the aggregation");
+  if (!a || !work || !thr) {
+    free(a);
+    free(work);
+    free(thr);
+    return EF_ERROR(EF_ERR_MEMORY, "AMG: out of memory in the aggregation");
+  }
   amg_view v = *A;
   int64_t n_cur = A->n;
   for (int p = 0; p < s->passes; ++p) {
     int64_t c = 0;
-    amg_pairwise(&v, s->strength, p == 0, a, &c);
+    amg_pairwise(&v, s->strength, p == 0, a, &c, work, thr);
     if (p == 0) memcpy(agg, a, (size_t)A->n * sizeof *agg);
     else
       for (int64_t i = 0; i < A->n; ++i) agg[i] = agg[i] >= 0 ? a[agg[i]] : -1;
@@ -263,6 +335,8 @@ static int amg_aggregate(const ef_amg_settings *s, const amg_view *A, int32_t *a
   }
   amg_csr_free(&cur);
   free(a);
+  free(work);
+  free(thr);
   return err;
 }
 
@@ -274,12 +348,13 @@ int ef_amg_create(const ef_amg_settings *s, const ef_amg_matrix *A, ef_amg **out
            "ef_amg_create: empty or NULL matrix");
   EF_CHECK(s->max_levels >= 1 && s->max_levels <= 32 && s->passes >= 1 && s->passes <= 4 &&
                s->omega > 0.0 && s->omega < 2.0 && s->alpha > 0.0 && s->sweeps >= 1 &&
-               s->coarse_enough >= 1 && s->strength >= 0.0 && s->strength <= 1.0,
+               s->coarse_enough >= 1 && s->strength >= 0.0 && s->strength <= 1.0 && s->small_rows >= 0 &&
+               s->small_rows <= 65536,
            EF_ERR_PARAMETER,
            "AMG settings out of range: max_levels %d (1..32), passes %d (1..4), omega %g (0..2), "
-           "alpha %g (> 0), sweeps %d (>= 1), coarse_enough %lld (>= 1), strength %g (0..1)",
+           "alpha %g (> 0), sweeps %d (>= 1), coarse_enough %lld (>= 1), strength %g (0..1), small_rows %lld (0..65536)",
            s->max_levels, s->passes, s->omega, s->alpha, s->sweeps, (long long)s->coarse_enough,
-           s->strength);
+           s->strength, (long long)s->small_rows);
   EF_CHECK(A->n < INT32_MAX, EF_ERR_UNSUPPORTED, "AMG: %lld rows exceed int32 indices", (long long)A->n);
   double t0 = ef_wtime();
   ef_amg *h = calloc(1, sizeof *h);
@@ -348,7 +423,7 @@ int ef_amg_create(const ef_amg_settings *s, const ef_amg_matrix *A, ef_amg **out
     EF_CHECK_GOTO(L->dinv && L->r && L->x && L->t && L->v1 && L->v2 && L->w1 && L->w2 && L->q, EF_ERR_MEMORY,
                   fail, "AMG: out of memory for level vectors");
   }
-  EF_CALL_GOTO(ef_amg_refresh_host(h, NULL), fail);
+  EF_CALL_GOTO(ef_amg_refresh_host_part(h, NULL, 0), fail); /* the Galerkin products made the coarse values */
   h->setup_seconds = ef_wtime() - t0;
   *out = h;
   return EF_SUCCESS;

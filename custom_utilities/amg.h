@@ -53,10 +53,12 @@ typedef struct {
   int sweeps;            /* pre = post smoothing sweeps (>= 1) */
   ef_amg_cycle cycle;
   int kcycle_levels;     /* K-cycle: Krylov-accelerated coarse corrections at levels 1..this */
+  int64_t small_rows;    /* device: levels of at most this many rows run in one work-group, one
+                            launch per refresh and per visit (0: never); the host ignores it */
 } ef_amg_settings;
 
 /* Defaults: 10 levels, coarse_enough 256, 3 passes, strength 0.25 (coarse levels 0), omega 4/3, alpha 1,
- * 1 sweep, K-cycle on levels 1..2. */
+ * 1 sweep, K-cycle on levels 1..2, small_rows 4096. */
 void ef_amg_settings_default(ef_amg_settings *s);
 
 /* A square CSR (sorted columns, diagonal stored) seen by the set-up. */
@@ -107,6 +109,9 @@ void ef_amg_destroy(ef_amg **h);
 /* The fine values changed (same pattern; fine_val replaces the pointer given at creation, NULL
  * keeps it): recompute coarse values, l1 diagonals and the coarsest inverse (OpenMP). */
 int ef_amg_refresh_host(ef_amg *h, const double *fine_val);
+/* The same, coarse values recomputed only when coarse_values (0: l1 diagonals and the
+ * coarsest inverse from the coarse values in place, as the set-up leaves them). */
+int ef_amg_refresh_host_part(ef_amg *h, const double *fine_val, int coarse_values);
 
 /* z = M^-1 r: one cycle on the host (OpenMP, deterministic for any thread count). */
 int ef_amg_apply_host(ef_amg *h, const double *r, double *z);

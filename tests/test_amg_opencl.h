@@ -156,15 +156,20 @@ static int run_opencl(const char *cache) {
   int count = 0;
   if (load_cases(cases, &count)) return 1;
   for (int i = 0; i < count; ++i) {
-    int it[2];
-    for (int cycle = 0; cycle < 2; ++cycle) {
-      ef_amg_settings st;
-      ef_amg_settings_default(&st);
-      st.cycle = cycle ? EF_AMG_CYCLE_K : EF_AMG_CYCLE_V;
-      if (check_device_case(ctx, &cases[i], &st, &it[cycle])) return 1;
+    /* small_rows: the default (levels below 4096 rows in one group) and 0 (every level in
+     * multi-group launches), both against the same host cycle. */
+    for (int small = 0; small < 2; ++small) {
+      int it[2];
+      for (int cycle = 0; cycle < 2; ++cycle) {
+        ef_amg_settings st;
+        ef_amg_settings_default(&st);
+        st.cycle = cycle ? EF_AMG_CYCLE_K : EF_AMG_CYCLE_V;
+        if (!small) st.small_rows = 0;
+        if (check_device_case(ctx, &cases[i], &st, &it[cycle])) return 1;
+      }
+      printf("%-24s device (small_rows %4lld): AMG-CG (V) %3d, AMG-FCG (K) %3d iterations (values rescaled)\n",
+             cases[i].name, small ? 4096LL : 0LL, it[0], it[1]);
     }
-    printf("%-24s device: AMG-CG (V) %3d, AMG-FCG (K) %3d iterations (values rescaled)\n", cases[i].name, it[0],
-           it[1]);
   }
   for (int i = 0; i < count; ++i) ef_linear_system_destroy(&cases[i].sys);
   ef_cl_context_destroy(&ctx);
@@ -183,10 +188,20 @@ static int run_tiny(const char *cache) {
   st.coarse_enough = 4;
   st.passes = 2;
   st.kcycle_levels = 1;
-  st.sweeps = 2;
-  int it = 0;
-  if (check_device_case(ctx, &c, &st, &it)) return 1;
-  printf("tiny: FCG %d iterations\n", it);
+  /* Every kernel: all levels multi-group (one sweep: the fused first sweep and residual), small
+   * levels from level 1 (K-cycle inside the one-group kernel, two sweeps), all levels in one
+   * group (the caller's fine values read by the one-group kernels). */
+  const struct {
+    int64_t small_rows;
+    int sweeps;
+  } cfg[] = {{0, 1}, {60, 2}, {4096, 2}};
+  for (size_t k = 0; k < sizeof cfg / sizeof cfg[0]; ++k) {
+    st.small_rows = cfg[k].small_rows;
+    st.sweeps = cfg[k].sweeps;
+    int it = 0;
+    if (check_device_case(ctx, &c, &st, &it)) return 1;
+    printf("tiny (small_rows %lld, %d sweeps): FCG %d iterations\n", (long long)cfg[k].small_rows, cfg[k].sweeps, it);
+  }
   ef_linear_system_destroy(&c.sys);
   ef_cl_context_destroy(&ctx);
   return 0;

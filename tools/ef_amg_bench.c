@@ -23,6 +23,7 @@ static void usage(FILE *f) {
              "  --rtol R               relative residual (default 1e-8)\n"
              "  --repeat N             timed cold-start solves, the median is reported (default 5)\n"
              "  --passes P --coarse-enough N --kcycle-levels L --sweeps S --alpha A --omega W --max-levels M\n"
+             "  --small-rows N         levels of at most N rows in one work-group (0: never; default 4096)\n"
              "  --check-every K        device state read every K iterations (default 2)\n"
              "  --no-jacobi            skip our Jacobi-CG\n"
              "  --null-space           A has the constant null space\n"
@@ -69,6 +70,7 @@ static int parse(int argc, char **argv, options *o) {
     else if (!strcmp(a, "--alpha")) o->amg.alpha = atof(v);
     else if (!strcmp(a, "--omega")) o->amg.omega = atof(v);
     else if (!strcmp(a, "--max-levels")) o->amg.max_levels = atoi(v);
+    else if (!strcmp(a, "--small-rows")) o->amg.small_rows = atol(v);
     else if (!strcmp(a, "--check-every")) o->check_every = atoi(v);
     else if (!strcmp(a, "--json")) o->json = v;
     else if (!strcmp(a, "--device")) o->device = v;
@@ -143,13 +145,17 @@ static int run(const options *o, int *no_device) {
   }
   qsort(times, reps, sizeof times[0], cmp_double);
   double solve = times[reps / 2], solve_min = times[0];
-  /* Profiled solve: device time by phase. */
+  /* Profiled solve: device time by phase; launches per refresh and per apply (the GPU proxy:
+   * small levels are launch-bound). */
   ef_cl_amg_timing_reset(amg);
   ef_cl_amg_set_profiling(amg, 1);
   EF_CL_CALL_GOTO(clEnqueueFillBuffer(ctx->queue, x, &zero, sizeof zero, 0, (size_t)n * 8, 0, NULL, NULL), done);
   EF_CALL_GOTO(ef_cl_amg_refresh(amg), done);
+  EF_CALL_GOTO(ef_cl_amg_timing_get(amg, &tm), done);
+  const int launches_refresh = tm.launches;
   EF_CALL_GOTO(ef_cl_pcg_solve(pcg, b, x, &res), done);
   EF_CALL_GOTO(ef_cl_amg_timing_get(amg, &tm), done);
+  const double launches_apply = tm.applies > 0 ? (double)(tm.launches - launches_refresh) / tm.applies : 0.0;
   ef_cl_amg_set_profiling(amg, 0);
   double hier = 0.0, work = 0.0, fine = 0.0, opc = 0.0;
   ef_amg_memory(h, NULL, &fine, NULL, &opc);
@@ -190,6 +196,8 @@ static int run(const options *o, int *no_device) {
   printf("phases (profiled) smooth %.6f restrict %.6f post %.6f krylov %.6f coarse %.6f s; %d applies, %d launches\n",
          tm.smooth_seconds, tm.restrict_seconds, tm.post_seconds, tm.krylov_seconds, tm.coarse_seconds, tm.applies,
          tm.launches);
+  printf("launches          %d per refresh, %.1f per preconditioner apply, %.1f per outer iteration (+4: PCG spmv, "
+         "update, dot, direction)\n", launches_refresh, launches_apply, launches_apply + 4.0);
   if (o->jacobi)
     printf("Jacobi-CG         %d iterations, true residual %.3e, solve %.6f s; ratio Jacobi / AMG %.2f\n", jac_it,
            jac_true, jac_time, jac_time / solve);
@@ -201,11 +209,11 @@ static int run(const options *o, int *no_device) {
           "\"work_memory_ratio\": %.4f, \"setup_s\": %.6f, \"host_setup_s\": %.6f, \"refresh_s\": %.6f, "
           "\"iterations\": %d, \"true_relres\": %.3e, \"solve_s\": %.6f, \"solve_min_s\": %.6f, "
           "\"smooth_s\": %.6f, \"restrict_s\": %.6f, \"post_s\": %.6f, \"krylov_s\": %.6f, \"coarse_s\": %.6f, "
-          "\"launches\": %d, \"jacobi_iterations\": %d, \"jacobi_true_relres\": %.3e, \"jacobi_solve_s\": %.6f}\n",
+          "\"launches\": %d, \"launches_per_refresh\": %d, \"launches_per_iteration\": %.1f, \"jacobi_iterations\": %d, \"jacobi_true_relres\": %.3e, \"jacobi_solve_s\": %.6f}\n",
           ctx->device_name, o->file, (long long)n, (long long)sys->nnz, ps.flexible ? "K" : "V", h->n_levels,
           (long long)h->nc, opc, hier / fine, work / fine, setup, host_setup, refresh, res.iterations,
           res.true_relres, solve, solve_min, tm.smooth_seconds, tm.restrict_seconds, tm.post_seconds,
-          tm.krylov_seconds, tm.coarse_seconds, tm.launches, jac_it, jac_true, jac_time);
+          tm.krylov_seconds, tm.coarse_seconds, tm.launches, launches_refresh, launches_apply + 4.0, jac_it, jac_true, jac_time);
   if (jf != stdout) fclose(jf);
 done:
   if (b) clReleaseMemObject(b);

@@ -56,11 +56,13 @@ static void amg_refresh_level(const ef_amg_level *F, ef_amg_level *C) {
 }
 
 /* Coarse values, l1 diagonals and the coarsest inverse from the fine values. */
-int ef_amg_refresh_host(ef_amg *h, const double *fine_val) {
+int ef_amg_refresh_host(ef_amg *h, const double *fine_val) { return ef_amg_refresh_host_part(h, fine_val, 1); }
+
+int ef_amg_refresh_host_part(ef_amg *h, const double *fine_val, int coarse_values) {
   EF_CHECK(h, EF_ERR_PARAMETER, "ef_amg_refresh_host: no hierarchy");
   double t0 = ef_wtime();
   if (fine_val) h->lev[0].val = fine_val;
-  for (int l = 0; l + 1 < h->n_levels; ++l) amg_refresh_level(&h->lev[l], &h->lev[l + 1]);
+  for (int l = 0; coarse_values && l + 1 < h->n_levels; ++l) amg_refresh_level(&h->lev[l], &h->lev[l + 1]);
   for (int l = 0; l < h->n_levels; ++l) {
     ef_amg_level *L = &h->lev[l];
     EF_OMP(omp parallel for schedule(static))

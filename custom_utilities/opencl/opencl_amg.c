@@ -13,12 +13,14 @@
 #define AMG_LANES 64
 #define AMG_ROW_LANES 4 /* items per row of the row kernels (sweep, residual, post) */
 #define AMG_MAX_GROUPS 256 /* groups of the K-cycle reduction kernels */
+#define AMG_SMALL_WGS 256  /* items of the one-group kernels (fewer when the device allows fewer) */
 
 enum { PH_REFRESH, PH_SMOOTH, PH_RESTRICT, PH_POST, PH_KRYLOV, PH_COARSE, PH_COUNT };
 
 typedef struct {
   cl_program program;
-  cl_kernel refresh, l1, smooth0, sweep, resid, restr, post, k_first, k_second, k_third, k_combine, fill, gj, sym, solve;
+  cl_kernel refresh, l1, down, smooth0, sweep, resid, restr, post, k_first, k_second, k_third, k_combine, dense_inv,
+      solve, small_refresh, small_cycle;
 } amg_kernels;
 
 typedef struct {
@@ -27,7 +29,14 @@ typedef struct {
   int owns_matrix;
   cl_mem dinv, agg, mp, mem;
   cl_mem r, x, t, v1, v2, w1, w2, q, part, part2;
+  int voff[8]; /* small levels: offsets in dbuf of r, x, t, v1, v2, w1, w2, q */
 } amg_dlevel;
+
+enum { AV_R, AV_X, AV_T, AV_V1, AV_V2, AV_W1, AV_W2, AV_Q };
+/* Mirrors amg.cl. */
+enum { OP_SMOOTH0 = 0, OP_SWEEP = 1, OP_RESID = 2, OP_RESTRICT = 3, OP_POST = 4, OP_DENSE = 5, OP_K1 = 6, OP_K3 = 7 };
+#define AMG_LT 8
+#define AMG_OPW 8
 
 struct ef_cl_amg_s {
   ef_cl_context *ctx;
@@ -37,8 +46,12 @@ struct ef_cl_amg_s {
   int32_t *host_col;
   amg_kernels kf, kc; /* fine-level (its row offset type) and coarse-level kernels */
   amg_dlevel lev[32];
-  cl_mem W, W2; /* dense coarsest inverse and its ping-pong partner */
-  cl_mem W_final;
+  cl_mem W; /* dense coarsest inverse */
+  /* The small levels (first_small .. n_levels - 1, at most settings.small_rows rows each) in
+   * two buffers, one group per launch (amg.cl): level table, operation list, ints, doubles. */
+  int first_small, n_ops, small_wgs;
+  cl_mem lt, ops, ibuf, dbuf, dummy;
+  int lt_host[32 * 8];
   int profiling;
   cl_event *events;
   int *event_phase;
@@ -65,8 +78,9 @@ static int amg_buffer(ef_cl_context *ctx, size_t bytes, const void *host, cl_mem
 }
 
 static void amg_kernels_release(amg_kernels *k) {
-  cl_kernel *all[] = {&k->refresh, &k->l1,       &k->smooth0,   &k->sweep, &k->resid, &k->restr, &k->post, &k->k_first,
-                      &k->k_second, &k->k_third, &k->k_combine, &k->fill,  &k->gj,    &k->sym,  &k->solve};
+  cl_kernel *all[] = {&k->refresh,  &k->l1,      &k->down,      &k->smooth0,   &k->sweep,         &k->resid,
+                      &k->restr,    &k->post,    &k->k_first,   &k->k_second,  &k->k_third,       &k->k_combine,
+                      &k->dense_inv, &k->solve,  &k->small_refresh, &k->small_cycle};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i)
     if (*all[i]) clReleaseKernel(*all[i]), *all[i] = NULL;
   if (k->program) clReleaseProgram(k->program);
@@ -74,21 +88,23 @@ static void amg_kernels_release(amg_kernels *k) {
 }
 
 /* Build amg.cl (row offsets int64 when wide) and create its kernels. */
-static int amg_kernels_build(ef_cl_context *ctx, int wide, amg_kernels *k) {
+static int amg_kernels_build(ef_cl_context *ctx, int wide, int small_wgs, amg_kernels *k) {
   memset(k, 0, sizeof *k);
-  char options[128];
-  snprintf(options, sizeof options, "-D AMG_WGS=%d -D AMG_LANES=%d -D AMG_ROW_LANES=%d%s", AMG_WGS, AMG_LANES,
-           AMG_ROW_LANES, wide ? " -D EF_ROW_PTR_64" : "");
+  char options[160];
+  snprintf(options, sizeof options, "-D AMG_WGS=%d -D AMG_LANES=%d -D AMG_ROW_LANES=%d -D AMG_SMALL_WGS=%d%s", AMG_WGS,
+           AMG_LANES, AMG_ROW_LANES, small_wgs, wide ? " -D EF_ROW_PTR_64" : "");
   EF_CALL(ef_cl_program_get(ctx, AMG_SOURCE, options, &k->program));
   struct {
     const char *name;
     cl_kernel *kernel;
-  } list[] = {{"amg_refresh", &k->refresh},   {"amg_l1", &k->l1},           {"amg_smooth0", &k->smooth0},
-              {"amg_sweep", &k->sweep},       {"amg_residual", &k->resid},  {"amg_restrict", &k->restr},
-              {"amg_post", &k->post},
-              {"amg_k_first", &k->k_first},   {"amg_k_second", &k->k_second}, {"amg_k_third", &k->k_third},
-              {"amg_k_combine", &k->k_combine}, {"amg_dense_fill", &k->fill}, {"amg_gj_step", &k->gj},
-              {"amg_dense_sym", &k->sym},     {"amg_dense_solve", &k->solve}};
+  } list[] = {{"amg_refresh", &k->refresh},         {"amg_l1", &k->l1},
+              {"amg_down", &k->down},               {"amg_smooth0", &k->smooth0},
+              {"amg_sweep", &k->sweep},             {"amg_residual", &k->resid},
+              {"amg_restrict", &k->restr},          {"amg_post", &k->post},
+              {"amg_k_first", &k->k_first},         {"amg_k_second", &k->k_second},
+              {"amg_k_third", &k->k_third},         {"amg_k_combine", &k->k_combine},
+              {"amg_dense_inverse", &k->dense_inv}, {"amg_dense_solve", &k->solve},
+              {"amg_small_refresh", &k->small_refresh}, {"amg_small_cycle", &k->small_cycle}};
   for (size_t i = 0; i < sizeof list / sizeof list[0]; ++i) {
     cl_int st;
     *list[i].kernel = clCreateKernel(k->program, list[i].name, &st);
@@ -116,20 +132,6 @@ static int amg_launch(ef_cl_amg *a, cl_kernel k, size_t items, size_t local, int
   return EF_SUCCESS;
 }
 
-/* Enqueue kernel on an n x n grid (the dense kernels; the driver picks the group shape). */
-static int amg_launch_square(ef_cl_amg *a, cl_kernel k, size_t n, int phase) {
-  size_t global[2] = {n, n};
-  cl_event ev = NULL;
-  int keep = a->profiling && a->n_events < a->cap_events;
-  EF_CL_CALL(clEnqueueNDRangeKernel(a->ctx->queue, k, 2, NULL, global, NULL, 0, NULL, keep ? &ev : NULL));
-  a->launches++;
-  if (keep) {
-    a->events[a->n_events] = ev;
-    a->event_phase[a->n_events++] = phase;
-  }
-  return EF_SUCCESS;
-}
-
 /* Enqueue a row kernel (AMG_ROW_LANES items per row) over n rows. */
 static int amg_launch_rows(ef_cl_amg *a, cl_kernel k, int n, int phase) {
   const size_t rows_per_group = AMG_WGS / AMG_ROW_LANES;
@@ -142,6 +144,157 @@ static const amg_kernels *amg_k(const ef_cl_amg *a, int l) { return l == 0 ? &a-
 /* Upload an int32 array. */
 static int amg_upload_i32(ef_cl_context *ctx, const int32_t *v, int64_t count, cl_mem *out) {
   return amg_buffer(ctx, (size_t)count * sizeof(int32_t), v, out);
+}
+
+/* The operation list of the small levels (amg.cl's amg_small_cycle), written by walking the
+ * recursion of amg_cycle / amg_correction below; vector operands: -1 / -2 the kernel's input /
+ * output vector, else offsets into dbuf. */
+typedef struct {
+  int *ops;
+  int n, cap, failed;
+} amg_oplist;
+
+static void amg_op(amg_oplist *o, int code, int l, int v0, int v1, int v2, int v3, int v4, int v5) {
+  if (o->n == o->cap) {
+    int cap = o->cap ? 2 * o->cap : 64;
+    int *p = realloc(o->ops, (size_t)cap * AMG_OPW * sizeof *p);
+    if (!p) {
+      o->failed = 1;
+      return;
+    }
+    o->ops = p, o->cap = cap;
+  }
+  int *w = o->ops + (size_t)o->n++ * AMG_OPW;
+  w[0] = code, w[1] = l, w[2] = v0, w[3] = v1, w[4] = v2, w[5] = v3, w[6] = v4, w[7] = v5;
+}
+
+#define AMG_VO(l, v) (a->lev[l].voff[v])
+static void amg_gen_cycle(const ef_cl_amg *a, amg_oplist *o, int l, int r, int x);
+
+static void amg_gen_correction(const ef_cl_amg *a, amg_oplist *o, int c, int rc, int xc) {
+  const ef_amg *h = a->h;
+  if (c == h->n_levels - 1) {
+    amg_op(o, OP_DENSE, c, rc, xc, 0, 0, 0, 0);
+    return;
+  }
+  if (h->s.cycle != EF_AMG_CYCLE_K || c > h->s.kcycle_levels) {
+    amg_gen_cycle(a, o, c, rc, xc);
+    return;
+  }
+  amg_gen_cycle(a, o, c, rc, AMG_VO(c, AV_V1));
+  amg_op(o, OP_K1, c, rc, AMG_VO(c, AV_V1), AMG_VO(c, AV_W1), AMG_VO(c, AV_Q), 0, 0);
+  amg_gen_cycle(a, o, c, AMG_VO(c, AV_Q), AMG_VO(c, AV_V2));
+  amg_op(o, OP_K3, c, AMG_VO(c, AV_V1), AMG_VO(c, AV_V2), AMG_VO(c, AV_W1), AMG_VO(c, AV_W2), AMG_VO(c, AV_Q), xc);
+}
+
+static void amg_gen_cycle(const ef_cl_amg *a, amg_oplist *o, int l, int r, int x) {
+  const int nu = a->h->s.sweeps;
+  const int buf[2] = {x, AMG_VO(l, AV_T)};
+  int cur = buf[(2 * nu - 1) & 1];
+  amg_op(o, OP_SMOOTH0, l, r, cur, 0, 0, 0, 0);
+  for (int s = 2; s <= nu; ++s) {
+    const int next = buf[(2 * nu - s) & 1];
+    amg_op(o, OP_SWEEP, l, r, cur, next, 0, 0, 0);
+    cur = next;
+  }
+  amg_op(o, OP_RESID, l, r, cur, AMG_VO(l, AV_W2), 0, 0, 0);
+  amg_op(o, OP_RESTRICT, l, AMG_VO(l, AV_W2), AMG_VO(l + 1, AV_R), 0, 0, 0, 0);
+  amg_gen_correction(a, o, l + 1, AMG_VO(l + 1, AV_R), AMG_VO(l + 1, AV_X));
+  int next = buf[(nu - 1) & 1];
+  amg_op(o, OP_POST, l, AMG_VO(l + 1, AV_X), r, cur, next, 0, 0);
+  cur = next;
+  for (int s = nu + 2; s <= 2 * nu; ++s) {
+    next = buf[(2 * nu - s) & 1];
+    amg_op(o, OP_SWEEP, l, r, cur, next, 0, 0, 0);
+    cur = next;
+  }
+}
+
+/* A sub-buffer of count elements of size bytes at element offset off of parent. */
+static int amg_sub(cl_mem parent, int64_t off, int64_t count, size_t size, cl_mem *out) {
+  cl_buffer_region reg = {(size_t)off * size, (size_t)(count > 0 ? count : 1) * size};
+  cl_int st;
+  *out = clCreateSubBuffer(parent, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &reg, &st);
+  EF_CL_CHECK_STATUS(st, "clCreateSubBuffer (AMG small levels)");
+  return EF_SUCCESS;
+}
+
+static int64_t amg_align(int64_t off, int64_t a) { return (off + a - 1) / a * a; }
+
+/* Lay out the small levels in ibuf / dbuf (level table lt_host), upload their structure, make
+ * the sub-buffers that the multi-group kernels of the level above share with them (pattern,
+ * values, l1 diagonal, right-hand side and correction), and upload the operation list. */
+static int amg_small_create(ef_cl_amg *a) {
+  const ef_amg *h = a->h;
+  ef_cl_context *ctx = a->ctx;
+  const int s = a->first_small, nl = h->n_levels;
+  if (s >= nl) return EF_SUCCESS;
+  cl_uint align_bits = 1024;
+  clGetDeviceInfo(ctx->device, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof align_bits, &align_bits, NULL);
+  const int64_t ai = align_bits / 32 > 0 ? align_bits / 32 : 1, ad = align_bits / 64 > 0 ? align_bits / 64 : 1;
+  int64_t io = 0, dof = 0;
+  for (int l = s; l < nl; ++l) {
+    const ef_amg_level *L = &h->lev[l];
+    int *t = a->lt_host + l * AMG_LT;
+    t[0] = (int)L->n;
+    t[1] = (int)(io = amg_align(io, ai)), io += L->n + 1;
+    t[2] = (int)(io = amg_align(io, ai)), io += L->nnz;
+    if (l + 1 < nl) {
+      t[5] = (int)(io = amg_align(io, ai)), io += L->n;
+      t[6] = (int)(io = amg_align(io, ai)), io += h->lev[l + 1].n + 1;
+      t[7] = (int)(io = amg_align(io, ai)), io += L->mem_ptr[h->lev[l + 1].n];
+    }
+    t[3] = (int)(dof = amg_align(dof, ad)), dof += L->nnz;
+    t[4] = (int)(dof = amg_align(dof, ad)), dof += L->n;
+    for (int v = 0; v < 8; ++v) a->lev[l].voff[v] = (int)(dof = amg_align(dof, ad)), dof += L->n;
+  }
+  EF_CHECK(io < INT32_MAX && dof < INT32_MAX, EF_ERR_UNSUPPORTED, "AMG: the small levels exceed int32 offsets");
+  int32_t *ih = calloc((size_t)io + 1, sizeof *ih);
+  double *dh = calloc((size_t)dof + 1, sizeof *dh);
+  int err = EF_SUCCESS;
+  amg_oplist o = {0};
+  EF_CHECK_GOTO(ih && dh, EF_ERR_MEMORY, done, "AMG: out of memory");
+  for (int l = s; l < nl; ++l) {
+    const ef_amg_level *L = &h->lev[l];
+    const int *t = a->lt_host + l * AMG_LT;
+    for (int64_t i = 0; i <= L->n; ++i) ih[t[1] + i] = L->row_ptr64 ? (int32_t)L->row_ptr64[i] : L->row_ptr[i];
+    memcpy(ih + t[2], L->col, (size_t)L->nnz * sizeof *ih);
+    if (l + 1 < nl) {
+      memcpy(ih + t[5], L->agg, (size_t)L->n * sizeof *ih);
+      memcpy(ih + t[6], L->mem_ptr, (size_t)(h->lev[l + 1].n + 1) * sizeof *ih);
+      memcpy(ih + t[7], L->mem, (size_t)L->mem_ptr[h->lev[l + 1].n] * sizeof *ih);
+    }
+  }
+  EF_CALL_GOTO(amg_buffer(ctx, (size_t)(io + 1) * 4, ih, &a->ibuf), done);
+  EF_CALL_GOTO(amg_buffer(ctx, (size_t)(dof + 1) * 8, dh, &a->dbuf), done);
+  EF_CALL_GOTO(amg_buffer(ctx, sizeof a->lt_host, a->lt_host, &a->lt), done);
+  EF_CALL_GOTO(amg_buffer(ctx, 8, dh, &a->dummy), done);
+  for (int l = s > 0 ? s : 1; l < nl; ++l) {
+    const ef_amg_level *L = &h->lev[l];
+    const int *t = a->lt_host + l * AMG_LT;
+    amg_dlevel *D = &a->lev[l];
+    D->owns_matrix = 1;
+    EF_CALL_GOTO(amg_sub(a->ibuf, t[1], L->n + 1, 4, &D->rp), done);
+    EF_CALL_GOTO(amg_sub(a->ibuf, t[2], L->nnz, 4, &D->col), done);
+    EF_CALL_GOTO(amg_sub(a->dbuf, t[3], L->nnz, 8, &D->val), done);
+    EF_CALL_GOTO(amg_sub(a->dbuf, t[4], L->n, 8, &D->dinv), done);
+    EF_CALL_GOTO(amg_sub(a->dbuf, D->voff[AV_R], L->n, 8, &D->r), done);
+    EF_CALL_GOTO(amg_sub(a->dbuf, D->voff[AV_X], L->n, 8, &D->x), done);
+  }
+  if (s == 0) {
+    if (nl == 1) amg_gen_correction(a, &o, 0, -1, -2);
+    else amg_gen_cycle(a, &o, 0, -1, -2);
+  } else {
+    amg_gen_correction(a, &o, s, AMG_VO(s, AV_R), AMG_VO(s, AV_X));
+  }
+  EF_CHECK_GOTO(!o.failed && o.n > 0, EF_ERR_MEMORY, done, "AMG: out of memory for the operation list");
+  a->n_ops = o.n;
+  EF_CALL_GOTO(amg_buffer(ctx, (size_t)o.n * AMG_OPW * sizeof(int), o.ops, &a->ops), done);
+done:
+  free(ih);
+  free(dh);
+  free(o.ops);
+  return err;
 }
 
 /* Build (host), upload, refresh (device). */
@@ -167,9 +320,20 @@ int ef_cl_amg_create(ef_cl_context *ctx, const ef_cl_csr *A, const ef_amg_matrix
                 "AMG: the host matrix (%lld rows, %lld nonzeros) is not the device one (%lld, %lld)",
                 (long long)M.n, (long long)M.nnz, (long long)A->n, (long long)A->nnz);
   EF_CALL_GOTO(ef_amg_create(settings, &M, &a->h), fail);
-  EF_CALL_GOTO(amg_kernels_build(ctx, A->row_ptr_64, &a->kf), fail);
-  EF_CALL_GOTO(amg_kernels_build(ctx, 0, &a->kc), fail);
+  {
+    size_t wg = ctx->max_work_group_size ? ctx->max_work_group_size : 64;
+    a->small_wgs = 1;
+    while ((size_t)a->small_wgs * 2 <= wg && a->small_wgs < AMG_SMALL_WGS) a->small_wgs *= 2;
+  }
+  EF_CALL_GOTO(amg_kernels_build(ctx, A->row_ptr_64, a->small_wgs, &a->kf), fail);
+  EF_CALL_GOTO(amg_kernels_build(ctx, 0, a->small_wgs, &a->kc), fail);
   const ef_amg *h = a->h;
+  a->first_small = h->n_levels;
+  for (int l = 0; settings->small_rows > 0 && l < h->n_levels; ++l)
+    if (h->lev[l].n <= settings->small_rows) {
+      a->first_small = l;
+      break;
+    }
   for (int l = 0; l < h->n_levels; ++l) {
     const ef_amg_level *L = &h->lev[l];
     amg_dlevel *D = &a->lev[l];
@@ -177,9 +341,9 @@ int ef_cl_amg_create(ef_cl_context *ctx, const ef_cl_csr *A, const ef_amg_matrix
     D->nnz = (int)L->nnz;
     int64_t gr = (L->n + AMG_WGS - 1) / AMG_WGS;
     D->groups = (int)(gr < 1 ? 1 : gr > AMG_MAX_GROUPS ? AMG_MAX_GROUPS : gr);
-    if (l == 0) {
-      D->rp = A->row_ptr, D->col = A->col_idx, D->val = A->values;
-    } else {
+    if (l == 0) D->rp = A->row_ptr, D->col = A->col_idx, D->val = A->values;
+    if (l >= a->first_small) continue; /* amg_small_create */
+    if (l > 0) {
       D->owns_matrix = 1;
       EF_CALL_GOTO(amg_upload_i32(ctx, L->row_ptr, L->n + 1, &D->rp), fail);
       EF_CALL_GOTO(amg_upload_i32(ctx, L->col, L->nnz, &D->col), fail);
@@ -199,9 +363,8 @@ int ef_cl_amg_create(ef_cl_context *ctx, const ef_cl_csr *A, const ef_amg_matrix
     EF_CALL_GOTO(amg_buffer(ctx, (size_t)D->groups * 2 * 8, NULL, &D->part), fail);
     EF_CALL_GOTO(amg_buffer(ctx, (size_t)D->groups * 3 * 8, NULL, &D->part2), fail);
   }
-  size_t wb = (size_t)(h->nc * h->nc) * 8;
-  EF_CALL_GOTO(amg_buffer(ctx, wb, NULL, &a->W), fail);
-  EF_CALL_GOTO(amg_buffer(ctx, wb, NULL, &a->W2), fail);
+  EF_CALL_GOTO(amg_buffer(ctx, (size_t)(h->nc * h->nc) * 8, NULL, &a->W), fail);
+  EF_CALL_GOTO(amg_small_create(a), fail);
   EF_CALL_GOTO(ef_cl_amg_refresh(a), fail);
   EF_CL_CALL_GOTO(clFinish(ctx->queue), fail);
   a->setup_seconds = ef_wtime() - t0;
@@ -224,7 +387,11 @@ void ef_cl_amg_destroy(ef_cl_amg **amg) {
     for (size_t i = 0; i < sizeof m / sizeof m[0]; ++i) amg_release_mem(m[i]);
   }
   amg_release_mem(&a->W);
-  amg_release_mem(&a->W2);
+  amg_release_mem(&a->lt);
+  amg_release_mem(&a->ops);
+  amg_release_mem(&a->ibuf);
+  amg_release_mem(&a->dbuf);
+  amg_release_mem(&a->dummy);
   amg_kernels_release(&a->kf);
   amg_kernels_release(&a->kc);
   ef_cl_amg_set_profiling(a, 0);
@@ -236,45 +403,54 @@ void ef_cl_amg_destroy(ef_cl_amg **amg) {
   *amg = NULL;
 }
 
-/* Coarse values, l1 diagonals, dense coarsest inverse (Gauss-Jordan, one launch per pivot). */
+/* Coarse values with their l1 diagonals (one launch per level above the small ones), the fine
+ * l1 diagonal, then the small levels and the dense coarsest inverse in one group. */
 int ef_cl_amg_refresh(ef_cl_amg *a) {
   EF_CHECK(a, EF_ERR_PARAMETER, "ef_cl_amg_refresh: no AMG");
   const ef_amg *h = a->h;
-  for (int l = 0; l + 1 < h->n_levels; ++l) {
-    amg_dlevel *F = &a->lev[l], *C = &a->lev[l + 1];
-    cl_kernel k = amg_k(a, l)->refresh;
-    EF_CL_SET_ARGS(k, EF_CL_ARG(C->n), EF_CL_ARG(C->rp), EF_CL_ARG(C->col), EF_CL_ARG(C->val), EF_CL_ARG(F->mp),
-                   EF_CL_ARG(F->mem), EF_CL_ARG(F->rp), EF_CL_ARG(F->col), EF_CL_ARG(F->val), EF_CL_ARG(F->agg));
-    EF_CALL(amg_launch(a, k, (size_t)C->n, AMG_WGS, PH_REFRESH));
-  }
-  for (int l = 0; l < h->n_levels; ++l) {
-    amg_dlevel *L = &a->lev[l];
-    cl_kernel k = amg_k(a, l)->l1;
+  const int s = a->first_small, nl = h->n_levels, ns = h->constant_null_space;
+  if (s > 0) {
+    amg_dlevel *L = &a->lev[0];
+    cl_kernel k = a->kf.l1;
     EF_CL_SET_ARGS(k, EF_CL_ARG(L->n), EF_CL_ARG(L->rp), EF_CL_ARG(L->val), EF_CL_ARG(L->dinv));
     EF_CALL(amg_launch(a, k, (size_t)L->n, AMG_WGS, PH_REFRESH));
   }
-  const int lc = h->n_levels - 1, nc = (int)h->nc, ns = h->constant_null_space;
-  amg_dlevel *Lc = &a->lev[lc];
-  /* The fill kernel reads int32 offsets: a one-level hierarchy uses the coarse kernels only
-   * when the fine offsets are int32 (always, below 2^31 nonzeros, which nc <= 4096 implies). */
-  cl_kernel k = a->kc.fill;
+  for (int l = 0; l + 1 < nl && l < s; ++l) {
+    amg_dlevel *F = &a->lev[l], *C = &a->lev[l + 1];
+    cl_kernel k = amg_k(a, l)->refresh;
+    EF_CL_SET_ARGS(k, EF_CL_ARG(C->n), EF_CL_ARG(C->rp), EF_CL_ARG(C->col), EF_CL_ARG(C->val), EF_CL_ARG(C->dinv),
+                   EF_CL_ARG(F->mp), EF_CL_ARG(F->mem), EF_CL_ARG(F->rp), EF_CL_ARG(F->col), EF_CL_ARG(F->val),
+                   EF_CL_ARG(F->agg));
+    EF_CALL(amg_launch(a, k, (size_t)C->n, AMG_WGS, PH_REFRESH));
+  }
+  if (s < nl) {
+    const int l1_first = s == 0;
+    cl_mem val0 = s == 0 ? a->lev[0].val : a->dummy;
+    cl_kernel k = a->kc.small_refresh;
+    EF_CL_SET_ARGS(k, EF_CL_ARG(s), EF_CL_ARG(nl), EF_CL_ARG(l1_first), EF_CL_ARG(a->lt), EF_CL_ARG(a->ibuf),
+                   EF_CL_ARG(a->dbuf), EF_CL_ARG(val0), EF_CL_ARG(ns), EF_CL_ARG(a->W));
+    return amg_launch(a, k, (size_t)a->small_wgs, (size_t)a->small_wgs, PH_REFRESH);
+  }
+  /* No small levels: the dense inverse alone (int32 offsets: a one-level hierarchy has int32
+   * fine offsets, below 2^31 nonzeros, which nc <= 4096 implies). */
+  const int nc = (int)h->nc;
+  amg_dlevel *Lc = &a->lev[nl - 1];
+  cl_kernel k = a->kc.dense_inv;
   EF_CL_SET_ARGS(k, EF_CL_ARG(nc), EF_CL_ARG(Lc->rp), EF_CL_ARG(Lc->col), EF_CL_ARG(Lc->val), EF_CL_ARG(ns),
                  EF_CL_ARG(a->W));
-  EF_CALL(amg_launch(a, k, AMG_WGS, AMG_WGS, PH_REFRESH));
-  cl_mem in = a->W, outb = a->W2;
-  for (int p = 0; p < nc; ++p) {
-    k = a->kc.gj;
-    EF_CL_SET_ARGS(k, EF_CL_ARG(nc), EF_CL_ARG(p), EF_CL_ARG(in), EF_CL_ARG(outb));
-    EF_CALL(amg_launch_square(a, k, (size_t)nc, PH_REFRESH));
-    cl_mem s = in;
-    in = outb;
-    outb = s;
-  }
-  k = a->kc.sym;
-  EF_CL_SET_ARGS(k, EF_CL_ARG(nc), EF_CL_ARG(in), EF_CL_ARG(outb));
-  EF_CALL(amg_launch_square(a, k, (size_t)nc, PH_REFRESH));
-  a->W_final = outb;
-  return EF_SUCCESS;
+  return amg_launch(a, k, (size_t)a->small_wgs, (size_t)a->small_wgs, PH_REFRESH);
+}
+
+/* The small levels' operation list in one group: vin / vout are the caller's vectors when the
+ * small levels start at level 0 (else unused). */
+static int amg_small(ef_cl_amg *a, cl_mem vin, cl_mem vout) {
+  const double omega = a->h->s.omega, alpha = a->h->s.alpha;
+  cl_mem val0 = a->first_small == 0 ? a->lev[0].val : a->dummy;
+  cl_kernel k = a->kc.small_cycle;
+  EF_CL_SET_ARGS(k, EF_CL_ARG(a->n_ops), EF_CL_ARG(a->ops), EF_CL_ARG(a->lt), EF_CL_ARG(a->ibuf), EF_CL_ARG(a->dbuf),
+                 EF_CL_ARG(a->W), EF_CL_ARG(omega), EF_CL_ARG(alpha), EF_CL_ARG(val0), EF_CL_ARG(vin),
+                 EF_CL_ARG(vout));
+  return amg_launch(a, k, (size_t)a->small_wgs, (size_t)a->small_wgs, PH_COARSE);
 }
 
 static int amg_cycle(ef_cl_amg *a, int l, cl_mem r, cl_mem x);
@@ -283,10 +459,11 @@ static int amg_cycle(ef_cl_amg *a, int l, cl_mem r, cl_mem x);
 static int amg_correction(ef_cl_amg *a, int c, cl_mem rc, cl_mem xc) {
   const ef_amg *h = a->h;
   amg_dlevel *C = &a->lev[c];
+  if (c >= a->first_small) return amg_small(a, a->dummy, a->dummy); /* c == first_small >= 1: rc, xc are in dbuf */
   if (c == h->n_levels - 1) {
     const int nc = C->n;
     cl_kernel k = a->kc.solve;
-    EF_CL_SET_ARGS(k, EF_CL_ARG(nc), EF_CL_ARG(a->W_final), EF_CL_ARG(rc), EF_CL_ARG(xc));
+    EF_CL_SET_ARGS(k, EF_CL_ARG(nc), EF_CL_ARG(a->W), EF_CL_ARG(rc), EF_CL_ARG(xc));
     return amg_launch(a, k, (size_t)nc * AMG_LANES, AMG_LANES, PH_COARSE);
   }
   if (h->s.cycle != EF_AMG_CYCLE_K || c > h->s.kcycle_levels) return amg_cycle(a, c, rc, xc);
@@ -326,17 +503,23 @@ static int amg_cycle(ef_cl_amg *a, int l, cl_mem r, cl_mem x) {
   const double omega = a->h->s.omega, alpha = a->h->s.alpha;
   cl_mem buf[2] = {x, L->t};
   cl_mem cur = buf[(2 * nu - 1) & 1];
-  EF_CL_SET_ARGS(K->smooth0, EF_CL_ARG(L->n), EF_CL_ARG(omega), EF_CL_ARG(L->dinv), EF_CL_ARG(r), EF_CL_ARG(cur));
-  EF_CALL(amg_launch(a, K->smooth0, (size_t)L->n, AMG_WGS, PH_SMOOTH));
-  for (int s = 2; s <= nu; ++s) {
-    cl_mem next = buf[(2 * nu - s) & 1];
-    EF_CALL(amg_sweep(a, l, r, cur, next));
-    cur = next;
+  if (nu == 1) { /* first sweep and residual (into w2) fused */
+    EF_CL_SET_ARGS(K->down, EF_CL_ARG(L->n), EF_CL_ARG(L->rp), EF_CL_ARG(L->col), EF_CL_ARG(L->val),
+                   EF_CL_ARG(L->dinv), EF_CL_ARG(omega), EF_CL_ARG(r), EF_CL_ARG(cur), EF_CL_ARG(L->w2));
+    EF_CALL(amg_launch_rows(a, K->down, L->n, PH_SMOOTH));
+  } else {
+    EF_CL_SET_ARGS(K->smooth0, EF_CL_ARG(L->n), EF_CL_ARG(omega), EF_CL_ARG(L->dinv), EF_CL_ARG(r), EF_CL_ARG(cur));
+    EF_CALL(amg_launch(a, K->smooth0, (size_t)L->n, AMG_WGS, PH_SMOOTH));
+    for (int s = 2; s <= nu; ++s) {
+      cl_mem next = buf[(2 * nu - s) & 1];
+      EF_CALL(amg_sweep(a, l, r, cur, next));
+      cur = next;
+    }
+    /* res = r - A x into w2 (free during the cycle: the K-cycle fills it after its second cycle). */
+    EF_CL_SET_ARGS(K->resid, EF_CL_ARG(L->n), EF_CL_ARG(L->rp), EF_CL_ARG(L->col), EF_CL_ARG(L->val), EF_CL_ARG(r),
+                   EF_CL_ARG(cur), EF_CL_ARG(L->w2));
+    EF_CALL(amg_launch_rows(a, K->resid, L->n, PH_RESTRICT));
   }
-  /* res = r - A x into w2 (free during the cycle: the K-cycle fills it after its second cycle). */
-  EF_CL_SET_ARGS(K->resid, EF_CL_ARG(L->n), EF_CL_ARG(L->rp), EF_CL_ARG(L->col), EF_CL_ARG(L->val), EF_CL_ARG(r),
-                 EF_CL_ARG(cur), EF_CL_ARG(L->w2));
-  EF_CALL(amg_launch_rows(a, K->resid, L->n, PH_RESTRICT));
   EF_CL_SET_ARGS(K->restr, EF_CL_ARG(C->n), EF_CL_ARG(L->mp), EF_CL_ARG(L->mem), EF_CL_ARG(L->w2), EF_CL_ARG(C->r));
   EF_CALL(amg_launch(a, K->restr, (size_t)C->n, AMG_WGS, PH_RESTRICT));
   EF_CALL(amg_correction(a, l + 1, C->r, C->x));
@@ -358,6 +541,7 @@ static int amg_cycle(ef_cl_amg *a, int l, cl_mem r, cl_mem x) {
 int ef_cl_amg_apply(ef_cl_amg *a, cl_mem r, cl_mem z) {
   EF_CHECK(a && r && z && r != z, EF_ERR_PARAMETER, "ef_cl_amg_apply: bad arguments");
   a->applies++;
+  if (a->first_small == 0) return amg_small(a, r, z);
   if (a->h->n_levels == 1) return amg_correction(a, 0, r, z);
   return amg_cycle(a, 0, r, z);
 }
@@ -423,7 +607,7 @@ const ef_amg *ef_cl_amg_host(const ef_cl_amg *a) { return a ? a->h : NULL; }
 /* Blocking read of level values or the coarsest inverse. */
 int ef_cl_amg_read_values(ef_cl_amg *a, int level, double *out) {
   EF_CHECK(a && out && level >= -1 && level < a->h->n_levels, EF_ERR_PARAMETER, "ef_cl_amg_read_values: bad level");
-  cl_mem m = level < 0 ? a->W_final : a->lev[level].val;
+  cl_mem m = level < 0 ? a->W : a->lev[level].val;
   size_t bytes = level < 0 ? (size_t)(a->h->nc * a->h->nc) * 8 : (size_t)a->lev[level].nnz * 8;
   EF_CL_CALL(clEnqueueReadBuffer(a->ctx->queue, m, CL_TRUE, 0, bytes, out, 0, NULL, NULL));
   return EF_SUCCESS;
@@ -432,7 +616,6 @@ int ef_cl_amg_read_values(ef_cl_amg *a, int level, double *out) {
 void ef_cl_amg_memory(const ef_cl_amg *a, double *hierarchy_bytes, double *work_bytes) {
   double hb = 0.0, wb = 0.0;
   ef_amg_memory(a->h, &hb, NULL, &wb, NULL);
-  hb += 8.0 * (double)a->h->nc * (double)a->h->nc; /* the second dense buffer */
   if (hierarchy_bytes) *hierarchy_bytes = hb;
   if (work_bytes) *work_bytes = wb;
 }
