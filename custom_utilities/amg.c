@@ -340,8 +340,9 @@ static int amg_aggregate(const ef_amg_settings *s, const amg_view *A, int32_t *a
   return err;
 }
 
-/* Build the hierarchy (amg.h). */
-int ef_amg_create(const ef_amg_settings *s, const ef_amg_matrix *A, ef_amg **out) {
+/* Build the hierarchy (amg.h); maps: the aggregate maps of the first n_maps levels, or NULL. */
+static int amg_create(const ef_amg_settings *s, const ef_amg_matrix *A, int n_maps, int32_t *const *maps,
+                      ef_amg **out) {
   EF_CHECK(out, EF_ERR_PARAMETER, "ef_amg_create: NULL output");
   *out = NULL;
   EF_CHECK(s && A && A->row_ptr && A->col && A->val && A->n >= 1, EF_ERR_PARAMETER,
@@ -369,16 +370,28 @@ int ef_amg_create(const ef_amg_settings *s, const ef_amg_matrix *A, ef_amg **out
   L0->col = A->col;
   L0->val = A->val;
   h->n_levels = 1;
-  while (h->n_levels < s->max_levels && h->lev[h->n_levels - 1].n > s->coarse_enough) {
+  while (maps ? h->n_levels - 1 < n_maps
+              : (h->n_levels < s->max_levels && h->lev[h->n_levels - 1].n > s->coarse_enough)) {
     ef_amg_level *F = &h->lev[h->n_levels - 1], *C = &h->lev[h->n_levels];
     amg_view v = amg_level_view(F);
     F->agg = malloc((size_t)F->n * sizeof *F->agg);
     EF_CHECK_GOTO(F->agg, EF_ERR_MEMORY, fail, "AMG: out of memory for an aggregate map");
     int64_t nc = 0;
-    ef_amg_settings sl = *s; /* coarse levels: every negative coupling is strong (see amg.h) */
-    if (h->n_levels > 1) sl.strength = s->coarse_strength;
-    EF_CALL_GOTO(amg_aggregate(&sl, &v, F->agg, &nc), fail);
-    if (nc == 0 || 4 * nc > 3 * F->n) { /* coarsening by less than 4/3 stalls: F stays the coarsest */
+    if (maps) { /* a saved map: entries -1 or 0..nc-1, every aggregate used */
+      const int32_t *m = maps[h->n_levels - 1];
+      for (int64_t i = 0; i < F->n; ++i) {
+        EF_CHECK_GOTO(m[i] >= -1 && m[i] < F->n, EF_ERR_PARSE, fail, "AMG: saved aggregate map %d is damaged",
+                      h->n_levels - 1);
+        F->agg[i] = m[i];
+        if (m[i] + 1 > nc) nc = m[i] + 1;
+      }
+      EF_CHECK_GOTO(nc > 0, EF_ERR_PARSE, fail, "AMG: saved aggregate map %d is empty", h->n_levels - 1);
+    } else {
+      ef_amg_settings sl = *s; /* coarse levels: every negative coupling is strong (see amg.h) */
+      if (h->n_levels > 1) sl.strength = s->coarse_strength;
+      EF_CALL_GOTO(amg_aggregate(&sl, &v, F->agg, &nc), fail);
+    }
+    if (!maps && (nc == 0 || 4 * nc > 3 * F->n)) { /* coarsening by less than 4/3 stalls: F stays the coarsest */
       free(F->agg);
       F->agg = NULL;
       break;
@@ -430,6 +443,16 @@ int ef_amg_create(const ef_amg_settings *s, const ef_amg_matrix *A, ef_amg **out
 fail:
   ef_amg_destroy(&h);
   return err;
+}
+
+int ef_amg_create(const ef_amg_settings *s, const ef_amg_matrix *A, ef_amg **out) {
+  return amg_create(s, A, 0, NULL, out);
+}
+
+int ef_amg_create_from_maps(const ef_amg_settings *s, const ef_amg_matrix *A, int n_maps, int32_t *const *maps,
+                            ef_amg **out) {
+  EF_CHECK(n_maps >= 0 && n_maps < 32 && (maps || n_maps == 0), EF_ERR_PARAMETER, "AMG: bad saved maps");
+  return amg_create(s, A, n_maps, maps, out);
 }
 
 /* Free the hierarchy. */

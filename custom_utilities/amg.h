@@ -103,6 +103,10 @@ typedef struct ef_amg_s {
 /* Build the hierarchy of A (pattern and current values); A's arrays must stay alive and keep
  * their pattern.  The coarse values are computed (ef_amg_refresh_host). */
 int ef_amg_create(const ef_amg_settings *s, const ef_amg_matrix *A, ef_amg **out);
+/* The same with the aggregate maps given (maps[l]: level l's map, n_maps levels; from a restart
+ * file): the hierarchy of the run that saved them, whatever the values are now. */
+int ef_amg_create_from_maps(const ef_amg_settings *s, const ef_amg_matrix *A, int n_maps, int32_t *const *maps,
+                            ef_amg **out);
 /* Free; accepts NULL and *h == NULL, sets *h to NULL. */
 void ef_amg_destroy(ef_amg **h);
 

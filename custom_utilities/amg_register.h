@@ -14,6 +14,19 @@ extern const ef_linear_solver_ops ef_host_fcg_ops;  /* "fcg", host */
 #ifdef EF_HAVE_OPENCL
 extern const ef_preconditioner_ops ef_cl_amg_ops;   /* "amg", device */
 extern const ef_linear_solver_ops ef_cl_fcg_ops;    /* "fcg", device */
+/* The device (flexible) preconditioned CG with any device preconditioner, as the data of a
+ * linear solver ("fcg", and "cg" with a preconditioner other than "jacobi"). */
+int ef_cl_pcg_solver_create(const ef_linear_solver_common *common, const ef_matrix *A, ef_preconditioner *pc,
+                            int flexible, void **out);
+int ef_cl_pcg_solver_solve(void *data, const ef_vector *b, ef_vector *x, ef_solve_result *res);
+void ef_cl_pcg_solver_destroy(void **data);
+/* Restart state: the aggregate maps when the preconditioner is "amg". */
+int ef_cl_pcg_solver_save_state(void *data, ef_restart_writer *w);
+int ef_cl_pcg_solver_load_state(void *data, ef_restart_reader *r);
+#endif
+extern const ef_linear_solver_ops ef_host_amgcl_ops; /* "amgcl" (Kratos' keys), host */
+#ifdef EF_HAVE_OPENCL
+extern const ef_linear_solver_ops ef_cl_amgcl_ops;   /* "amgcl", device */
 #endif
 
 /* Add the tables above to the registry (ef_registry_add_preconditioner / _linear_solver). */

@@ -7,7 +7,14 @@ if(EXISTS ${EF_SYSTEM_PYTHON})
   # 20 steps against 10 + restart + 10 (CLI and Python): byte-identical VTK and CSV.
   add_test(NAME restart_identity_openmp COMMAND ${EF_RESTART_TEST} identity openmp_edge_based)
   set_tests_properties(restart_identity_openmp PROPERTIES LABELS "unit;io" TIMEOUT 300 ENVIRONMENT "${EF_RESTART_ENV}")
+  # The same with Kratos' "amgcl" block (AMG-preconditioned flexible CG): the hierarchy must come back.
+  add_test(NAME restart_identity_amg_openmp COMMAND ${EF_RESTART_TEST} identity_amg openmp_edge_based)
+  set_tests_properties(restart_identity_amg_openmp PROPERTIES LABELS "unit;io" TIMEOUT 300
+                       ENVIRONMENT "${EF_RESTART_ENV}")
   if(EF_WITH_OPENCL)
+    add_test(NAME restart_identity_amg_opencl COMMAND ${EF_RESTART_TEST} identity_amg opencl_edge_based)
+    set_tests_properties(restart_identity_amg_opencl PROPERTIES LABELS "opencl;unit;io" TIMEOUT 600
+                         SKIP_RETURN_CODE 77 ENVIRONMENT "${EF_RESTART_ENV}")
     add_test(NAME restart_identity_opencl COMMAND ${EF_RESTART_TEST} identity opencl_edge_based)
     set_tests_properties(restart_identity_opencl PROPERTIES LABELS "opencl;unit;io" TIMEOUT 600 SKIP_RETURN_CODE 77
                          ENVIRONMENT "${EF_RESTART_ENV}")

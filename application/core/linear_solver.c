@@ -232,6 +232,7 @@ static int ef_linear_solver_resolve(ef_parameters settings, ef_memory memory, co
   *pc_ops = NULL;
   if ((*ops)->uses_preconditioner) {
     EF_CALL(ef_registry_find_preconditioner(pc_name, memory, pc_ops));
+    if ((*ops)->builtin_preconditioner && !strcmp(pc_name, (*ops)->builtin_preconditioner)) *pc_ops = NULL;
   } else {
     EF_CHECK(!pc_given || !strcmp(pc_name, "jacobi"), EF_ERR_PARAMETER,
              "%s.preconditioner_type is '%s', but linear solver '%s' chooses its own preconditioner (see its keys in "

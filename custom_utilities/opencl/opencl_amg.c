@@ -300,6 +300,12 @@ done:
 /* Build (host), upload, refresh (device). */
 int ef_cl_amg_create(ef_cl_context *ctx, const ef_cl_csr *A, const ef_amg_matrix *host_A, int constant_null_space,
                      const ef_amg_settings *settings, ef_cl_amg **out) {
+  return ef_cl_amg_create_from_maps(ctx, A, host_A, constant_null_space, settings, 0, NULL, out);
+}
+
+int ef_cl_amg_create_from_maps(ef_cl_context *ctx, const ef_cl_csr *A, const ef_amg_matrix *host_A,
+                               int constant_null_space, const ef_amg_settings *settings, int n_maps,
+                               int32_t *const *maps, ef_cl_amg **out) {
   EF_CHECK(ctx && A && out, EF_ERR_PARAMETER, "ef_cl_amg_create: NULL argument");
   *out = NULL;
   double t0 = ef_wtime();
@@ -319,7 +325,8 @@ int ef_cl_amg_create(ef_cl_context *ctx, const ef_cl_csr *A, const ef_amg_matrix
   EF_CHECK_GOTO(M.n == A->n && M.nnz == A->nnz, EF_ERR_PARAMETER, fail,
                 "AMG: the host matrix (%lld rows, %lld nonzeros) is not the device one (%lld, %lld)",
                 (long long)M.n, (long long)M.nnz, (long long)A->n, (long long)A->nnz);
-  EF_CALL_GOTO(ef_amg_create(settings, &M, &a->h), fail);
+  if (maps) EF_CALL_GOTO(ef_amg_create_from_maps(settings, &M, n_maps, maps, &a->h), fail);
+  else EF_CALL_GOTO(ef_amg_create(settings, &M, &a->h), fail);
   {
     size_t wg = ctx->max_work_group_size ? ctx->max_work_group_size : 64;
     a->small_wgs = 1;

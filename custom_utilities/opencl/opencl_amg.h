@@ -35,6 +35,10 @@ typedef struct {
  * from the device once.  constant_null_space: A 1 = 0 (host_A's flag wins when given). */
 int ef_cl_amg_create(ef_cl_context *ctx, const ef_cl_csr *A, const ef_amg_matrix *host_A,
                      int constant_null_space, const ef_amg_settings *settings, ef_cl_amg **out);
+/* The same with saved aggregate maps (ef_amg_create_from_maps; restart files). */
+int ef_cl_amg_create_from_maps(ef_cl_context *ctx, const ef_cl_csr *A, const ef_amg_matrix *host_A,
+                               int constant_null_space, const ef_amg_settings *settings, int n_maps,
+                               int32_t *const *maps, ef_cl_amg **out);
 /* Release; accepts NULL and *amg == NULL, sets it to NULL. */
 void ef_cl_amg_destroy(ef_cl_amg **amg);
 

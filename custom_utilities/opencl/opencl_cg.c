@@ -4,6 +4,7 @@
 #include "opencl_cg_private.h"
 
 #include "opencl_solvers.h"
+#include "amg_register.h"
 
 #include "edgeflow/ef_util.h"
 
@@ -563,29 +564,43 @@ static int ef_cl_cg_read_settings(ef_parameters p, const ef_linear_solver_common
   return EF_SUCCESS;
 }
 
-/* The CG on the device matrix; its symmetric scaling is the "jacobi" preconditioning. */
+/* The device "cg": with "jacobi" the fused CG on the symmetrically scaled matrix (cg); with any
+ * other device preconditioner the preconditioned CG of opencl_pcg.h (pcg, not flexible: the
+ * preconditioner must be a fixed SPD operator, e.g. the AMG V-cycle). */
+typedef struct {
+  ef_cl_cg *cg;
+  void *pcg; /* ef_cl_pcg_solver (amg_register.h) */
+} ef_cl_cg_object;
+
 static int ef_cl_cg_ops_create(ef_parameters settings, const ef_linear_solver_common *common, const ef_matrix *M,
                                ef_preconditioner *pc, void **out) {
-  (void)pc;
   *out = NULL;
   const ef_cl_csr *A = ef_cl_matrix_csr(M);
   ef_cl_context *ctx = ef_cl_matrix_context(M);
   EF_CHECK(A && ctx, EF_ERR_PARAMETER, "device cg: needs a device matrix and its OpenCL context");
-  EF_CHECK(!strcmp(common->preconditioner_type, "jacobi"), EF_ERR_UNSUPPORTED,
-           "%s.preconditioner_type is '%s': the device cg preconditions by its symmetric diagonal scaling only "
-           "(\"jacobi\"); use solver_type \"bicgstab\" for other device preconditioners",
-           ef_parameters_path(settings), common->preconditioner_type);
-  ef_cl_cg_settings s;
-  EF_CALL(ef_cl_cg_read_settings(settings, common, ctx, &s));
-  ef_cl_cg *cg = NULL;
-  EF_CALL(ef_cl_cg_create(ctx, A, &s, &cg));
-  *out = cg;
+  ef_cl_cg_object *o = calloc(1, sizeof *o);
+  EF_CHECK(o, EF_ERR_MEMORY, "out of memory");
+  int err = EF_SUCCESS;
+  if (pc) {
+    err = ef_cl_pcg_solver_create(common, M, pc, 0, &o->pcg);
+  } else {
+    ef_cl_cg_settings s;
+    err = ef_cl_cg_read_settings(settings, common, ctx, &s);
+    if (!err) err = ef_cl_cg_create(ctx, A, &s, &o->cg);
+  }
+  if (err) {
+    free(o);
+    return err;
+  }
+  *out = o;
   return EF_SUCCESS;
 }
 
 /* New values in the same buffers: rescale. */
 static int ef_cl_cg_ops_setup(void *data, const ef_matrix *M) {
-  ef_cl_cg *cg = data;
+  ef_cl_cg_object *o = data;
+  if (o->pcg) return EF_SUCCESS; /* the preconditioner was set up by the core */
+  ef_cl_cg *cg = o->cg;
   const ef_cl_csr *A = ef_cl_matrix_csr(M);
   EF_CHECK(A && A->values == cg->A.values && A->n == cg->A.n, EF_ERR_PARAMETER,
            "device cg: not the device matrix it was created for");
@@ -594,9 +609,11 @@ static int ef_cl_cg_ops_setup(void *data, const ef_matrix *M) {
 
 /* residual: the recurrence residual of the scaled system; true_residual: ||b - A x|| / ||b||. */
 static int ef_cl_cg_ops_solve(void *data, const ef_vector *b, ef_vector *x, ef_solve_result *result) {
+  ef_cl_cg_object *o = data;
+  if (o->pcg) return ef_cl_pcg_solver_solve(o->pcg, b, x, result);
   ef_cl_cg_result res;
   memset(&res, 0, sizeof res);
-  int err = ef_cl_cg_solve(data, ef_cl_vector_mem(b), ef_cl_vector_mem(x), &res);
+  int err = ef_cl_cg_solve(o->cg, ef_cl_vector_mem(b), ef_cl_vector_mem(x), &res);
   result->iterations = res.iterations;
   result->converged = res.converged;
   result->residual = res.relres;
@@ -607,7 +624,9 @@ static int ef_cl_cg_ops_solve(void *data, const ef_vector *b, ef_vector *x, ef_s
 /* Variant, stopping, the SpMV configuration ("spmv": as the run summary reports it) and the
  * memory figures. */
 static int ef_cl_cg_ops_view(void *data, ef_parameters report) {
-  const ef_cl_cg *cg = data;
+  const ef_cl_cg_object *o = data;
+  if (o->pcg) return ef_parameters_set_string(report, "cg_variant", "preconditioned");
+  const ef_cl_cg *cg = o->cg;
   ef_cl_cg_config c;
   double tuning = 0.0;
   ef_cl_cg_get_config(cg, &c, &tuning);
@@ -626,16 +645,20 @@ static int ef_cl_cg_ops_view(void *data, ef_parameters report) {
 }
 
 static void ef_cl_cg_ops_destroy(void **data) {
-  if (!data) return;
-  ef_cl_cg *cg = *data;
-  ef_cl_cg_destroy(&cg);
+  if (!data || !*data) return;
+  ef_cl_cg_object *o = *data;
+  ef_cl_cg_destroy(&o->cg);
+  ef_cl_pcg_solver_destroy(&o->pcg);
+  free(o);
   *data = NULL;
 }
 
 /* Restarts: the SpMV configuration in use (a tuned one may differ between runs, and with it the
  * rounding of every solve), tagged with the device it was chosen on. */
 static int ef_cl_cg_ops_save_state(void *data, ef_restart_writer *w) {
-  const ef_cl_cg *cg = data;
+  const ef_cl_cg_object *o = data;
+  if (o->pcg) return ef_cl_pcg_solver_save_state(o->pcg, w);
+  const ef_cl_cg *cg = o->cg;
   const int64_t c[3] = {cg->cfg.wgs_bits, cg->cfg.rows_bits, cg->cfg.groups};
   EF_CALL(ef_restart_write_string(w, "cg.device", cg->ctx->device_name));
   return ef_restart_write_int64s(w, "cg.spmv", c, 3);
@@ -643,7 +666,9 @@ static int ef_cl_cg_ops_save_state(void *data, ef_restart_writer *w) {
 
 /* The saved configuration again, on the same device (elsewhere the tuned one stays). */
 static int ef_cl_cg_ops_load_state(void *data, ef_restart_reader *r) {
-  ef_cl_cg *cg = data;
+  ef_cl_cg_object *o = data;
+  if (o->pcg) return ef_cl_pcg_solver_load_state(o->pcg, r);
+  ef_cl_cg *cg = o->cg;
   char device[512];
   int64_t c[3];
   EF_CALL(ef_restart_read_string(r, "cg.device", device, sizeof device));
@@ -663,7 +688,8 @@ const ef_linear_solver_ops ef_cl_cg_ops = {
                    "three-term recurrence)",
     .memory = EF_MEMORY_DEVICE,
     .defaults = EF_CL_CG_DEFAULTS,
-    .uses_preconditioner = 0,
+    .uses_preconditioner = 1,
+    .builtin_preconditioner = "jacobi",
     .create = ef_cl_cg_ops_create,
     .setup = ef_cl_cg_ops_setup,
     .solve = ef_cl_cg_ops_solve,

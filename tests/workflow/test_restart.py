@@ -4,7 +4,8 @@
   restart_identity STRATEGY: 20 steps in one run, and 10 + restart + 10 into the same folder, with a
       force process, a probe, a steady-state check, a time-dependent inlet and density 1.3 (so the
       kinematic pressure p / rho is not the stored rho p / rho) active: the last .vtu, the .pvd and every
-      .csv are byte-identical; a later output of the first run's longer continuation is cut (CSV rows,
+      .csv are byte-identical (identity_amg: the same with Kratos' "amgcl" block, i.e. the
+      AMG-preconditioned flexible CG, and its one warning); a later output of the first run's longer continuation is cut (CSV rows,
       .pvd entries, .vtu files); max_files_to_keep holds; the Python workflow continues the same way.
   refusals: a restart file of another mesh, of a newer format version, or damaged is refused with a
       message naming the cause; a fresh run into another run's folder is refused, --overwrite removes
@@ -37,7 +38,7 @@ def expect(cond, msg):
         print("FAIL:", msg, file=sys.stderr)
 
 
-def case(source, strategy, end_time=0.8):
+def case(source, strategy, end_time=0.8, amg=False):
     folder = os.path.join(source, "test_examples", "channel_forces")
     with open(os.path.join(folder, "ProjectParameters.json")) as f:
         p = json.load(f)
@@ -47,6 +48,11 @@ def case(source, strategy, end_time=0.8):
     ss["model_import_settings"]["input_filename"] = os.path.join(folder, "channel_forces.msh")
     if strategy.startswith("opencl"):
         ss["device"] = {"verbose": 0}
+    if amg:  # Kratos' AMGCL block: the AMG-preconditioned flexible CG (K-cycle), one warning
+        ss["linear_solver_settings"] = {"solver_type": "amgcl", "smoother_type": "ilu0", "krylov_type": "gmres",
+                                        "coarsening_type": "aggregation", "max_iteration": 500,
+                                        "coarse_enough": 20,  # a real hierarchy on this small mesh
+                                        "tolerance": 1e-8, "verbosity": 0}
     p["problem_data"]["end_time"] = end_time
     p["problem_data"]["steady_state"] = {"velocity_rate_tolerance": 1e-12, "check_interval": 4}
     # A time-dependent inlet: boundary values are evaluated at stage times inside the step.
@@ -106,14 +112,21 @@ def no_device(cli):
     return r.returncode != 0 or "fp64 yes" not in r.stdout
 
 
-def check_identity(source, cli, work, strategy):
+def check_identity(source, cli, work, strategy, amg=False):
     if strategy.startswith("opencl") and no_device(cli):
         return 77
-    p = case(source, strategy)
+    p = case(source, strategy, amg=amg)
     path = write(work, "case", p)
     ref, split = os.path.join(work, "ref"), os.path.join(work, "split")
     r = run(cli, [path, "--steps", "20", "--output", ref])
     expect(r.returncode == 0, f"reference run failed: {r.stderr}")
+    if amg:
+        expect(r.stderr.count("solver_type \"amgcl\" runs AMG-preconditioned flexible CG") == 1
+               and "smoother_type 'ilu0' -> l1-Jacobi" in r.stderr, f"amgcl warning missing or repeated: {r.stderr}")
+        with open(os.path.join(ref, "run_summary.json")) as f:
+            ps = json.load(f).get("strategy", {}).get("pressure_solver", {})
+        its = ps.get("iterations_per_step", ps.get("cg_iterations", 0) / max(ps.get("steps", 1), 1))
+        expect(1 < its < 40, f"amgcl: {its} pressure iterations per step (a one-level hierarchy takes 1)")
     # The first half runs on to step 14, so the restart must cut later rows, entries and files.
     r = run(cli, [path, "--steps", "14", "--output", split])
     expect(r.returncode == 0, f"first half failed: {r.stderr}")
@@ -143,7 +156,7 @@ def check_identity(source, cli, work, strategy):
     same_outputs(ref, py, f"{strategy}: 20 steps vs 10 + Python restart + 10")
 
     # Another strategy continues, and says the last bits will differ.
-    other = "openmp_edge_based" if strategy.startswith("opencl") else None
+    other = "openmp_edge_based" if strategy.startswith("opencl") and not amg else None
     if other:
         cross = os.path.join(work, "cross")
         r = run(cli, [path, "--steps", "10", "--output", cross])
@@ -291,11 +304,11 @@ def check_divergence(source, cli, work):
 def main():
     source, cli, work, check = sys.argv[1:5]
     strategy = sys.argv[5] if len(sys.argv) > 5 else "openmp_edge_based"
-    work = os.path.join(work, check + ("_" + strategy if check == "identity" else ""))
+    work = os.path.join(work, check + ("_" + strategy if check.startswith("identity") else ""))
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
-    if check == "identity":
-        rc = check_identity(source, cli, work, strategy)
+    if check in ("identity", "identity_amg"):
+        rc = check_identity(source, cli, work, strategy, amg=check == "identity_amg")
     elif check == "refusals":
         rc = check_refusals(source, cli, work)
     elif check == "divergence":

@@ -123,6 +123,9 @@ typedef struct {
   /* Create for A (pattern and size fixed from now on); pc may be NULL when the solver
    * preconditions by itself (then uses_preconditioner is 0). */
   int uses_preconditioner;
+  /* With uses_preconditioner: the preconditioner_type the solver applies by itself (its fused
+   * path; no instance is created and create gets pc NULL), or NULL. */
+  const char *builtin_preconditioner;
   int (*create)(ef_parameters settings, const ef_linear_solver_common *common, const ef_matrix *A,
                 ef_preconditioner *pc, void **data);
   /* A's values changed (same pattern). */
