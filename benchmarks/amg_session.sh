@@ -7,19 +7,22 @@
 #      the given levels and flow_past_obstacle (Re 100, committed mesh): ms per step and
 #      iterations per step from run_summary.json.
 # usage: benchmarks/amg_session.sh OUT [--sizes "100"] [--levels "1 2"] [--steps 40] [--build DIR]
+#            [--small-rows "4096"]   (amg_small_rows values to compare: levels of at most that many rows
+#                                     run in one work-group; 0 never)
 # Needs .deps (scripts/fetch_gpu_deps.sh) on machines without cJSON/libmatheval, and the peers in
 # ../shared/peers or .peers (with a pyamg wheel in .peers/wheels for the peer).
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:?usage: amg_session.sh OUT [--sizes "100"] [--levels "1 2"] [--steps 40]}
 shift
-sizes="100"; levels="1 2"; steps=40; build="$root/build-amg"
+sizes="100"; levels="1 2"; steps=40; build="$root/build-amg"; small="4096"
 while [ $# -gt 0 ]; do
   case "$1" in
     --sizes) sizes=$2; shift 2 ;;
     --levels) levels=$2; shift 2 ;;
     --steps) steps=$2; shift 2 ;;
     --build) build=$2; shift 2 ;;
+    --small-rows) small=$2; shift 2 ;;
     *) echo "amg_session.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -39,19 +42,25 @@ for n in $sizes; do
   m="$out/lap$n.bin"
   [ -n "$peers" ] && python3 "$peers/gen_laplacian.py" "$n" "$m" > /dev/null 2>&1 || { echo "N=$n: no matrix (needs CuPy)"; continue; }
   echo "== anchor N=$n"
-  "$build/bin/ef_amg_bench" "$m" --json "$out/amg_K_$n.json" 2>&1 | tail -25
-  "$build/bin/ef_amg_bench" "$m" --cycle V --no-jacobi --json "$out/amg_V_$n.json" 2>&1 | tail -6
+  first=1
+  for sr in $small; do
+    jac=--no-jacobi; [ $first = 1 ] && jac=""; first=0
+    echo "-- amg_small_rows $sr"
+    "$build/bin/ef_amg_bench" "$m" $jac --small-rows "$sr" --json "$out/amg_K_${n}_sr$sr.json" 2>&1 | tail -12
+    "$build/bin/ef_amg_bench" "$m" --cycle V --no-jacobi --small-rows "$sr" --json "$out/amg_V_${n}_sr$sr.json" 2>&1 | tail -6
+  done
   python3 -c "import pyamg" 2>/dev/null && python3 "$peers/cupy_amg_cg.py" "$m" --kind sa 2>&1 | tail -8
   rm -f "$m"
 done
 
 # Whole cases: the same fixed dt for both preconditioners.
-case_run() { # name params level solver pc
-  local name=$1 params=$2 level=$3 solver=$4 pc=$5 dir="$out/$1_L$3_$5"
+case_run() { # name params level solver pc [small_rows]
+  local name=$1 params=$2 level=$3 solver=$4 pc=$5 sr=${6:-}
+  local dir="$out/${name}_L${level}_${pc}${sr}"
   mkdir -p "$dir"
-  python3 - "$params" "$dir/case.json" "$solver" "$pc" <<'PY'
+  python3 - "$params" "$dir/case.json" "$solver" "$pc" "$sr" <<'PY'
 import json, os, sys
-src, dst, solver, pc = sys.argv[1:5]
+src, dst, solver, pc, sr = sys.argv[1:6]
 p = json.load(open(src))
 ss = p["solver_settings"]
 mis = ss["model_import_settings"]
@@ -62,12 +71,14 @@ if ts.get("automatic_time_step", True):
     ts.update({"automatic_time_step": False, "time_step": 1e-4})
 ls = ss.setdefault("linear_solver_settings", {})
 ls.update({"solver_type": solver, "preconditioner_type": pc, "tolerance": 1e-8, "check_every": 8})
+if sr:
+    ls["amg_small_rows"] = int(sr)
 ss.setdefault("device", {})["verbose"] = 0
 p["output_processes"] = {}
 json.dump(p, open(dst, "w"), indent=1)
 PY
   "$build/bin/edgeflow" run "$dir/case.json" --refine "$level" --steps "$steps" --output "$dir/run" --quiet > "$dir/log" 2>&1
-  python3 - "$dir/run/run_summary.json" "$name" "$level" "$pc" <<'PY'
+  python3 - "$dir/run/run_summary.json" "$name" "$level" "$pc$sr" <<'PY'
 import json, sys
 s = json.load(open(sys.argv[1]))
 st = s.get("strategy", {})
@@ -80,12 +91,8 @@ print(f"{sys.argv[2]} L{sys.argv[3]} {sys.argv[4]:7s}: loop {1e3*s['run']['secon
 PY
 }
 for lv in $levels; do
-  for pc in jacobi amg; do
-    solver=cg; [ $pc = amg ] && solver=fcg
-    case_run cavity3d "$root/test_examples/cavity3d/ProjectParameters.json" "$lv" $solver $pc
-  done
+  case_run cavity3d "$root/test_examples/cavity3d/ProjectParameters.json" "$lv" cg jacobi
+  for sr in $small; do case_run cavity3d "$root/test_examples/cavity3d/ProjectParameters.json" "$lv" fcg amg "$sr"; done
 done
-for pc in jacobi amg; do
-  solver=cg; [ $pc = amg ] && solver=fcg
-  case_run obstacle "$root/test_examples/flow_past_obstacle/ProjectParameters.json" 0 $solver $pc
-done
+case_run obstacle "$root/test_examples/flow_past_obstacle/ProjectParameters.json" 0 cg jacobi
+for sr in $small; do case_run obstacle "$root/test_examples/flow_past_obstacle/ProjectParameters.json" 0 fcg amg "$sr"; done
