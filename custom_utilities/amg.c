@@ -25,7 +25,7 @@ void ef_amg_settings_default(ef_amg_settings *s) {
   s->sweeps = 1;
   s->cycle = EF_AMG_CYCLE_K;
   s->kcycle_levels = 2;
-  s->small_rows = 4096;
+  s->small_rows = 0;
 }
 
 /* A work CSR of the set-up (int64 offsets, owned arrays). */

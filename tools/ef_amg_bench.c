@@ -23,7 +23,7 @@ static void usage(FILE *f) {
              "  --rtol R               relative residual (default 1e-8)\n"
              "  --repeat N             timed cold-start solves, the median is reported (default 5)\n"
              "  --passes P --coarse-enough N --kcycle-levels L --sweeps S --alpha A --omega W --max-levels M\n"
-             "  --small-rows N         levels of at most N rows in one work-group (0: never; default 4096)\n"
+             "  --small-rows N         levels of at most N rows in one work-group (0: never, the default)\n"
              "  --check-every K        device state read every K iterations (default 2)\n"
              "  --no-jacobi            skip our Jacobi-CG\n"
              "  --null-space           A has the constant null space\n"
