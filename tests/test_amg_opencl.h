@@ -195,7 +195,9 @@ static int run_tiny(const char *cache) {
     int64_t small_rows;
     int sweeps;
   } cfg[] = {{0, 1}, {60, 2}, {4096, 2}};
+  const char *only = getenv("EF_AMG_TINY_CONFIG"); /* some configurations (their indices, e.g. "02"), for debugging */
   for (size_t k = 0; k < sizeof cfg / sizeof cfg[0]; ++k) {
+    if (only && *only && !strchr(only, (int)('0' + k))) continue;
     st.small_rows = cfg[k].small_rows;
     st.sweeps = cfg[k].sweeps;
     int it = 0;

@@ -231,7 +231,12 @@ static int ef_linear_solver_resolve(ef_parameters settings, ef_memory memory, co
   EF_CALL(ef_registry_find_linear_solver(name, memory, ops));
   *pc_ops = NULL;
   if ((*ops)->uses_preconditioner) {
-    EF_CALL(ef_registry_find_preconditioner(pc_name, memory, pc_ops));
+    if (ef_registry_find_preconditioner(pc_name, memory, pc_ops)) {
+      char why[512];
+      snprintf(why, sizeof why, "%s", ef_error_message());
+      ef_error_clear();
+      return EF_ERROR(EF_ERR_PARAMETER, "%s.preconditioner_type: %s", path, why);
+    }
     if ((*ops)->builtin_preconditioner && !strcmp(pc_name, (*ops)->builtin_preconditioner)) *pc_ops = NULL;
   } else {
     EF_CHECK(!pc_given || !strcmp(pc_name, "jacobi"), EF_ERR_PARAMETER,
