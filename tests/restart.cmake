@@ -24,8 +24,6 @@ if(EXISTS ${EF_SYSTEM_PYTHON})
   set_tests_properties(restart_refusals PROPERTIES LABELS "unit;io" TIMEOUT 300 ENVIRONMENT "${EF_RESTART_ENV}")
   # SIGTERM to a running case: outputs, restart file, summary "interrupted", exit 143; and the restart.
   add_test(NAME restart_sigterm COMMAND ${EF_RESTART_TEST} signal)
-  # Alone: under a loaded machine (two busy cores besides the test) 1 run in 3 lost the stop step's VTK,
-  # a race between the signal and the step's outputs that is not yet understood (see the issue note).
   set_tests_properties(restart_sigterm PROPERTIES LABELS "unit;io" TIMEOUT 300 RUN_SERIAL TRUE
                        ENVIRONMENT "${EF_RESTART_ENV}")
   # problem_data.max_wall_time "00:00:04": the same stop, exit 75.

@@ -1347,7 +1347,8 @@ static int ef_analysis_force_outputs(ef_analysis a) {
   for (int i = 0; i < a->n_processes; i++) {
     ef_process_entry *e = &a->processes[i];
     if (!e->ops->print_output || e->printed_step == a->step) continue;
-    EF_CALL(e->ops->print_output(e->data, a->time, (int)a->step));
+    /* The step the processes count (the user's time steps when the solver cut them), as every output. */
+    EF_CALL(e->ops->print_output(e->data, a->time, (int)a->process_step));
     e->printed_step = a->step;
   }
   return EF_SUCCESS;

@@ -250,7 +250,11 @@ def check_signal(source, cli, work, wall):
     last = s.get("restart", {}).get("last_file", "")
     expect(last.endswith(f"FluidModelPart_{steps}.rest") and os.path.exists(last),
            f"no restart file of the stop step {steps}: '{last}'")
-    expect(os.path.exists(os.path.join(out, "vtk", f"FluidModelPart_{steps}.vtu")), "the stop step's VTK is missing")
+    # Outputs are numbered by the steps the processes count: the user's time steps when the stability
+    # limit cut the fixed step (it does here: refinement level 1).
+    output_step = s.get("time_step", {}).get("output_steps", steps)
+    expect(os.path.exists(os.path.join(out, "vtk", f"FluidModelPart_{output_step}.vtu")),
+           f"the stop step's VTK (FluidModelPart_{output_step}.vtu) is missing")
     expect("--restart" in stderr, f"the stop message does not say how to continue: {stderr}")
     if wall:
         expect(abs(s["run"]["wall_seconds_total"] - 4.0) < 3.0,
