@@ -45,7 +45,7 @@ ls.update({"solver_type": "cg", "preconditioner_type": "jacobi", "tolerance": 1e
 p["output_processes"] = {}
 json.dump(p, open(dst, "w"), indent=1)
 PY
-  "$build/bin/edgeflow" run "$dir/case.json" --refine "$level" --steps 5 --output "$dir/run" --quiet > "$dir/log" 2>&1 ||
+  "$build/bin/edgeflow" run "$dir/case.json" --refine "$level" --steps 5 --output "$dir/run" --overwrite --quiet > "$dir/log" 2>&1 ||
     { echo "$name L$level: run failed"; tail -5 "$dir/log"; continue; }
   echo "== $name L$level"
   "$build/bin/ef_amg_bench" "$dir/system.bin" $bargs --json "$dir/amg.json" 2>&1 | tail -14

@@ -157,6 +157,17 @@ static int run(const options *o, int *no_device) {
   EF_CALL_GOTO(ef_cl_amg_timing_get(amg, &tm), done);
   const double launches_apply = tm.applies > 0 ? (double)(tm.launches - launches_refresh) / tm.applies : 0.0;
   ef_cl_amg_set_profiling(amg, 0);
+  /* Launch probe: preconditioner applies enqueued back to back; the host's enqueue time against
+   * the time until the queue drains tells a host-bound cycle (equal) from a device-bound one. */
+  const int probe = 50;
+  EF_CL_CALL_GOTO(clFinish(ctx->queue), done);
+  double tp0 = ef_wtime();
+  for (int r = 0; r < probe; ++r) EF_CALL_GOTO(ef_cl_amg_apply(amg, b, x), done);
+  double tp1 = ef_wtime();
+  EF_CL_CALL_GOTO(clFinish(ctx->queue), done);
+  double tp2 = ef_wtime();
+  const double probe_launches = launches_apply > 0.0 ? probe * launches_apply : 1.0;
+  const double enqueue_us = 1e6 * (tp1 - tp0) / probe_launches, drain_us = 1e6 * (tp2 - tp0) / probe_launches;
   double hier = 0.0, work = 0.0, fine = 0.0, opc = 0.0;
   ef_amg_memory(h, NULL, &fine, NULL, &opc);
   ef_cl_amg_memory(amg, &hier, &work);
@@ -198,6 +209,8 @@ static int run(const options *o, int *no_device) {
          tm.launches);
   printf("launches          %d per refresh, %.1f per preconditioner apply, %.1f per outer iteration (+4: PCG spmv, "
          "update, dot, direction)\n", launches_refresh, launches_apply, launches_apply + 4.0);
+  printf("launch probe      %d applies back to back: host enqueue %.2f us per launch, until drained %.2f us per "
+         "launch\n", probe, enqueue_us, drain_us);
   if (o->jacobi)
     printf("Jacobi-CG         %d iterations, true residual %.3e, solve %.6f s; ratio Jacobi / AMG %.2f\n", jac_it,
            jac_true, jac_time, jac_time / solve);
@@ -209,11 +222,13 @@ static int run(const options *o, int *no_device) {
           "\"work_memory_ratio\": %.4f, \"setup_s\": %.6f, \"host_setup_s\": %.6f, \"refresh_s\": %.6f, "
           "\"iterations\": %d, \"true_relres\": %.3e, \"solve_s\": %.6f, \"solve_min_s\": %.6f, "
           "\"smooth_s\": %.6f, \"restrict_s\": %.6f, \"post_s\": %.6f, \"krylov_s\": %.6f, \"coarse_s\": %.6f, "
-          "\"launches\": %d, \"launches_per_refresh\": %d, \"launches_per_iteration\": %.1f, \"jacobi_iterations\": %d, \"jacobi_true_relres\": %.3e, \"jacobi_solve_s\": %.6f}\n",
+          "\"launches\": %d, \"launches_per_refresh\": %d, \"launches_per_iteration\": %.1f, \"jacobi_iterations\": %d, \"jacobi_true_relres\": %.3e, \"jacobi_solve_s\": %.6f, "
+          "\"probe_enqueue_us_per_launch\": %.3f, \"probe_drain_us_per_launch\": %.3f}\n",
           ctx->device_name, o->file, (long long)n, (long long)sys->nnz, ps.flexible ? "K" : "V", h->n_levels,
           (long long)h->nc, opc, hier / fine, work / fine, setup, host_setup, refresh, res.iterations,
           res.true_relres, solve, solve_min, tm.smooth_seconds, tm.restrict_seconds, tm.post_seconds,
-          tm.krylov_seconds, tm.coarse_seconds, tm.launches, launches_refresh, launches_apply + 4.0, jac_it, jac_true, jac_time);
+          tm.krylov_seconds, tm.coarse_seconds, tm.launches, launches_refresh, launches_apply + 4.0, jac_it, jac_true, jac_time,
+          enqueue_us, drain_us);
   if (jf != stdout) fclose(jf);
 done:
   if (b) clReleaseMemObject(b);
