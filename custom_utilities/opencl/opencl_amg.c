@@ -38,6 +38,16 @@ enum { OP_SMOOTH0 = 0, OP_SWEEP = 1, OP_RESID = 2, OP_RESTRICT = 3, OP_POST = 4,
 #define AMG_LT 8
 #define AMG_OPW 8
 
+typedef struct {
+  cl_kernel proto, k; /* the kernel this slot copies, and its copy */
+  ef_cl_bound_args bound;
+} amg_slot;
+
+typedef struct {
+  amg_slot *v;
+  int cap, next;
+} amg_slots;
+
 struct ef_cl_amg_s {
   ef_cl_context *ctx;
   ef_amg *h;
@@ -59,6 +69,7 @@ struct ef_cl_amg_s {
   double phase[PH_COUNT];
   int applies, launches;
   double setup_seconds;
+  amg_slots refresh_slots, apply_slots, *cur; /* launch slots of ef_cl_amg_refresh and ef_cl_amg_apply */
 };
 
 static void amg_release_mem(cl_mem *m) {
@@ -132,11 +143,62 @@ static int amg_launch(ef_cl_amg *a, cl_kernel k, size_t items, size_t local, int
   return EF_SUCCESS;
 }
 
-/* Enqueue a row kernel (AMG_ROW_LANES items per row) over n rows. */
-static int amg_launch_rows(ef_cl_amg *a, cl_kernel k, int n, int phase) {
-  const size_t rows_per_group = AMG_WGS / AMG_ROW_LANES;
-  return amg_launch(a, k, ((size_t)n + rows_per_group - 1) / rows_per_group * AMG_WGS, AMG_WGS, phase);
+/* Launch slots.  A refresh or a cycle walks the same recursion every time, so its i-th launch is
+ * always the same kernel with the same arguments, except the caller's vectors: each launch gets
+ * its own copy of the kernel (slot i of the walk), whose arguments are set once and afterwards
+ * only where they changed (EF_CL_BIND_ARGS).  Setting some ten arguments per launch again cost
+ * as much host time as the launch itself on NVIDIA's OpenCL, more than the small levels' kernels
+ * take on the device (a host-bound cycle). */
+static int amg_slot_kernel(ef_cl_amg *a, cl_kernel proto, amg_slot **out) {
+  amg_slots *S = a->cur;
+  if (S->next == S->cap) {
+    const int cap = S->cap ? 2 * S->cap : 64;
+    amg_slot *v = realloc(S->v, (size_t)cap * sizeof *v);
+    EF_CHECK(v, EF_ERR_MEMORY, "AMG: out of memory for the launch slots");
+    memset(v + S->cap, 0, (size_t)(cap - S->cap) * sizeof *v);
+    S->v = v, S->cap = cap;
+  }
+  amg_slot *slot = &S->v[S->next++];
+  if (slot->proto != proto) {
+    if (slot->k) clReleaseKernel(slot->k);
+    memset(slot, 0, sizeof *slot);
+    cl_program program;
+    char name[64];
+    EF_CL_CALL(clGetKernelInfo(proto, CL_KERNEL_PROGRAM, sizeof program, &program, NULL));
+    EF_CL_CALL(clGetKernelInfo(proto, CL_KERNEL_FUNCTION_NAME, sizeof name, name, NULL));
+    cl_int st;
+    slot->k = clCreateKernel(program, name, &st);
+    EF_CHECK(st == CL_SUCCESS, EF_ERR_OPENCL, "clCreateKernel(%s) failed: %s (%d)", name, ef_cl_error_name(st),
+             (int)st);
+    slot->proto = proto;
+  }
+  *out = slot;
+  return EF_SUCCESS;
 }
+
+static int amg_launch_args(ef_cl_amg *a, cl_kernel proto, size_t items, size_t local, int phase, const char *file,
+                           int line, int count, const ef_cl_arg *args) {
+  amg_slot *slot;
+  EF_CALL(amg_slot_kernel(a, proto, &slot));
+  EF_CALL(ef_cl_bind_args_at(&slot->bound, slot->k, file, line, count, args));
+  return amg_launch(a, slot->k, items, local, phase);
+}
+
+static void amg_slots_release(amg_slots *S) {
+  for (int i = 0; i < S->cap; ++i)
+    if (S->v[i].k) clReleaseKernel(S->v[i].k);
+  free(S->v);
+  memset(S, 0, sizeof *S);
+}
+
+#define AMG_ARGC(...) ((int)(sizeof((ef_cl_arg[]){__VA_ARGS__}) / sizeof(ef_cl_arg)))
+/* Launch kernel k over items work-items in groups of local, its arguments in order. */
+#define AMG_LAUNCH(a, k, items, local, phase, ...)                                                        \
+  EF_CALL(amg_launch_args((a), (k), (items), (local), (phase), __FILE__, __LINE__, AMG_ARGC(__VA_ARGS__), \
+                          (ef_cl_arg[]){__VA_ARGS__}))
+/* A row kernel (AMG_ROW_LANES items per row) over n rows. */
+#define AMG_ROW_ITEMS(n) (((size_t)(n) + AMG_WGS / AMG_ROW_LANES - 1) / (AMG_WGS / AMG_ROW_LANES) * AMG_WGS)
+#define AMG_LAUNCH_ROWS(a, k, n, phase, ...) AMG_LAUNCH(a, k, AMG_ROW_ITEMS(n), AMG_WGS, phase, __VA_ARGS__)
 
 /* Kernels of level l: the fine set on level 0, the coarse set below. */
 static const amg_kernels *amg_k(const ef_cl_amg *a, int l) { return l == 0 ? &a->kf : &a->kc; }
@@ -399,6 +461,8 @@ void ef_cl_amg_destroy(ef_cl_amg **amg) {
   amg_release_mem(&a->ibuf);
   amg_release_mem(&a->dbuf);
   amg_release_mem(&a->dummy);
+  amg_slots_release(&a->refresh_slots);
+  amg_slots_release(&a->apply_slots);
   amg_kernels_release(&a->kf);
   amg_kernels_release(&a->kc);
   ef_cl_amg_set_profiling(a, 0);
@@ -416,36 +480,38 @@ int ef_cl_amg_refresh(ef_cl_amg *a) {
   EF_CHECK(a, EF_ERR_PARAMETER, "ef_cl_amg_refresh: no AMG");
   const ef_amg *h = a->h;
   const int s = a->first_small, nl = h->n_levels, ns = h->constant_null_space;
+  a->cur = &a->refresh_slots;
+  a->cur->next = 0;
   if (s > 0) {
     amg_dlevel *L = &a->lev[0];
     cl_kernel k = a->kf.l1;
-    EF_CL_SET_ARGS(k, EF_CL_ARG(L->n), EF_CL_ARG(L->rp), EF_CL_ARG(L->val), EF_CL_ARG(L->dinv));
-    EF_CALL(amg_launch(a, k, (size_t)L->n, AMG_WGS, PH_REFRESH));
+    AMG_LAUNCH(a, k, (size_t)L->n, AMG_WGS, PH_REFRESH, EF_CL_ARG(L->n), EF_CL_ARG(L->rp), EF_CL_ARG(L->val),
+               EF_CL_ARG(L->dinv));
   }
   for (int l = 0; l + 1 < nl && l < s; ++l) {
     amg_dlevel *F = &a->lev[l], *C = &a->lev[l + 1];
     cl_kernel k = amg_k(a, l)->refresh;
-    EF_CL_SET_ARGS(k, EF_CL_ARG(C->n), EF_CL_ARG(C->rp), EF_CL_ARG(C->col), EF_CL_ARG(C->val), EF_CL_ARG(C->dinv),
-                   EF_CL_ARG(F->mp), EF_CL_ARG(F->mem), EF_CL_ARG(F->rp), EF_CL_ARG(F->col), EF_CL_ARG(F->val),
-                   EF_CL_ARG(F->agg));
-    EF_CALL(amg_launch(a, k, (size_t)C->n, AMG_WGS, PH_REFRESH));
+    AMG_LAUNCH(a, k, (size_t)C->n, AMG_WGS, PH_REFRESH, EF_CL_ARG(C->n), EF_CL_ARG(C->rp), EF_CL_ARG(C->col),
+               EF_CL_ARG(C->val), EF_CL_ARG(C->dinv), EF_CL_ARG(F->mp), EF_CL_ARG(F->mem), EF_CL_ARG(F->rp),
+               EF_CL_ARG(F->col), EF_CL_ARG(F->val), EF_CL_ARG(F->agg));
   }
   if (s < nl) {
     const int l1_first = s == 0;
     cl_mem val0 = s == 0 ? a->lev[0].val : a->dummy;
     cl_kernel k = a->kc.small_refresh;
-    EF_CL_SET_ARGS(k, EF_CL_ARG(s), EF_CL_ARG(nl), EF_CL_ARG(l1_first), EF_CL_ARG(a->lt), EF_CL_ARG(a->ibuf),
-                   EF_CL_ARG(a->dbuf), EF_CL_ARG(val0), EF_CL_ARG(ns), EF_CL_ARG(a->W));
-    return amg_launch(a, k, (size_t)a->small_wgs, (size_t)a->small_wgs, PH_REFRESH);
+    AMG_LAUNCH(a, k, (size_t)a->small_wgs, (size_t)a->small_wgs, PH_REFRESH, EF_CL_ARG(s), EF_CL_ARG(nl),
+               EF_CL_ARG(l1_first), EF_CL_ARG(a->lt), EF_CL_ARG(a->ibuf), EF_CL_ARG(a->dbuf), EF_CL_ARG(val0),
+               EF_CL_ARG(ns), EF_CL_ARG(a->W));
+    return EF_SUCCESS;
   }
   /* No small levels: the dense inverse alone (int32 offsets: a one-level hierarchy has int32
    * fine offsets, below 2^31 nonzeros, which nc <= 4096 implies). */
   const int nc = (int)h->nc;
   amg_dlevel *Lc = &a->lev[nl - 1];
   cl_kernel k = a->kc.dense_inv;
-  EF_CL_SET_ARGS(k, EF_CL_ARG(nc), EF_CL_ARG(Lc->rp), EF_CL_ARG(Lc->col), EF_CL_ARG(Lc->val), EF_CL_ARG(ns),
-                 EF_CL_ARG(a->W));
-  return amg_launch(a, k, (size_t)a->small_wgs, (size_t)a->small_wgs, PH_REFRESH);
+  AMG_LAUNCH(a, k, (size_t)a->small_wgs, (size_t)a->small_wgs, PH_REFRESH, EF_CL_ARG(nc), EF_CL_ARG(Lc->rp),
+             EF_CL_ARG(Lc->col), EF_CL_ARG(Lc->val), EF_CL_ARG(ns), EF_CL_ARG(a->W));
+  return EF_SUCCESS;
 }
 
 /* The small levels' operation list in one group: vin / vout are the caller's vectors when the
@@ -454,10 +520,10 @@ static int amg_small(ef_cl_amg *a, cl_mem vin, cl_mem vout) {
   const double omega = a->h->s.omega, alpha = a->h->s.alpha;
   cl_mem val0 = a->first_small == 0 ? a->lev[0].val : a->dummy;
   cl_kernel k = a->kc.small_cycle;
-  EF_CL_SET_ARGS(k, EF_CL_ARG(a->n_ops), EF_CL_ARG(a->ops), EF_CL_ARG(a->lt), EF_CL_ARG(a->ibuf), EF_CL_ARG(a->dbuf),
-                 EF_CL_ARG(a->W), EF_CL_ARG(omega), EF_CL_ARG(alpha), EF_CL_ARG(val0), EF_CL_ARG(vin),
-                 EF_CL_ARG(vout));
-  return amg_launch(a, k, (size_t)a->small_wgs, (size_t)a->small_wgs, PH_COARSE);
+  AMG_LAUNCH(a, k, (size_t)a->small_wgs, (size_t)a->small_wgs, PH_COARSE, EF_CL_ARG(a->n_ops), EF_CL_ARG(a->ops),
+             EF_CL_ARG(a->lt), EF_CL_ARG(a->ibuf), EF_CL_ARG(a->dbuf), EF_CL_ARG(a->W), EF_CL_ARG(omega),
+             EF_CL_ARG(alpha), EF_CL_ARG(val0), EF_CL_ARG(vin), EF_CL_ARG(vout));
+  return EF_SUCCESS;
 }
 
 static int amg_cycle(ef_cl_amg *a, int l, cl_mem r, cl_mem x);
@@ -470,26 +536,25 @@ static int amg_correction(ef_cl_amg *a, int c, cl_mem rc, cl_mem xc) {
   if (c == h->n_levels - 1) {
     const int nc = C->n;
     cl_kernel k = a->kc.solve;
-    EF_CL_SET_ARGS(k, EF_CL_ARG(nc), EF_CL_ARG(a->W), EF_CL_ARG(rc), EF_CL_ARG(xc));
-    return amg_launch(a, k, (size_t)nc * AMG_LANES, AMG_LANES, PH_COARSE);
+    AMG_LAUNCH(a, k, (size_t)nc * AMG_LANES, AMG_LANES, PH_COARSE, EF_CL_ARG(nc), EF_CL_ARG(a->W), EF_CL_ARG(rc),
+               EF_CL_ARG(xc));
+    return EF_SUCCESS;
   }
   if (h->s.cycle != EF_AMG_CYCLE_K || c > h->s.kcycle_levels) return amg_cycle(a, c, rc, xc);
   const amg_kernels *K = amg_k(a, c);
   const size_t items = (size_t)C->groups * AMG_WGS;
   EF_CALL(amg_cycle(a, c, rc, C->v1));
-  EF_CL_SET_ARGS(K->k_first, EF_CL_ARG(C->n), EF_CL_ARG(C->rp), EF_CL_ARG(C->col), EF_CL_ARG(C->val),
-                 EF_CL_ARG(C->v1), EF_CL_ARG(rc), EF_CL_ARG(C->w1), EF_CL_ARG(C->part));
-  EF_CALL(amg_launch(a, K->k_first, items, AMG_WGS, PH_KRYLOV));
-  EF_CL_SET_ARGS(K->k_second, EF_CL_ARG(C->n), EF_CL_ARG(C->w1), EF_CL_ARG(rc), EF_CL_ARG(C->part),
-                 EF_CL_ARG(C->groups), EF_CL_ARG(C->q));
-  EF_CALL(amg_launch(a, K->k_second, items, AMG_WGS, PH_KRYLOV));
+  AMG_LAUNCH(a, K->k_first, items, AMG_WGS, PH_KRYLOV, EF_CL_ARG(C->n), EF_CL_ARG(C->rp), EF_CL_ARG(C->col),
+             EF_CL_ARG(C->val), EF_CL_ARG(C->v1), EF_CL_ARG(rc), EF_CL_ARG(C->w1), EF_CL_ARG(C->part));
+  AMG_LAUNCH(a, K->k_second, items, AMG_WGS, PH_KRYLOV, EF_CL_ARG(C->n), EF_CL_ARG(C->w1), EF_CL_ARG(rc),
+             EF_CL_ARG(C->part), EF_CL_ARG(C->groups), EF_CL_ARG(C->q));
   EF_CALL(amg_cycle(a, c, C->q, C->v2));
-  EF_CL_SET_ARGS(K->k_third, EF_CL_ARG(C->n), EF_CL_ARG(C->rp), EF_CL_ARG(C->col), EF_CL_ARG(C->val),
-                 EF_CL_ARG(C->v2), EF_CL_ARG(C->w1), EF_CL_ARG(C->q), EF_CL_ARG(C->w2), EF_CL_ARG(C->part2));
-  EF_CALL(amg_launch(a, K->k_third, items, AMG_WGS, PH_KRYLOV));
-  EF_CL_SET_ARGS(K->k_combine, EF_CL_ARG(C->n), EF_CL_ARG(C->v1), EF_CL_ARG(C->v2), EF_CL_ARG(C->part),
-                 EF_CL_ARG(C->part2), EF_CL_ARG(C->groups), EF_CL_ARG(xc));
-  return amg_launch(a, K->k_combine, items, AMG_WGS, PH_KRYLOV);
+  AMG_LAUNCH(a, K->k_third, items, AMG_WGS, PH_KRYLOV, EF_CL_ARG(C->n), EF_CL_ARG(C->rp), EF_CL_ARG(C->col),
+             EF_CL_ARG(C->val), EF_CL_ARG(C->v2), EF_CL_ARG(C->w1), EF_CL_ARG(C->q), EF_CL_ARG(C->w2),
+             EF_CL_ARG(C->part2));
+  AMG_LAUNCH(a, K->k_combine, items, AMG_WGS, PH_KRYLOV, EF_CL_ARG(C->n), EF_CL_ARG(C->v1), EF_CL_ARG(C->v2),
+             EF_CL_ARG(C->part), EF_CL_ARG(C->part2), EF_CL_ARG(C->groups), EF_CL_ARG(xc));
+  return EF_SUCCESS;
 }
 
 /* xout = xin + omega D^-1 (r - A xin) on level l. */
@@ -497,9 +562,9 @@ static int amg_sweep(ef_cl_amg *a, int l, cl_mem r, cl_mem xin, cl_mem xout) {
   amg_dlevel *L = &a->lev[l];
   const double omega = a->h->s.omega;
   cl_kernel k = amg_k(a, l)->sweep;
-  EF_CL_SET_ARGS(k, EF_CL_ARG(L->n), EF_CL_ARG(L->rp), EF_CL_ARG(L->col), EF_CL_ARG(L->val), EF_CL_ARG(L->dinv),
-                 EF_CL_ARG(omega), EF_CL_ARG(r), EF_CL_ARG(xin), EF_CL_ARG(xout));
-  return amg_launch_rows(a, k, L->n, PH_SMOOTH);
+  AMG_LAUNCH_ROWS(a, k, L->n, PH_SMOOTH, EF_CL_ARG(L->n), EF_CL_ARG(L->rp), EF_CL_ARG(L->col), EF_CL_ARG(L->val),
+                  EF_CL_ARG(L->dinv), EF_CL_ARG(omega), EF_CL_ARG(r), EF_CL_ARG(xin), EF_CL_ARG(xout));
+  return EF_SUCCESS;
 }
 
 /* One cycle on level l (the host twin is amg_cycle in host_amg.c). */
@@ -511,30 +576,28 @@ static int amg_cycle(ef_cl_amg *a, int l, cl_mem r, cl_mem x) {
   cl_mem buf[2] = {x, L->t};
   cl_mem cur = buf[(2 * nu - 1) & 1];
   if (nu == 1) { /* first sweep and residual (into w2) fused */
-    EF_CL_SET_ARGS(K->down, EF_CL_ARG(L->n), EF_CL_ARG(L->rp), EF_CL_ARG(L->col), EF_CL_ARG(L->val),
-                   EF_CL_ARG(L->dinv), EF_CL_ARG(omega), EF_CL_ARG(r), EF_CL_ARG(cur), EF_CL_ARG(L->w2));
-    EF_CALL(amg_launch_rows(a, K->down, L->n, PH_SMOOTH));
+    AMG_LAUNCH_ROWS(a, K->down, L->n, PH_SMOOTH, EF_CL_ARG(L->n), EF_CL_ARG(L->rp), EF_CL_ARG(L->col),
+                    EF_CL_ARG(L->val), EF_CL_ARG(L->dinv), EF_CL_ARG(omega), EF_CL_ARG(r), EF_CL_ARG(cur),
+                    EF_CL_ARG(L->w2));
   } else {
-    EF_CL_SET_ARGS(K->smooth0, EF_CL_ARG(L->n), EF_CL_ARG(omega), EF_CL_ARG(L->dinv), EF_CL_ARG(r), EF_CL_ARG(cur));
-    EF_CALL(amg_launch(a, K->smooth0, (size_t)L->n, AMG_WGS, PH_SMOOTH));
+    AMG_LAUNCH(a, K->smooth0, (size_t)L->n, AMG_WGS, PH_SMOOTH, EF_CL_ARG(L->n), EF_CL_ARG(omega), EF_CL_ARG(L->dinv),
+               EF_CL_ARG(r), EF_CL_ARG(cur));
     for (int s = 2; s <= nu; ++s) {
       cl_mem next = buf[(2 * nu - s) & 1];
       EF_CALL(amg_sweep(a, l, r, cur, next));
       cur = next;
     }
     /* res = r - A x into w2 (free during the cycle: the K-cycle fills it after its second cycle). */
-    EF_CL_SET_ARGS(K->resid, EF_CL_ARG(L->n), EF_CL_ARG(L->rp), EF_CL_ARG(L->col), EF_CL_ARG(L->val), EF_CL_ARG(r),
-                   EF_CL_ARG(cur), EF_CL_ARG(L->w2));
-    EF_CALL(amg_launch_rows(a, K->resid, L->n, PH_RESTRICT));
+    AMG_LAUNCH_ROWS(a, K->resid, L->n, PH_RESTRICT, EF_CL_ARG(L->n), EF_CL_ARG(L->rp), EF_CL_ARG(L->col),
+                    EF_CL_ARG(L->val), EF_CL_ARG(r), EF_CL_ARG(cur), EF_CL_ARG(L->w2));
   }
-  EF_CL_SET_ARGS(K->restr, EF_CL_ARG(C->n), EF_CL_ARG(L->mp), EF_CL_ARG(L->mem), EF_CL_ARG(L->w2), EF_CL_ARG(C->r));
-  EF_CALL(amg_launch(a, K->restr, (size_t)C->n, AMG_WGS, PH_RESTRICT));
+  AMG_LAUNCH(a, K->restr, (size_t)C->n, AMG_WGS, PH_RESTRICT, EF_CL_ARG(C->n), EF_CL_ARG(L->mp), EF_CL_ARG(L->mem),
+             EF_CL_ARG(L->w2), EF_CL_ARG(C->r));
   EF_CALL(amg_correction(a, l + 1, C->r, C->x));
   cl_mem next = buf[(nu - 1) & 1];
-  EF_CL_SET_ARGS(K->post, EF_CL_ARG(L->n), EF_CL_ARG(L->rp), EF_CL_ARG(L->col), EF_CL_ARG(L->val), EF_CL_ARG(L->dinv),
-                 EF_CL_ARG(omega), EF_CL_ARG(alpha), EF_CL_ARG(L->agg), EF_CL_ARG(C->x), EF_CL_ARG(r), EF_CL_ARG(cur),
-                 EF_CL_ARG(next));
-  EF_CALL(amg_launch_rows(a, K->post, L->n, PH_POST));
+  AMG_LAUNCH_ROWS(a, K->post, L->n, PH_POST, EF_CL_ARG(L->n), EF_CL_ARG(L->rp), EF_CL_ARG(L->col), EF_CL_ARG(L->val),
+                  EF_CL_ARG(L->dinv), EF_CL_ARG(omega), EF_CL_ARG(alpha), EF_CL_ARG(L->agg), EF_CL_ARG(C->x),
+                  EF_CL_ARG(r), EF_CL_ARG(cur), EF_CL_ARG(next));
   cur = next;
   for (int s = nu + 2; s <= 2 * nu; ++s) {
     next = buf[(2 * nu - s) & 1];
@@ -548,6 +611,8 @@ static int amg_cycle(ef_cl_amg *a, int l, cl_mem r, cl_mem x) {
 int ef_cl_amg_apply(ef_cl_amg *a, cl_mem r, cl_mem z) {
   EF_CHECK(a && r && z && r != z, EF_ERR_PARAMETER, "ef_cl_amg_apply: bad arguments");
   a->applies++;
+  a->cur = &a->apply_slots;
+  a->cur->next = 0;
   if (a->first_small == 0) return amg_small(a, r, z);
   if (a->h->n_levels == 1) return amg_correction(a, 0, r, z);
   return amg_cycle(a, 0, r, z);

@@ -178,8 +178,8 @@ int ef_cl_cg_update_matrix(ef_cl_cg *cg) {
 /* The solve. */
 
 /* Enqueue iteration k of the chosen variant (two launches); vectors alternate
- * between two buffers by the parity of k.  Every argument is set at each launch (one list
- * per kernel): a few host-side clSetKernelArg calls against two kernel launches. */
+ * between two buffers by the parity of k.  Each kernel's whole list is given at each launch,
+ * and only the arguments that changed (k, the alternating vectors) reach the driver. */
 static int ef_cl_cg_enqueue_iteration(ef_cl_cg *cg, cl_mem x, int k) {
   const int n = cg->n;
   if (cg->s.variant == EF_CG_STANDARD) {
@@ -187,24 +187,23 @@ static int ef_cl_cg_enqueue_iteration(ef_cl_cg *cg, cl_mem x, int k) {
     cl_mem pnew = cg->v[1 + (k & 1)], pold = cg->v[1 + ((k + 1) & 1)];
     int n_rho = k == 0 ? cg->cfg.groups : cg->groups_v; /* who wrote the rho partials */
     cl_kernel a = cg->k.std_spmv, b = cg->k.std_update;
-    EF_CL_SET_ARGS(a, EF_CL_ARG(n), EF_CL_ARG(cg->rp_off), EF_CL_ARG(cg->col_off), EF_CL_ARG(cg->val_off),
-                   EF_CL_ARG(r), EF_CL_ARG(pold), EF_CL_ARG(pnew), EF_CL_ARG(q), EF_CL_ARG(x),
-                   EF_CL_ARG(cg->part_a), EF_CL_ARG(n_rho), EF_CL_ARG(cg->part_b), EF_CL_ARG(cg->state),
-                   EF_CL_ARG(k));
+    EF_CL_BIND_ARGS(&cg->k.b_std_spmv, a, EF_CL_ARG(n), EF_CL_ARG(cg->rp_off), EF_CL_ARG(cg->col_off),
+                    EF_CL_ARG(cg->val_off), EF_CL_ARG(r), EF_CL_ARG(pold), EF_CL_ARG(pnew), EF_CL_ARG(q), EF_CL_ARG(x),
+                    EF_CL_ARG(cg->part_a), EF_CL_ARG(n_rho), EF_CL_ARG(cg->part_b), EF_CL_ARG(cg->state), EF_CL_ARG(k));
     EF_CALL(ef_cl_cg_launch_a(cg, a, 1));
-    EF_CL_SET_ARGS(b, EF_CL_ARG(n), EF_CL_ARG(r), EF_CL_ARG(q), EF_CL_ARG(cg->part_b),
-                   EF_CL_ARG(cg->cfg.groups), EF_CL_ARG(cg->part_a), EF_CL_ARG(cg->state), EF_CL_ARG(k));
+    EF_CL_BIND_ARGS(&cg->k.b_std_update, b, EF_CL_ARG(n), EF_CL_ARG(r), EF_CL_ARG(q), EF_CL_ARG(cg->part_b),
+                    EF_CL_ARG(cg->cfg.groups), EF_CL_ARG(cg->part_a), EF_CL_ARG(cg->state), EF_CL_ARG(k));
     return ef_cl_cg_launch_v(cg, b, 1);
   }
   cl_mem xs[2] = {x, cg->v[3]}, rs[2] = {cg->v[0], cg->v[1]}, s = cg->v[2];
   cl_kernel a = cg->k.tt_spmv, b = cg->k.tt_update;
-  EF_CL_SET_ARGS(a, EF_CL_ARG(n), EF_CL_ARG(cg->rp_off), EF_CL_ARG(cg->col_off), EF_CL_ARG(cg->val_off),
-                 EF_CL_ARG(rs[k & 1]), EF_CL_ARG(s), EF_CL_ARG(cg->part_a), EF_CL_ARG(cg->part_b),
-                 EF_CL_ARG(cg->state));
+  EF_CL_BIND_ARGS(&cg->k.b_tt_spmv, a, EF_CL_ARG(n), EF_CL_ARG(cg->rp_off), EF_CL_ARG(cg->col_off),
+                  EF_CL_ARG(cg->val_off), EF_CL_ARG(rs[k & 1]), EF_CL_ARG(s), EF_CL_ARG(cg->part_a),
+                  EF_CL_ARG(cg->part_b), EF_CL_ARG(cg->state));
   EF_CALL(ef_cl_cg_launch_a(cg, a, 1));
-  EF_CL_SET_ARGS(b, EF_CL_ARG(n), EF_CL_ARG(xs[k & 1]), EF_CL_ARG(xs[(k + 1) & 1]), EF_CL_ARG(rs[k & 1]),
-                 EF_CL_ARG(rs[(k + 1) & 1]), EF_CL_ARG(s), EF_CL_ARG(cg->part_a), EF_CL_ARG(cg->part_b),
-                 EF_CL_ARG(cg->cfg.groups), EF_CL_ARG(cg->state), EF_CL_ARG(k));
+  EF_CL_BIND_ARGS(&cg->k.b_tt_update, b, EF_CL_ARG(n), EF_CL_ARG(xs[k & 1]), EF_CL_ARG(xs[(k + 1) & 1]),
+                  EF_CL_ARG(rs[k & 1]), EF_CL_ARG(rs[(k + 1) & 1]), EF_CL_ARG(s), EF_CL_ARG(cg->part_a),
+                  EF_CL_ARG(cg->part_b), EF_CL_ARG(cg->cfg.groups), EF_CL_ARG(cg->state), EF_CL_ARG(k));
   return ef_cl_cg_launch_v(cg, b, 1);
 }
 

@@ -17,6 +17,9 @@ typedef struct {
   cl_program vector_program, matrix_program;
   cl_kernel spmv, dot, reduce, diag, scale_matrix, scale_in, scale_out, init;
   cl_kernel std_spmv, std_update, std_finish, tt_spmv, tt_update, residual;
+  /* The iteration's kernels keep their arguments between launches (EF_CL_BIND_ARGS); a rebuilt
+   * set starts empty (ef_cl_cg_kernels_build clears it). */
+  ef_cl_bound_args b_std_spmv, b_std_update, b_tt_spmv, b_tt_update;
 } ef_cl_cg_kernels;
 
 struct ef_cl_cg_s {

@@ -353,6 +353,46 @@ int ef_cl_set_args_at(cl_kernel kernel, const char *file, int line, int count, c
   return EF_SUCCESS;
 }
 
+int ef_cl_bind_args_at(ef_cl_bound_args *b, cl_kernel kernel, const char *file, int line, int count,
+                       const ef_cl_arg *args) {
+  if (b->kernel != kernel || b->count != count) {
+    b->kernel = NULL;
+    if (count > EF_CL_BOUND_MAX_ARGS)
+      return ef_error_set(EF_ERR_OPENCL, file, line, "a bound kernel takes at most %d arguments, %d were given",
+                          EF_CL_BOUND_MAX_ARGS, count);
+    int err = ef_cl_set_args_at(kernel, file, line, count, args);
+    if (err) return err;
+    for (int i = 0; i < count; ++i) {
+      b->size[i] = args[i].size;
+      memset(b->value[i], 0, EF_CL_BOUND_VALUE_BYTES);
+      if (args[i].value && args[i].size <= EF_CL_BOUND_VALUE_BYTES) memcpy(b->value[i], args[i].value, args[i].size);
+    }
+    b->kernel = kernel;
+    b->count = count;
+    return EF_SUCCESS;
+  }
+  for (int i = 0; i < count; ++i) {
+    const int kept = args[i].size == b->size[i] &&
+                     (args[i].value ? args[i].size <= EF_CL_BOUND_VALUE_BYTES &&
+                                          !memcmp(b->value[i], args[i].value, args[i].size)
+                                    : 1);
+    if (kept) continue;
+    cl_int st = clSetKernelArg(kernel, (cl_uint)i, args[i].size, args[i].value);
+    if (st != CL_SUCCESS) {
+      char name[128] = "?";
+      (void)clGetKernelInfo(kernel, CL_KERNEL_FUNCTION_NAME, sizeof name, name, NULL);
+      name[sizeof name - 1] = '\0';
+      b->kernel = NULL;
+      return ef_error_set(EF_ERR_OPENCL, file, line, "clSetKernelArg(%s, argument %d) failed: %s (%d)", name, i,
+                          ef_cl_error_name(st), (int)st);
+    }
+    b->size[i] = args[i].size;
+    memset(b->value[i], 0, EF_CL_BOUND_VALUE_BYTES);
+    if (args[i].value && args[i].size <= EF_CL_BOUND_VALUE_BYTES) memcpy(b->value[i], args[i].value, args[i].size);
+  }
+  return EF_SUCCESS;
+}
+
 int ef_cl_count_devices(int *count) {
   ef_cl_device_info *list;
   EF_CALL(ef_cl_enumerate(&list, count));

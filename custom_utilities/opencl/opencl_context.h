@@ -80,6 +80,27 @@ int ef_cl_set_args_at(cl_kernel kernel, const char *file, int line, int count, c
                             (int)(sizeof((ef_cl_arg[]){__VA_ARGS__}) / sizeof(ef_cl_arg)),       \
                             (ef_cl_arg[]){__VA_ARGS__}))
 
+/* The same, for a kernel launched again and again (a CG iteration, a multigrid cycle): the values
+ * last set are kept in `bound`, and only the arguments that changed since the previous call reach
+ * the driver (on NVIDIA's OpenCL each clSetKernelArg costs host time that a small launch cannot
+ * hide).  The argument count is checked on the first call.  A kernel bound this way must never
+ * have its arguments set by another call (EF_CL_SET_ARGS or another ef_cl_bound_args), or the
+ * kept values no longer say what the kernel holds. */
+#define EF_CL_BOUND_MAX_ARGS 24
+#define EF_CL_BOUND_VALUE_BYTES 16
+typedef struct {
+  cl_kernel kernel; /* the kernel the values below belong to (NULL: none yet) */
+  int count;
+  size_t size[EF_CL_BOUND_MAX_ARGS];
+  unsigned char value[EF_CL_BOUND_MAX_ARGS][EF_CL_BOUND_VALUE_BYTES];
+} ef_cl_bound_args;
+int ef_cl_bind_args_at(ef_cl_bound_args *bound, cl_kernel kernel, const char *file, int line, int count,
+                       const ef_cl_arg *args);
+#define EF_CL_BIND_ARGS(bound, kernel, ...)                                                        \
+  EF_CALL(ef_cl_bind_args_at((bound), (kernel), __FILE__, __LINE__,                             \
+                             (int)(sizeof((ef_cl_arg[]){__VA_ARGS__}) / sizeof(ef_cl_arg)),      \
+                             (ef_cl_arg[]){__VA_ARGS__}))
+
 /* For the clCreate* calls that return their status through a pointer. */
 #define EF_CL_CHECK_STATUS(status, what)                                             \
   do {                                                                               \

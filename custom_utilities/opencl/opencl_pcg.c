@@ -22,6 +22,8 @@ struct ef_cl_pcg_s {
   void *pctx;
   cl_program program;
   cl_kernel init, dot, direction, spmv, update, residual, reduce;
+  /* The kernels of the iteration keep their arguments between launches (EF_CL_BIND_ARGS). */
+  ef_cl_bound_args b_dot, b_direction, b_spmv, b_update;
   cl_mem r, z, p, q, rold, part, part_pq, part_rr, part_bb, state;
 };
 
@@ -119,12 +121,12 @@ static int pcg_launch(ef_cl_pcg *c, cl_kernel k, int groups) {
 /* z = M r, then the partials and direction of iteration k. */
 static int pcg_precondition_direction(ef_cl_pcg *c, int k) {
   EF_CALL(c->precond(c->pctx, c->r, c->z));
-  EF_CL_SET_ARGS(c->dot, EF_CL_ARG(c->n), EF_CL_ARG(c->r), EF_CL_ARG(c->z), EF_CL_ARG(c->rold),
-                 EF_CL_ARG(c->s.flexible), EF_CL_ARG(c->part));
+  EF_CL_BIND_ARGS(&c->b_dot, c->dot, EF_CL_ARG(c->n), EF_CL_ARG(c->r), EF_CL_ARG(c->z), EF_CL_ARG(c->rold),
+                  EF_CL_ARG(c->s.flexible), EF_CL_ARG(c->part));
   EF_CALL(pcg_launch(c, c->dot, c->groups));
-  EF_CL_SET_ARGS(c->direction, EF_CL_ARG(c->n), EF_CL_ARG(c->z), EF_CL_ARG(c->p), EF_CL_ARG(c->part),
-                 EF_CL_ARG(c->part_rr), EF_CL_ARG(c->part_bb), EF_CL_ARG(c->groups), EF_CL_ARG(k),
-                 EF_CL_ARG(c->s.flexible), EF_CL_ARG(c->s.null_space), EF_CL_ARG(c->s.rtol), EF_CL_ARG(c->state));
+  EF_CL_BIND_ARGS(&c->b_direction, c->direction, EF_CL_ARG(c->n), EF_CL_ARG(c->z), EF_CL_ARG(c->p),
+                  EF_CL_ARG(c->part), EF_CL_ARG(c->part_rr), EF_CL_ARG(c->part_bb), EF_CL_ARG(c->groups), EF_CL_ARG(k),
+                  EF_CL_ARG(c->s.flexible), EF_CL_ARG(c->s.null_space), EF_CL_ARG(c->s.rtol), EF_CL_ARG(c->state));
   return pcg_launch(c, c->direction, c->groups);
 }
 
@@ -156,13 +158,13 @@ int ef_cl_pcg_solve(ef_cl_pcg *c, cl_mem b, cl_mem x, ef_cl_pcg_result *res) {
   while (k < c->s.max_iterations && stop < 0) {
     int end = c->s.max_iterations - k < c->s.check_every ? c->s.max_iterations : k + c->s.check_every;
     for (; k < end; ++k) {
-      EF_CL_SET_ARGS(c->spmv, EF_CL_ARG(c->n), EF_CL_ARG(c->A.row_ptr), EF_CL_ARG(c->A.col_idx),
-                     EF_CL_ARG(c->A.values), EF_CL_ARG(c->p), EF_CL_ARG(c->q), EF_CL_ARG(c->part_pq), EF_CL_ARG(k),
-                     EF_CL_ARG(c->state));
+      EF_CL_BIND_ARGS(&c->b_spmv, c->spmv, EF_CL_ARG(c->n), EF_CL_ARG(c->A.row_ptr), EF_CL_ARG(c->A.col_idx),
+                      EF_CL_ARG(c->A.values), EF_CL_ARG(c->p), EF_CL_ARG(c->q), EF_CL_ARG(c->part_pq), EF_CL_ARG(k),
+                      EF_CL_ARG(c->state));
       EF_CALL_GOTO(pcg_launch(c, c->spmv, c->groups), done);
-      EF_CL_SET_ARGS(c->update, EF_CL_ARG(c->n), EF_CL_ARG(c->p), EF_CL_ARG(c->q), EF_CL_ARG(x), EF_CL_ARG(c->r),
-                     EF_CL_ARG(c->rold), EF_CL_ARG(c->part_pq), EF_CL_ARG(c->groups), EF_CL_ARG(k),
-                     EF_CL_ARG(c->s.flexible), EF_CL_ARG(c->part_rr), EF_CL_ARG(c->state));
+      EF_CL_BIND_ARGS(&c->b_update, c->update, EF_CL_ARG(c->n), EF_CL_ARG(c->p), EF_CL_ARG(c->q), EF_CL_ARG(x),
+                      EF_CL_ARG(c->r), EF_CL_ARG(c->rold), EF_CL_ARG(c->part_pq), EF_CL_ARG(c->groups), EF_CL_ARG(k),
+                      EF_CL_ARG(c->s.flexible), EF_CL_ARG(c->part_rr), EF_CL_ARG(c->state));
       EF_CALL_GOTO(pcg_launch(c, c->update, c->groups), done);
       EF_CALL_GOTO(pcg_precondition_direction(c, k + 1), done);
     }
