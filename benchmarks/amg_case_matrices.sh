@@ -4,17 +4,20 @@
 # solves that matrix with AMG-FCG and our Jacobi-CG in one process (cold start to 1e-8, median of 5,
 # per-phase device times and launches per iteration). It tells launch-bound from bandwidth-bound.
 # usage: benchmarks/amg_case_matrices.sh OUT [--cases "obstacle:0 cavity3d:1 cavity3d:2"]
-#            [--build DIR] [--bench-args "..."]
+#            [--build DIR] [--bench-args "..."] [--variants "ARGS1|ARGS2|..."]
+#   --variants: ef_amg_bench runs once per '|'-separated argument set on each exported matrix
+#   (Jacobi-CG only with the first), e.g. "--coarse-enough 256|--coarse-enough 32 --small-rows 4096".
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:?usage: amg_case_matrices.sh OUT [--cases LIST] [--build DIR] [--bench-args ARGS]}
 shift
-cases="obstacle:0 cavity3d:1 cavity3d:2"; build="$root/build-amg"; bargs=""
+cases="obstacle:0 cavity3d:1 cavity3d:2"; build="$root/build-amg"; bargs=""; variants=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --cases) cases=$2; shift 2 ;;
     --build) build=$2; shift 2 ;;
     --bench-args) bargs=$2; shift 2 ;;
+    --variants) variants=$2; shift 2 ;;
     *) echo "amg_case_matrices.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -48,6 +51,17 @@ PY
   "$build/bin/edgeflow" run "$dir/case.json" --refine "$level" --steps 5 --output "$dir/run" --overwrite --quiet > "$dir/log" 2>&1 ||
     { echo "$name L$level: run failed"; tail -5 "$dir/log"; continue; }
   echo "== $name L$level"
-  "$build/bin/ef_amg_bench" "$dir/system.bin" $bargs --json "$dir/amg.json" 2>&1 | tail -14
+  if [ -z "$variants" ]; then
+    "$build/bin/ef_amg_bench" "$dir/system.bin" $bargs --json "$dir/amg.json" 2>&1 | tail -14
+  else
+    i=0
+    IFS='|' read -ra vs <<< "$variants"
+    for v in "${vs[@]}"; do
+      jac=--no-jacobi; [ $i = 0 ] && jac=""
+      echo "-- $v"
+      "$build/bin/ef_amg_bench" "$dir/system.bin" $bargs $v $jac --json "$dir/amg_$i.json" 2>&1 | tail -14
+      i=$((i + 1))
+    done
+  fi
   rm -f "$dir/system.bin"
 done

@@ -13,7 +13,11 @@
 #define AMG_LANES 64
 #define AMG_ROW_LANES 4 /* items per row of the row kernels (sweep, residual, post) */
 #define AMG_MAX_GROUPS 256 /* groups of the K-cycle reduction kernels */
-#define AMG_SMALL_WGS 256  /* items of the one-group kernels (fewer when the device allows fewer) */
+/* Items of the one-group kernels (small levels, dense coarsest inverse): all a GPU group holds
+ * (1024 on NVIDIA: the single group is latency-bound, so more items hide more of it); 256 on
+ * other devices (CPU work-items of one group run in loops).  Fewer when the device allows fewer. */
+#define AMG_SMALL_WGS_GPU 1024
+#define AMG_SMALL_WGS 256
 
 enum { PH_REFRESH, PH_SMOOTH, PH_RESTRICT, PH_POST, PH_KRYLOV, PH_COARSE, PH_COUNT };
 
@@ -392,7 +396,8 @@ int ef_cl_amg_create_from_maps(ef_cl_context *ctx, const ef_cl_csr *A, const ef_
   {
     size_t wg = ctx->max_work_group_size ? ctx->max_work_group_size : 64;
     a->small_wgs = 1;
-    while ((size_t)a->small_wgs * 2 <= wg && a->small_wgs < AMG_SMALL_WGS) a->small_wgs *= 2;
+    const int cap = (ctx->device_type & CL_DEVICE_TYPE_GPU) ? AMG_SMALL_WGS_GPU : AMG_SMALL_WGS;
+    while ((size_t)a->small_wgs * 2 <= wg && a->small_wgs < cap) a->small_wgs *= 2;
   }
   EF_CALL_GOTO(amg_kernels_build(ctx, A->row_ptr_64, a->small_wgs, &a->kf), fail);
   EF_CALL_GOTO(amg_kernels_build(ctx, 0, a->small_wgs, &a->kc), fail);
