@@ -16,7 +16,7 @@
 /* Defaults of amg.h. */
 void ef_amg_settings_default(ef_amg_settings *s) {
   s->max_levels = 10;
-  s->coarse_enough = 32;
+  s->coarse_enough = 128;
   s->passes = 3;
   s->strength = 0.25;
   s->coarse_strength = 0.0;
@@ -25,7 +25,7 @@ void ef_amg_settings_default(ef_amg_settings *s) {
   s->sweeps = 1;
   s->cycle = EF_AMG_CYCLE_K;
   s->kcycle_levels = 2;
-  s->small_rows = 2048;
+  s->small_rows = 1024;
 }
 
 /* A work CSR of the set-up (int64 offsets, owned arrays). */

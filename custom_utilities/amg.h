@@ -57,8 +57,8 @@ typedef struct {
                             launch per refresh and per visit (0: never); the host ignores it */
 } ef_amg_settings;
 
-/* Defaults: 10 levels, coarse_enough 32, 3 passes, strength 0.25 (coarse levels 0), omega 4/3, alpha 1,
- * 1 sweep, K-cycle on levels 1..2, small_rows 2048 (see docs/parameters.md). */
+/* Defaults: 10 levels, coarse_enough 128, 3 passes, strength 0.25 (coarse levels 0), omega 4/3, alpha 1,
+ * 1 sweep, K-cycle on levels 1..2, small_rows 1024 (see docs/parameters.md). */
 void ef_amg_settings_default(ef_amg_settings *s);
 
 /* A square CSR (sorted columns, diagonal stored) seen by the set-up. */

@@ -19,9 +19,9 @@
 #endif
 
 #define EF_AMG_DEFAULTS                                                                                     \
-  "{\"amg_max_levels\": 10, \"amg_coarse_enough\": 32, \"amg_aggregation_passes\": 3,"                     \
+  "{\"amg_max_levels\": 10, \"amg_coarse_enough\": 128, \"amg_aggregation_passes\": 3,"                     \
   " \"amg_strength\": 0.25, \"amg_coarse_strength\": 0.0, \"amg_smoother\": \"l1_jacobi\", \"amg_omega\": 1.3333333333333333,"            \
-  " \"amg_sweeps\": 1, \"amg_cycle\": \"auto\", \"amg_small_rows\": 2048, \"amg_kcycle_levels\": 2, \"amg_over_correction\": 1.0}"
+  " \"amg_sweeps\": 1, \"amg_cycle\": \"auto\", \"amg_small_rows\": 1024, \"amg_kcycle_levels\": 2, \"amg_over_correction\": 1.0}"
 
 /* ef_amg_settings from linear_solver_settings (keys already validated against the defaults). */
 static int amg_read_settings(ef_parameters p, ef_amg_settings *s) {
