@@ -9,13 +9,16 @@
 # usage: benchmarks/amg_session.sh OUT [--sizes "100"] [--levels "1 2"] [--steps 40] [--build DIR]
 #            [--small-rows "4096"]   (amg_small_rows values to compare: levels of at most that many rows
 #                                     run in one work-group; 0 never)
+#            [--check-every "8 1"]   (check_every of the Jacobi-CG runs, then of the AMG runs: each
+#                                     solver at its own best; an AMG iteration costs some 40 launches,
+#                                     so every iteration read late costs more than the read)
 # Needs .deps (scripts/fetch_gpu_deps.sh) on machines without cJSON/libmatheval, and the peers in
 # ../shared/peers or .peers (with a pyamg wheel in .peers/wheels for the peer).
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:?usage: amg_session.sh OUT [--sizes "100"] [--levels "1 2"] [--steps 40]}
 shift
-sizes="100"; levels="1 2"; steps=40; build="$root/build-amg"; small="4096"
+sizes="100"; levels="1 2"; steps=40; build="$root/build-amg"; small="4096"; checks="8 1"
 while [ $# -gt 0 ]; do
   case "$1" in
     --sizes) sizes=$2; shift 2 ;;
@@ -23,6 +26,7 @@ while [ $# -gt 0 ]; do
     --steps) steps=$2; shift 2 ;;
     --build) build=$2; shift 2 ;;
     --small-rows) small=$2; shift 2 ;;
+    --check-every) checks=$2; shift 2 ;;
     *) echo "amg_session.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -54,13 +58,15 @@ for n in $sizes; do
 done
 
 # Whole cases: the same fixed dt for both preconditioners.
+check_jacobi=${checks%% *}; check_amg=${checks##* }
 case_run() { # name params level solver pc [small_rows]
   local name=$1 params=$2 level=$3 solver=$4 pc=$5 sr=${6:-}
+  local ce=$check_jacobi; [ "$pc" = amg ] && ce=$check_amg
   local dir="$out/${name}_L${level}_${pc}${sr}"
   mkdir -p "$dir"
-  python3 - "$params" "$dir/case.json" "$solver" "$pc" "$sr" <<'PY'
+  python3 - "$params" "$dir/case.json" "$solver" "$pc" "$sr" "$ce" <<'PY'
 import json, os, sys
-src, dst, solver, pc, sr = sys.argv[1:6]
+src, dst, solver, pc, sr, ce = sys.argv[1:7]
 p = json.load(open(src))
 ss = p["solver_settings"]
 mis = ss["model_import_settings"]
@@ -70,7 +76,7 @@ ts = ss.setdefault("time_stepping", {})
 if ts.get("automatic_time_step", True):
     ts.update({"automatic_time_step": False, "time_step": 1e-4})
 ls = ss.setdefault("linear_solver_settings", {})
-ls.update({"solver_type": solver, "preconditioner_type": pc, "tolerance": 1e-8, "check_every": 8})
+ls.update({"solver_type": solver, "preconditioner_type": pc, "tolerance": 1e-8, "check_every": int(ce)})
 if sr:
     ls["amg_small_rows"] = int(sr)
 ss.setdefault("device", {})["verbose"] = 0
