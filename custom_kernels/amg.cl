@@ -369,15 +369,45 @@ void amg_small_refresh(const int first, const int n_levels, const int l1_first, 
 /* Operand v: -1 the input vector, -2 the output vector, else an offset into dbuf. */
 #define AMG_V(v) ((v) == -1 ? vin : (v) == -2 ? vout : dbuf + (v))
 
+/* The one group's sums (amg_small_cycle) in two stages, each in a fixed order: AMG_SMALL_SEGS
+ * items add AMG_SMALL_SEGLEN consecutive items' values, then every item adds the segment sums
+ * in order.  Two barriers for up to three sums, where a tree takes one per halving. */
+#define AMG_SMALL_SEGS (AMG_SMALL_WGS >= 32 ? AMG_SMALL_WGS / 32 : 1)
+#define AMG_SMALL_SEGLEN (AMG_SMALL_WGS / AMG_SMALL_SEGS)
+
+/* Sums of a, b, c over the group, every item gets them: the two stages above, then a barrier
+ * (global memory too: callers rely on it as the end of a step). */
+double3 amg_small_sum3(double a, double b, double c, __local double *red, __local double *seg) {
+  const int lid = get_local_id(0);
+  red[lid] = a;
+  red[AMG_SMALL_WGS + lid] = b;
+  red[2 * AMG_SMALL_WGS + lid] = c;
+  barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+  if (lid < 3 * AMG_SMALL_SEGS) {
+    const int v = lid / AMG_SMALL_SEGS, s = lid - v * AMG_SMALL_SEGS;
+    double t = 0.0;
+    for (int m = 0; m < AMG_SMALL_SEGLEN; ++m) t += red[v * AMG_SMALL_WGS + s * AMG_SMALL_SEGLEN + m];
+    seg[lid] = t;
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+  double3 t = (double3)(0.0, 0.0, 0.0);
+  for (int s = 0; s < AMG_SMALL_SEGS; ++s) {
+    t.x += seg[s];
+    t.y += seg[AMG_SMALL_SEGS + s];
+    t.z += seg[2 * AMG_SMALL_SEGS + s];
+  }
+  barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+  return t;
+}
+
 /* The coarse correction of the first small level (or the whole cycle when it is level 0):
- * the operations of `ops` in order, one item per row, sums in row order (amg_rows.h), the
- * K-cycle's dot products by the group's fixed tree. */
-__kernel __attribute__((reqd_work_group_size(AMG_SMALL_WGS, 1, 1)))
-void amg_small_cycle(const int nops, __global const int *restrict ops, __global const int *restrict lt,
-                     __global const int *restrict ibuf, __global double *dbuf, __global const double *restrict W,
-                     const double omega, const double alpha, __global const double *restrict val0,
-                     __global double *vin, __global double *vout) {
-  __local double red[AMG_SMALL_WGS];
+ * the operations of `ops` in order, one item per row, sums in row order (amg_rows.h).  Every
+ * operation ends in the same three barriers (every item takes part in every barrier): the
+ * K-cycle's dot products and the dense solve's partial sums are added between the first two. */
+void amg_small_ops(const int nops, __global const int *restrict ops, __global const int *restrict lt,
+                   __global const int *restrict ibuf, __global double *dbuf, __global const double *restrict W,
+                   const double omega, const double alpha, __global const double *restrict val0,
+                   __global double *vin, __global double *vout, __local double *red, __local double *seg) {
   const int lid = get_local_id(0);
   double krho[32], ka1[32]; /* K-cycle scalars of each level, kept between its two steps */
   for (int o = 0; o < nops; ++o) {
@@ -387,6 +417,10 @@ void amg_small_cycle(const int nops, __global const int *restrict ops, __global 
     const int n = L[0];
     __global const int *rp = ibuf + L[1], *col = ibuf + L[2];
     __global const double *val = l == 0 ? val0 : dbuf + L[3], *dinv = dbuf + L[4];
+    const int k1 = code == AMG_OP_K1, k3 = code == AMG_OP_K3;
+    /* The dense solve with fewer rows than items: `parts` items per row, each a strided share. */
+    const int parts = code == AMG_OP_DENSE && n < AMG_SMALL_WGS ? AMG_SMALL_WGS / n : 0;
+    double a = 0.0, b = 0.0, c = 0.0;
     if (code == AMG_OP_SMOOTH0) {
       __global double *r = AMG_V(op[2]), *x = AMG_V(op[3]);
       for (int i = lid; i < n; i += AMG_SMALL_WGS) x[i] = omega * dinv[i] * r[i];
@@ -412,16 +446,18 @@ void amg_small_cycle(const int nops, __global const int *restrict ops, __global 
         xo[i] = ef_amg_row_post(rp[i], rp[i + 1], col, val, xi, agg, xc, alpha, omega, dinv[i], r[i], i);
     } else if (code == AMG_OP_DENSE) {
       __global double *rc = AMG_V(op[2]), *xc = AMG_V(op[3]);
-      for (int i = lid; i < n; i += AMG_SMALL_WGS) {
-        double s = 0.0;
-        for (int j = 0; j < n; ++j) s += W[(long)j * n + i] * rc[j];
-        xc[i] = s;
+      if (parts) { /* item lid: row lid % n, columns lid / n, + parts, ... (added up below) */
+        const int i = lid % n, p = lid / n;
+        if (p < parts)
+          for (int j = p; j < n; j += parts) a += W[(long)j * n + i] * rc[j];
+      } else {
+        for (int i = lid; i < n; i += AMG_SMALL_WGS) {
+          double s = 0.0;
+          for (int j = 0; j < n; ++j) s += W[(long)j * n + i] * rc[j];
+          xc[i] = s;
+        }
       }
-    }
-    /* K-cycle: reductions outside any branch (every item takes part in every barrier). */
-    const int k1 = code == AMG_OP_K1, k3 = code == AMG_OP_K3;
-    double a = 0.0, b = 0.0, c = 0.0;
-    if (k1) { /* w1 = A v1; v1.w1, v1.rc */
+    } else if (k1) { /* w1 = A v1; partials of v1.w1, v1.rc */
       __global double *rc = AMG_V(op[2]), *v1 = AMG_V(op[3]), *w1 = AMG_V(op[4]);
       for (int i = lid; i < n; i += AMG_SMALL_WGS) {
         const double w = -ef_amg_row_residual(rp[i], rp[i + 1], col, val, v1, 0.0);
@@ -429,7 +465,7 @@ void amg_small_cycle(const int nops, __global const int *restrict ops, __global 
         a += v1[i] * w;
         b += v1[i] * rc[i];
       }
-    } else if (k3) { /* w2 = A v2; v2.w1, v2.w2, v2.q */
+    } else if (k3) { /* w2 = A v2; partials of v2.w1, v2.w2, v2.q */
       __global double *v2 = AMG_V(op[3]), *w1 = AMG_V(op[4]), *w2 = AMG_V(op[5]), *q = AMG_V(op[6]);
       for (int i = lid; i < n; i += AMG_SMALL_WGS) {
         const double w = -ef_amg_row_residual(rp[i], rp[i + 1], col, val, v2, 0.0);
@@ -439,9 +475,25 @@ void amg_small_cycle(const int nops, __global const int *restrict ops, __global 
         c += v2[i] * q[i];
       }
     }
-    a = amg_small_sum(a, red);
-    b = amg_small_sum(b, red);
-    c = amg_small_sum(c, red);
+    red[lid] = a;
+    red[AMG_SMALL_WGS + lid] = b;
+    red[2 * AMG_SMALL_WGS + lid] = c;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if ((k1 || k3) && lid < 3 * AMG_SMALL_SEGS) {
+      const int v = lid / AMG_SMALL_SEGS, s = lid - v * AMG_SMALL_SEGS;
+      double t = 0.0;
+      for (int m = 0; m < AMG_SMALL_SEGLEN; ++m) t += red[v * AMG_SMALL_WGS + s * AMG_SMALL_SEGLEN + m];
+      seg[lid] = t;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (k1 || k3) {
+      a = b = c = 0.0;
+      for (int s = 0; s < AMG_SMALL_SEGS; ++s) {
+        a += seg[s];
+        b += seg[AMG_SMALL_SEGS + s];
+        c += seg[2 * AMG_SMALL_SEGS + s];
+      }
+    }
     if (k1) { /* a1 = v1.rc / v1.A v1; q = rc - a1 w1 (own rows: no barrier needed) */
       __global double *rc = AMG_V(op[2]), *w1 = AMG_V(op[4]), *q = AMG_V(op[5]);
       krho[l] = a;
@@ -453,8 +505,117 @@ void amg_small_cycle(const int nops, __global const int *restrict ops, __global 
       const double beta = rho1 > 0.0 ? b - a * a / rho1 : 0.0;
       const double a2 = beta > 0.0 ? c / beta : 0.0, c1 = rho1 > 0.0 ? a1 - a * a2 / rho1 : 0.0;
       for (int i = lid; i < n; i += AMG_SMALL_WGS) xc[i] = c1 * v1[i] + a2 * v2[i];
+    } else if (parts && lid < n) { /* the dense solve's row sums, parts in order */
+      __global double *xc = AMG_V(op[3]);
+      double s = 0.0;
+      for (int p = 0; p < parts; ++p) s += red[p * n + lid];
+      xc[lid] = s;
     }
+    barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
+  }
+}
+
+/* One launch of amg_small_ops: the small levels' correction, or the whole cycle. */
+__kernel __attribute__((reqd_work_group_size(AMG_SMALL_WGS, 1, 1)))
+void amg_small_cycle(const int nops, __global const int *restrict ops, __global const int *restrict lt,
+                     __global const int *restrict ibuf, __global double *dbuf, __global const double *restrict W,
+                     const double omega, const double alpha, __global const double *restrict val0,
+                     __global double *vin, __global double *vout) {
+  __local double red[3 * AMG_SMALL_WGS], seg[3 * AMG_SMALL_SEGS];
+  amg_small_ops(nops, ops, lt, ibuf, dbuf, W, omega, alpha, val0, vin, vout, red, seg);
+}
+
+/* The whole preconditioned (flexible when `flexible`) CG in one launch of one group, when every
+ * level is small (level 0 included, its values val0): the iteration of pcg.cl (the same stop
+ * test, null-space projection and breakdown test), the preconditioner amg_small_ops on r into z.
+ * work: 5 n doubles (r, z, p, q, r_old).  out: iterations (the count at which the test held,
+ * max_it when it never did), ||r||^2 at the last test, ||b||^2, breakdown (1: p.Ap <= 0 or not
+ * finite), ||b - A x||^2 after the solve. */
+__kernel __attribute__((reqd_work_group_size(AMG_SMALL_WGS, 1, 1)))
+void amg_small_pcg(const int nops, __global const int *restrict ops, __global const int *restrict lt,
+                   __global const int *restrict ibuf, __global double *dbuf, __global const double *restrict W,
+                   const double omega, const double alpha, __global const double *restrict val0,
+                   __global const double *restrict b, __global double *x, __global double *work, const int max_it,
+                   const double rtol, const int flexible, const int null_space, __global double *out) {
+  __local double red[3 * AMG_SMALL_WGS], seg[3 * AMG_SMALL_SEGS];
+  const int lid = get_local_id(0), n = lt[0];
+  __global const int *rp = ibuf + lt[1], *col = ibuf + lt[2];
+  __global double *r = work, *z = work + n, *p = work + 2 * n, *q = work + 3 * n, *ro = work + 4 * n;
+  double bb = 0.0, rr = 0.0;
+  for (int i = lid; i < n; i += AMG_SMALL_WGS) {
+    const double s = ef_amg_row_residual(rp[i], rp[i + 1], col, val0, x, b[i]);
+    r[i] = s;
+    ro[i] = s;
+    bb += b[i] * b[i];
+    rr += s * s;
+  }
+  double3 t = amg_small_sum3(bb, rr, 0.0, red, seg);
+  bb = t.x, rr = t.y;
+  const double tol2 = rtol * rtol * bb;
+  int stop = -1, broken = 0;
+  double rho_prev = 0.0;
+  for (int k = 0; k <= max_it; ++k) {
+    if (rr <= tol2) { /* uniform: every item holds the same sums */
+      stop = k;
+      break;
+    }
+    if (k == max_it) break;
+    amg_small_ops(nops, ops, lt, ibuf, dbuf, W, omega, alpha, val0, r, z, red, seg);
+    double rz = 0.0, oz = 0.0, sz = 0.0, sr = 0.0, so = 0.0;
+    for (int i = lid; i < n; i += AMG_SMALL_WGS) {
+      const double zi = z[i];
+      rz += r[i] * zi;
+      oz += flexible ? ro[i] * zi : 0.0;
+      sz += zi;
+      sr += r[i];
+      so += flexible ? ro[i] : 0.0;
+    }
+    t = amg_small_sum3(rz, oz, sz, red, seg);
+    rz = t.x, oz = t.y, sz = t.z;
+    t = amg_small_sum3(sr, so, 0.0, red, seg);
+    sr = t.x, so = t.y;
+    const double m = null_space ? sz / (double)n : 0.0;
+    const double rho = rz - m * sr, rho_old_term = flexible ? oz - m * so : 0.0;
+    const double beta = k == 0 ? 0.0 : (rho - rho_old_term) / rho_prev;
+    for (int i = lid; i < n; i += AMG_SMALL_WGS) p[i] = k == 0 ? z[i] - m : (z[i] - m) + beta * p[i];
     barrier(CLK_GLOBAL_MEM_FENCE);
+    double pq = 0.0;
+    for (int i = lid; i < n; i += AMG_SMALL_WGS) {
+      const double qi = -ef_amg_row_residual(rp[i], rp[i + 1], col, val0, p, 0.0);
+      q[i] = qi;
+      pq += p[i] * qi;
+    }
+    pq = amg_small_sum3(pq, 0.0, 0.0, red, seg).x;
+    if (!(pq > 0.0 && isfinite(pq))) {
+      stop = k;
+      broken = 1;
+      break;
+    }
+    const double a = rho / pq;
+    rr = 0.0;
+    for (int i = lid; i < n; i += AMG_SMALL_WGS) {
+      x[i] += a * p[i];
+      const double ri = r[i];
+      if (flexible) ro[i] = ri;
+      const double rn = ri - a * q[i];
+      r[i] = rn;
+      rr += rn * rn;
+    }
+    rr = amg_small_sum3(rr, 0.0, 0.0, red, seg).x;
+    rho_prev = rho;
+  }
+  double ta = 0.0;
+  for (int i = lid; i < n; i += AMG_SMALL_WGS) {
+    const double s = ef_amg_row_residual(rp[i], rp[i + 1], col, val0, x, b[i]);
+    ta += s * s;
+  }
+  ta = amg_small_sum3(ta, 0.0, 0.0, red, seg).x;
+  if (lid == 0) {
+    out[0] = (double)(stop >= 0 ? stop : max_it);
+    out[1] = rr;
+    out[2] = bb;
+    out[3] = (double)broken;
+    out[4] = ta;
   }
 }
 

@@ -26,6 +26,8 @@ static void usage(FILE *f) {
              "  --small-rows N         levels of at most N rows in one work-group (0: never, the default)\n"
              "  --check-every K        device state read every K iterations (default 2)\n"
              "  --no-jacobi            skip our Jacobi-CG\n"
+             "  --no-whole             the multi-launch PCG even when every level is small (default: the\n"
+             "                         whole solve in one work-group then, as the strategies do)\n"
              "  --null-space           A has the constant null space\n"
              "  --json FILE            write the JSON there\n"
              "  --device SPEC          as EDGEFLOW_OPENCL_DEVICE\n");
@@ -42,7 +44,7 @@ typedef struct {
   const char *file, *json, *device;
   ef_amg_settings amg;
   double rtol;
-  int repeat, check_every, jacobi, null_space;
+  int repeat, check_every, jacobi, null_space, no_whole;
 } options;
 
 static int parse(int argc, char **argv, options *o) {
@@ -56,6 +58,7 @@ static int parse(int argc, char **argv, options *o) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(a, "--help")) return usage(stdout), 2;
     if (!strcmp(a, "--no-jacobi")) { o->jacobi = 0; continue; }
+    if (!strcmp(a, "--no-whole")) { o->no_whole = 1; continue; }
     if (!strcmp(a, "--null-space")) { o->null_space = 1; continue; }
     if (a[0] != '-') { o->file = a; continue; }
     if (!v) return fprintf(stderr, "ef_amg_bench: %s needs a value\n", a), 1;
@@ -78,6 +81,21 @@ static int parse(int argc, char **argv, options *o) {
   }
   if (!o->file || o->repeat < 1) return usage(stderr), 1;
   return 0;
+}
+
+/* One AMG-preconditioned solve: the whole solve in one work-group when `whole`, else the
+ * multi-launch PCG; res.seconds is the wall time either way. */
+static int bench_solve(ef_cl_pcg *pcg, ef_cl_amg *amg, int whole, const ef_cl_pcg_settings *ps, cl_mem b, cl_mem x,
+                       ef_cl_pcg_result *res) {
+  if (!whole) return ef_cl_pcg_solve(pcg, b, x, res);
+  const double t0 = ef_wtime();
+  ef_cl_amg_solve_result r;
+  EF_CALL(ef_cl_amg_solve(amg, b, x, ps->rtol, ps->max_iterations, ps->flexible, ps->null_space, &r));
+  memset(res, 0, sizeof *res);
+  res->seconds = ef_wtime() - t0;
+  res->iterations = r.iterations, res->converged = r.converged, res->breakdown = r.breakdown;
+  res->relres = r.relres, res->true_relres = r.true_relres;
+  return EF_SUCCESS;
 }
 
 static int run(const options *o, int *no_device) {
@@ -134,13 +152,14 @@ static int run(const options *o, int *no_device) {
   ps.flexible = o->amg.cycle == EF_AMG_CYCLE_K;
   ps.null_space = o->null_space;
   EF_CALL_GOTO(ef_cl_pcg_create(ctx, &A, &ps, amg_pc, amg, &pcg), done);
+  const int whole = !o->no_whole && ef_cl_amg_solves_whole(amg);
   ef_cl_pcg_result res;
   const double zero = 0.0;
   int reps = o->repeat > 64 ? 64 : o->repeat;
   for (int r = -1; r < reps; ++r) { /* r = -1: warm-up */
     EF_CL_CALL_GOTO(clEnqueueFillBuffer(ctx->queue, x, &zero, sizeof zero, 0, (size_t)n * 8, 0, NULL, NULL), done);
     EF_CL_CALL_GOTO(clFinish(ctx->queue), done);
-    EF_CALL_GOTO(ef_cl_pcg_solve(pcg, b, x, &res), done);
+    EF_CALL_GOTO(bench_solve(pcg, amg, whole, &ps, b, x, &res), done);
     if (r >= 0) times[r] = res.seconds;
   }
   qsort(times, reps, sizeof times[0], cmp_double);
@@ -153,7 +172,7 @@ static int run(const options *o, int *no_device) {
   EF_CALL_GOTO(ef_cl_amg_refresh(amg), done);
   EF_CALL_GOTO(ef_cl_amg_timing_get(amg, &tm), done);
   const int launches_refresh = tm.launches;
-  EF_CALL_GOTO(ef_cl_pcg_solve(pcg, b, x, &res), done);
+  EF_CALL_GOTO(bench_solve(pcg, amg, whole, &ps, b, x, &res), done);
   EF_CALL_GOTO(ef_cl_amg_timing_get(amg, &tm), done);
   const double launches_apply = tm.applies > 0 ? (double)(tm.launches - launches_refresh) / tm.applies : 0.0;
   ef_cl_amg_set_profiling(amg, 0);
@@ -202,8 +221,9 @@ static int run(const options *o, int *no_device) {
          100.0 * hier / fine, 100.0 * work / fine);
   printf("set-up            %.4f s (host hierarchy %.4f s, upload + first refresh the rest)\n", setup, host_setup);
   printf("refresh           %.6f s (device, median of %d)\n", refresh, nref);
-  printf("AMG-%s           %d iterations, true residual %.3e, solve %.6f s (median of %d, min %.6f)\n",
-         ps.flexible ? "FCG" : "PCG", res.iterations, res.true_relres, solve, reps, solve_min);
+  printf("AMG-%s           %d iterations, true residual %.3e, solve %.6f s (median of %d, min %.6f)%s\n",
+         ps.flexible ? "FCG" : "PCG", res.iterations, res.true_relres, solve, reps, solve_min,
+         whole ? "; whole solve in one work-group" : "");
   printf("phases (profiled) smooth %.6f restrict %.6f post %.6f krylov %.6f coarse %.6f s; %d applies, %d launches\n",
          tm.smooth_seconds, tm.restrict_seconds, tm.post_seconds, tm.krylov_seconds, tm.coarse_seconds, tm.applies,
          tm.launches);
@@ -223,12 +243,12 @@ static int run(const options *o, int *no_device) {
           "\"iterations\": %d, \"true_relres\": %.3e, \"solve_s\": %.6f, \"solve_min_s\": %.6f, "
           "\"smooth_s\": %.6f, \"restrict_s\": %.6f, \"post_s\": %.6f, \"krylov_s\": %.6f, \"coarse_s\": %.6f, "
           "\"launches\": %d, \"launches_per_refresh\": %d, \"launches_per_iteration\": %.1f, \"jacobi_iterations\": %d, \"jacobi_true_relres\": %.3e, \"jacobi_solve_s\": %.6f, "
-          "\"probe_enqueue_us_per_launch\": %.3f, \"probe_drain_us_per_launch\": %.3f}\n",
+          "\"probe_enqueue_us_per_launch\": %.3f, \"probe_drain_us_per_launch\": %.3f, \"whole_solve\": %d}\n",
           ctx->device_name, o->file, (long long)n, (long long)sys->nnz, ps.flexible ? "K" : "V", h->n_levels,
           (long long)h->nc, opc, hier / fine, work / fine, setup, host_setup, refresh, res.iterations,
           res.true_relres, solve, solve_min, tm.smooth_seconds, tm.restrict_seconds, tm.post_seconds,
           tm.krylov_seconds, tm.coarse_seconds, tm.launches, launches_refresh, launches_apply + 4.0, jac_it, jac_true, jac_time,
-          enqueue_us, drain_us);
+          enqueue_us, drain_us, whole);
   if (jf != stdout) fclose(jf);
 done:
   if (b) clReleaseMemObject(b);

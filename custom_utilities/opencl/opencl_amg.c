@@ -24,7 +24,7 @@ enum { PH_REFRESH, PH_SMOOTH, PH_RESTRICT, PH_POST, PH_KRYLOV, PH_COARSE, PH_COU
 typedef struct {
   cl_program program;
   cl_kernel refresh, l1, down, smooth0, sweep, resid, restr, post, k_first, k_second, k_third, k_combine, dense_inv,
-      solve, small_refresh, small_cycle;
+      solve, small_refresh, small_cycle, small_pcg;
 } amg_kernels;
 
 typedef struct {
@@ -65,6 +65,7 @@ struct ef_cl_amg_s {
    * two buffers, one group per launch (amg.cl): level table, operation list, ints, doubles. */
   int first_small, n_ops, small_wgs;
   cl_mem lt, ops, ibuf, dbuf, dummy;
+  cl_mem work, out; /* the whole solve in one group (first_small == 0): 5 n doubles; its results */
   int lt_host[32 * 8];
   int profiling;
   cl_event *events;
@@ -95,7 +96,7 @@ static int amg_buffer(ef_cl_context *ctx, size_t bytes, const void *host, cl_mem
 static void amg_kernels_release(amg_kernels *k) {
   cl_kernel *all[] = {&k->refresh,  &k->l1,      &k->down,      &k->smooth0,   &k->sweep,         &k->resid,
                       &k->restr,    &k->post,    &k->k_first,   &k->k_second,  &k->k_third,       &k->k_combine,
-                      &k->dense_inv, &k->solve,  &k->small_refresh, &k->small_cycle};
+                      &k->dense_inv, &k->solve,  &k->small_refresh, &k->small_cycle, &k->small_pcg};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i)
     if (*all[i]) clReleaseKernel(*all[i]), *all[i] = NULL;
   if (k->program) clReleaseProgram(k->program);
@@ -119,7 +120,8 @@ static int amg_kernels_build(ef_cl_context *ctx, int wide, int small_wgs, amg_ke
               {"amg_k_first", &k->k_first},         {"amg_k_second", &k->k_second},
               {"amg_k_third", &k->k_third},         {"amg_k_combine", &k->k_combine},
               {"amg_dense_inverse", &k->dense_inv}, {"amg_dense_solve", &k->solve},
-              {"amg_small_refresh", &k->small_refresh}, {"amg_small_cycle", &k->small_cycle}};
+              {"amg_small_refresh", &k->small_refresh}, {"amg_small_cycle", &k->small_cycle},
+              {"amg_small_pcg", &k->small_pcg}};
   for (size_t i = 0; i < sizeof list / sizeof list[0]; ++i) {
     cl_int st;
     *list[i].kernel = clCreateKernel(k->program, list[i].name, &st);
@@ -439,6 +441,10 @@ int ef_cl_amg_create_from_maps(ef_cl_context *ctx, const ef_cl_csr *A, const ef_
   }
   EF_CALL_GOTO(amg_buffer(ctx, (size_t)(h->nc * h->nc) * 8, NULL, &a->W), fail);
   EF_CALL_GOTO(amg_small_create(a), fail);
+  if (a->first_small == 0) {
+    EF_CALL_GOTO(amg_buffer(ctx, (size_t)h->lev[0].n * 5 * 8, NULL, &a->work), fail);
+    EF_CALL_GOTO(amg_buffer(ctx, 8 * 8, NULL, &a->out), fail);
+  }
   EF_CALL_GOTO(ef_cl_amg_refresh(a), fail);
   EF_CL_CALL_GOTO(clFinish(ctx->queue), fail);
   a->setup_seconds = ef_wtime() - t0;
@@ -466,6 +472,8 @@ void ef_cl_amg_destroy(ef_cl_amg **amg) {
   amg_release_mem(&a->ibuf);
   amg_release_mem(&a->dbuf);
   amg_release_mem(&a->dummy);
+  amg_release_mem(&a->work);
+  amg_release_mem(&a->out);
   amg_slots_release(&a->refresh_slots);
   amg_slots_release(&a->apply_slots);
   amg_kernels_release(&a->kf);
@@ -621,6 +629,32 @@ int ef_cl_amg_apply(ef_cl_amg *a, cl_mem r, cl_mem z) {
   if (a->first_small == 0) return amg_small(a, r, z);
   if (a->h->n_levels == 1) return amg_correction(a, 0, r, z);
   return amg_cycle(a, 0, r, z);
+}
+
+int ef_cl_amg_solves_whole(const ef_cl_amg *a) { return a && a->first_small == 0 && a->work; }
+
+int ef_cl_amg_solve(ef_cl_amg *a, cl_mem b, cl_mem x, double rtol, int max_iterations, int flexible,
+                    int null_space, ef_cl_amg_solve_result *res) {
+  EF_CHECK(ef_cl_amg_solves_whole(a) && b && x && res && max_iterations >= 0 && rtol >= 0.0, EF_ERR_PARAMETER,
+           "ef_cl_amg_solve: bad arguments, or the fine level is not small");
+  memset(res, 0, sizeof *res);
+  const double omega = a->h->s.omega, alpha = a->h->s.alpha;
+  a->cur = &a->apply_slots;
+  a->cur->next = 0;
+  AMG_LAUNCH(a, a->kc.small_pcg, (size_t)a->small_wgs, (size_t)a->small_wgs, PH_COARSE, EF_CL_ARG(a->n_ops),
+             EF_CL_ARG(a->ops), EF_CL_ARG(a->lt), EF_CL_ARG(a->ibuf), EF_CL_ARG(a->dbuf), EF_CL_ARG(a->W),
+             EF_CL_ARG(omega), EF_CL_ARG(alpha), EF_CL_ARG(a->lev[0].val), EF_CL_ARG(b), EF_CL_ARG(x),
+             EF_CL_ARG(a->work), EF_CL_ARG(max_iterations), EF_CL_ARG(rtol), EF_CL_ARG(flexible),
+             EF_CL_ARG(null_space), EF_CL_ARG(a->out));
+  double o[5];
+  EF_CL_CALL(clEnqueueReadBuffer(a->ctx->queue, a->out, CL_TRUE, 0, sizeof o, o, 0, NULL, NULL));
+  res->iterations = (int)o[0];
+  res->breakdown = o[3] != 0.0;
+  res->converged = !res->breakdown && o[1] <= rtol * rtol * o[2];
+  res->relres = o[2] > 0.0 ? sqrt(o[1] / o[2]) : 0.0;
+  res->true_relres = o[2] > 0.0 ? sqrt(o[4] / o[2]) : 0.0;
+  a->applies += res->iterations;
+  return EF_SUCCESS;
 }
 
 /* Profiling on/off (off releases pending events). */
