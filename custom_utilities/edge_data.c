@@ -7,14 +7,8 @@
 #include <string.h>
 
 #include "edge_physics.h"
+#include "ef_omp.h"
 #include "edgeflow/ef_error.h"
-
-#ifdef _OPENMP
-#include <omp.h>
-#define EF_OMP(x) _Pragma(#x)
-#else
-#define EF_OMP(x)
-#endif
 
 /* Gradients of the barycentric coordinates of a simplex and its measure:
  * grad lambda_k (k = 1..d) are the rows of J^-1, J = [x_1 - x_0, ..., x_d - x_0],
