@@ -9,22 +9,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "edgeflow/ef_error.h"
 #include "edgeflow/ef_model_part.h"
+#include "edgeflow/ef_util.h"
 #include "edgeflow/ef_vtk_output.h"
 #include "test_vtu_readback.h"
 
 #include "ef_test.h"
 
 enum { N_OUT = 10100, WINDOW = 100 };
-
-static double now_s(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
@@ -71,7 +65,7 @@ static void check_pvd(const char *path, int n, int replaced_step, double replace
 int main(int argc, char **argv) {
   ASSERT(argc >= 2, "usage: %s SCRATCH_FOLDER", argv[0]);
   const char *root = argv[1];
-  ASSERT(!tvr_remove_tree(root) && !tvr_make_dirs(root), "cannot reset %s", root);
+  ASSERT(!tvr_remove_tree(root) && !ef_make_folders(root), "cannot reset %s", root);
   ef_model_part mp;
   ASSERT_OK(ef_model_part_create("FluidModelPart", 2, &mp));
   ASSERT_OK(ef_model_part_alloc_nodes(mp, 4));
@@ -88,9 +82,9 @@ int main(int argc, char **argv) {
 
   static double cost[N_OUT + 1];
   for (int k = 1; k <= N_OUT; ++k) {
-    double t0 = now_s();
+    double t0 = ef_wtime();
     ASSERT_OK(ef_vtk_output_write(out, mp, k, 0.001 * k));
-    cost[k] = now_s() - t0;
+    cost[k] = ef_wtime() - t0;
   }
   double early[WINDOW], late[WINDOW];
   for (int i = 0; i < WINDOW; ++i) early[i] = cost[51 + i], late[i] = cost[N_OUT - 150 + i];

@@ -14,6 +14,7 @@
 
 #include "edgeflow/ef_error.h"
 #include "edgeflow/ef_model_part.h"
+#include "edgeflow/ef_util.h"
 #include "edgeflow/ef_vtk_output.h"
 #include "test_vtu_readback.h"
 
@@ -88,7 +89,7 @@ int main(int argc, char **argv) {
     return 2;
   }
   const char *root = argv[1];
-  if (tvr_remove_tree(root) || tvr_make_dirs(root)) {
+  if (tvr_remove_tree(root) || ef_make_folders(root)) {
     fprintf(stderr, "cannot reset %s\n", root);
     return 1;
   }

@@ -490,19 +490,3 @@ int tvr_remove_tree(const char *path) {
   closedir(d);
   return err | (rmdir(path) != 0);
 }
-
-/* mkdir -p. */
-int tvr_make_dirs(const char *path) {
-  char p[4096];
-  snprintf(p, sizeof p, "%s", path);
-  for (char *s = p + 1;; ++s) {
-    if (*s == '/' || *s == '\0') {
-      char c = *s;
-      *s = '\0';
-      if (mkdir(p, 0777) != 0 && errno != EEXIST) return 1;
-      *s = c;
-      if (!c) break;
-    }
-  }
-  return 0;
-}

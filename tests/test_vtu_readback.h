@@ -44,9 +44,8 @@ int tvr_check_file(const char *path, const ef_vtu_mesh *m);
 int tvr_write_expect(const char *vtu_path, const ef_vtu_mesh *m);
 /* Whole file into a NUL-terminated buffer (NULL if unreadable). */
 char *tvr_slurp(const char *path, size_t *size);
-/* rm -r (missing is fine) and mkdir -p. */
+/* rm -r (missing is fine); mkdir -p is ef_make_folders (edgeflow/ef_util.h). */
 int tvr_remove_tree(const char *path);
-int tvr_make_dirs(const char *path);
 int tvr_exists(const char *path);
 
 #endif

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "edgeflow/ef_error.h"
+#include "edgeflow/ef_util.h"
 #include "edgeflow/ef_vtk_output.h"
 #include "test_vtu_readback.h"
 
@@ -74,7 +75,7 @@ int main(int argc, char **argv) {
     return 2;
   }
   dir = argv[1];
-  if (tvr_remove_tree(dir) || tvr_make_dirs(dir)) {
+  if (tvr_remove_tree(dir) || ef_make_folders(dir)) {
     fprintf(stderr, "cannot reset %s\n", dir);
     return 1;
   }
