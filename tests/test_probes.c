@@ -16,59 +16,19 @@
 #include "process_internal.h"
 
 #include "ef_test.h"
+#include "ef_test_mesh.h"
 
 static double f_u(const double *x) { return 1.0 + 2.0 * x[0] + 3.0 * x[1] - 0.5 * x[2]; }
 static double f_v(const double *x) { return x[0] - x[1] + 4.0 * x[2]; }
 static double f_p(const double *x) { return 5.0 * x[0] - 2.0 * x[1] + 1.0 + x[2]; }
 
-/* n x n square cells on [0,1]^2 split into triangles (2D) or n^3 cubes into 6 tetrahedra (3D). */
+/* The unit box of ef_test_mesh.h (n x n squares split into triangles, or n^3 cubes into 6
+ * tetrahedra) with the linear fields above on its nodes. */
 static int make_mesh(int dim, int n, ef_model_part *out) {
-  ef_model_part mp;
-  if (ef_model_part_create("FluidModelPart", dim, &mp)) return 1;
-  int64_t nn = dim == 2 ? (int64_t)(n + 1) * (n + 1) : (int64_t)(n + 1) * (n + 1) * (n + 1);
-  int64_t ne = dim == 2 ? 2LL * n * n : 6LL * n * n * n;
-  if (ef_model_part_alloc_nodes(mp, nn) || ef_model_part_alloc_elements(mp, ne, dim + 1)) return 1;
-  int nz = dim == 2 ? 0 : n;
-  for (int k = 0; k <= nz; k++)
-    for (int j = 0; j <= n; j++)
-      for (int i = 0; i <= n; i++) {
-        int64_t id = ((int64_t)k * (n + 1) + j) * (n + 1) + i;
-        mp->coords[3 * id] = (double)i / n;
-        mp->coords[3 * id + 1] = (double)j / n;
-        mp->coords[3 * id + 2] = dim == 3 ? (double)k / n : 0.0;
-        mp->node_ids[id] = id + 1;
-      }
-  int64_t e = 0;
-  for (int k = 0; k < (dim == 2 ? 1 : n); k++)
-    for (int j = 0; j < n; j++)
-      for (int i = 0; i < n; i++) {
-        if (dim == 2) {
-          int32_t a = j * (n + 1) + i, b = a + 1, c = a + n + 2, d = a + n + 1;
-          int32_t t[2][3] = {{a, b, c}, {a, c, d}};
-          for (int s = 0; s < 2; s++, e++) memcpy(mp->elements + 3 * e, t[s], sizeof t[s]);
-        } else {
-          /* Kuhn split along the 000-111 diagonal: one tetrahedron per permutation of the axes. */
-          static const int perm[6][3] = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}};
-          for (int s = 0; s < 6; s++, e++) {
-            int c[3] = {i, j, k};
-            for (int v = 0; v < 4; v++) {
-              if (v > 0) c[perm[s][v - 1]]++;
-              mp->elements[4 * e + v] = (int32_t)(((int64_t)c[2] * (n + 1) + c[1]) * (n + 1) + c[0]);
-            }
-          }
-        }
-      }
-  for (int64_t q = 0; q < ne; q++) {
-    mp->element_ids[q] = q + 1;
-    if (ef_model_part_element_measure(mp, q) < 0) { /* keep every element positively oriented */
-      int32_t t = mp->elements[(dim + 1) * q];
-      mp->elements[(dim + 1) * q] = mp->elements[(dim + 1) * q + 1];
-      mp->elements[(dim + 1) * q + 1] = t;
-    }
-  }
-  if (ef_model_part_add_variable(mp, "VELOCITY", 3) || ef_model_part_add_variable(mp, "PRESSURE", 1)) return 1;
+  ef_model_part mp = ef_test_box(dim, n, 0);
+  if (!mp) return 1;
   ef_variable *u = ef_model_part_find_variable(mp, "VELOCITY"), *p = ef_model_part_find_variable(mp, "PRESSURE");
-  for (int64_t i = 0; i < nn; i++) {
+  for (int64_t i = 0; i < mp->n_nodes; i++) {
     const double *x = mp->coords + 3 * i;
     u->values[3 * i] = f_u(x);
     u->values[3 * i + 1] = f_v(x);
