@@ -14,23 +14,7 @@
 #include "edgeflow/ef_parameters.h"
 #include "edgeflow/ef_registry.h"
 #include "ef_test.h"
-
-/* The last pressure system of 3 OpenMP steps of a case. */
-static int pressure_system(const char *case_file, const char *out, ef_pressure_system *s) {
-  ef_analysis_options o;
-  ef_analysis_options_default(&o);
-  o.applications = EF_DEFAULT_APPLICATIONS;
-  o.solver_type = "openmp_edge_based";
-  o.output_folder = out;
-  o.max_steps = 3;
-  o.quiet = 1;
-  ef_analysis a = NULL;
-  ASSERT_OK(ef_analysis_create(case_file, &o, &a));
-  ASSERT_OK(ef_analysis_run(a));
-  ASSERT_OK(ef_analysis_copy_pressure_system(a, s));
-  ef_analysis_destroy(&a);
-  return 0;
-}
+#include "ef_test_pressure.h"
 
 /* Solve s with the settings in json from x = 0; the solution into x, the result into r. */
 static int solve(const char *json, const ef_pressure_system *s, double *x, ef_solve_result *r) {
@@ -52,27 +36,10 @@ static int solve(const char *json, const ef_pressure_system *s, double *x, ef_so
   return 0;
 }
 
-/* ||x - y|| / ||y|| after removing each vector's mean (the singular case fixes x up to a constant). */
-static double rel_diff(const double *x, const double *y, int64_t n, int singular) {
-  double mx = 0.0, my = 0.0, d = 0.0, s = 0.0;
-  if (singular) {
-    for (int64_t i = 0; i < n; ++i) {
-      mx += x[i];
-      my += y[i];
-    }
-    mx /= (double)n;
-    my /= (double)n;
-  }
-  for (int64_t i = 0; i < n; ++i) {
-    d += ((x[i] - mx) - (y[i] - my)) * ((x[i] - mx) - (y[i] - my));
-    s += (y[i] - my) * (y[i] - my);
-  }
-  return sqrt(d / s);
-}
-
 static int check_case(const char *case_file, const char *out) {
   ef_pressure_system s;
-  if (pressure_system(case_file, out, &s)) return 1;
+  /* The last pressure system of 3 OpenMP steps of the case. */
+  if (ef_test_run_case(case_file, "openmp_edge_based", EF_DEFAULT_APPLICATIONS, out, 3, NULL, NULL, &s)) return 1;
   int singular = 1;
   for (int64_t i = 0; i < s.n; ++i) singular = singular && !s.fixed[i];
   double *xc = malloc((size_t)s.n * sizeof *xc), *xb = malloc((size_t)s.n * sizeof *xb);
@@ -91,7 +58,7 @@ static int check_case(const char *case_file, const char *out) {
   EXPECT(rc.true_residual >= 0.0 && rc.true_residual <= 1e-8, "cg true residual %.3e", rc.true_residual);
   /* BiCGStab does about two products per iteration: it must not need more than twice CG's count. */
   EXPECT(rb.iterations <= 2 * rc.iterations, "bicgstab %d iterations, cg %d", rb.iterations, rc.iterations);
-  const double d = rel_diff(xb, xc, s.n, singular);
+  const double d = ef_test_rel_diff(xb, xc, s.n, singular);
   EXPECT(d <= 1e-7, "bicgstab and cg solutions differ by %.3e", d);
   free(xc);
   free(xb);

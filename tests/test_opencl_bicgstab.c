@@ -32,6 +32,7 @@
 #include "matrix_io.h"
 #include "opencl_solvers.h"
 #include "test_opencl_common.h"
+#include "ef_test_pressure.h"
 
 /* Solve A x = b from x = 0 with the device solver that settings name; x (host) receives it. */
 static int device_solve(ef_cl_context *ctx, const ef_cl_csr *dA, int null_space, cl_mem db, const char *settings,
@@ -54,22 +55,6 @@ static int device_solve(ef_cl_context *ctx, const ef_cl_csr *dA, int null_space,
   ef_linear_solver_destroy(&s);
   ef_parameters_destroy(&p);
   return 0;
-}
-
-/* ||x - y|| / ||y|| after removing each vector's mean. */
-static double diff_modulo_constant(const double *x, const double *y, int64_t n) {
-  double mx = 0.0, my = 0.0, d = 0.0, s = 0.0;
-  for (int64_t i = 0; i < n; ++i) {
-    mx += x[i];
-    my += y[i];
-  }
-  mx /= (double)n;
-  my /= (double)n;
-  for (int64_t i = 0; i < n; ++i) {
-    d += ((x[i] - mx) - (y[i] - my)) * ((x[i] - mx) - (y[i] - my));
-    s += (y[i] - my) * (y[i] - my);
-  }
-  return s > 0.0 ? sqrt(d / s) : sqrt(d);
 }
 
 /* BiCGStab (check_every 1 and 4) on one host system against x_ref, or against the device CG
@@ -107,7 +92,7 @@ static int check_system(ef_cl_context *ctx, const ef_csr_matrix *A, const double
   ASSERT(rc.converged, "%s: cg did not converge (%d iterations)", name, rc.iterations);
   ASSERT(rb4.iterations == rb.iterations && !memcmp(xb, xb4, (size_t)n * sizeof *xb),
          "%s: check_every 4 changed bicgstab's result (%d vs %d iterations)", name, rb4.iterations, rb.iterations);
-  const double d = diff_modulo_constant(xb, xc, n);
+  const double d = ef_test_rel_diff(xb, xc, n, 1);
   ASSERT(d <= 1e-6, "%s: bicgstab and cg solutions differ by %.3e (relative, means removed)", name, d);
   if (getenv("EF_TEST_VERBOSE"))
     printf("%s: n %lld, bicgstab %d iterations (true residual %.2e), cg %d (%.2e), difference %.2e\n", name,
@@ -120,27 +105,17 @@ static int check_system(ef_cl_context *ctx, const ef_csr_matrix *A, const double
   return 0;
 }
 
-/* 3 steps of the OpenCL strategy on case_file, the last pressure system exported to path. */
-static int export_system(const char *case_file, const char *work, const char *path) {
-  ef_analysis_options o;
-  ef_analysis_options_default(&o);
-  o.solver_type = "opencl_edge_based";
-  o.output_folder = work;
-  o.max_steps = 3;
-  o.quiet = 1;
-  ef_analysis a = NULL;
+/* The case's linear solver at tolerance 1e-10, exporting its pressure systems to path; the
+ * device quiet. */
+static int edit_case(ef_parameters parameters, void *path) {
   ef_parameters ss, ls, dev;
-  ASSERT_OK(ef_make_folders(work));
-  ASSERT_OK(ef_analysis_create(case_file, &o, &a));
-  ASSERT_OK(ef_parameters_get(ef_analysis_parameters(a), "solver_settings", &ss));
+  ASSERT_OK(ef_parameters_get(parameters, "solver_settings", &ss));
   ASSERT_OK(ef_parameters_get(ss, "linear_solver_settings", &ls));
   ASSERT_OK(ef_parameters_set_double(ls, "tolerance", 1e-10));
-  ASSERT_OK(ef_parameters_set_string(ls, "export_pressure_system", path));
+  ASSERT_OK(ef_parameters_set_string(ls, "export_pressure_system", (const char *)path));
   if (!ef_parameters_has(ss, "device")) ASSERT_OK(ef_parameters_set_json(ss, "device", "{}"));
   ASSERT_OK(ef_parameters_get(ss, "device", &dev));
   ASSERT_OK(ef_parameters_set_double(dev, "verbose", 0));
-  ASSERT_OK(ef_analysis_run(a));
-  ef_analysis_destroy(&a);
   return 0;
 }
 
@@ -201,7 +176,8 @@ int main(int argc, char **argv) {
       snprintf(work, sizeof work, "%s/case%d", argv[3], c + 2);
       snprintf(path, sizeof path, "%s/pressure.bin", work);
       ef_linear_system *sys = NULL;
-      rc = export_system(argv[1 + c], work, path);
+      /* 3 steps of the OpenCL strategy, the last pressure system exported to path. */
+      rc = ef_test_run_case(argv[1 + c], "opencl_edge_based", NULL, work, 3, edit_case, path, NULL);
       if (!rc && ef_linear_system_read(path, &sys)) rc = 1;
       if (!rc) {
         const ef_csr_matrix A = ef_linear_system_matrix(sys);
