@@ -8,6 +8,7 @@
 
 #include "edge_physics.h"
 #include "edgeflow/ef_error.h"
+#include "edgeflow/ef_linear_solver.h"
 #include "edgeflow/ef_util.h"
 
 #include "ef_omp.h"
@@ -42,8 +43,8 @@ void ef_fs_settings_default(ef_fs_settings *s) {
   s->tau_c1 = 1.0;
   s->tau_c2 = 4.0;
   s->tau_c3 = 2.0;
-  s->pressure_rtol = 1e-8;
-  s->pressure_max_iterations = 5000;
+  s->pressure_rtol = EF_DEFAULT_TOLERANCE;
+  s->pressure_max_iterations = EF_DEFAULT_MAX_ITERATION;
   s->flux_imbalance_tolerance = 1e-6;
   s->velocity_bound = 1e6;
   s->fixed_pressure_scale = 1.0;

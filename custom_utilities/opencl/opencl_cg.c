@@ -6,6 +6,7 @@
 #include "opencl_solvers.h"
 #include "amg_register.h"
 
+#include "edgeflow/ef_linear_solver.h"
 #include "edgeflow/ef_util.h"
 
 #include <inttypes.h>
@@ -385,8 +386,8 @@ void ef_cl_cg_get_config(const ef_cl_cg *cg, ef_cl_cg_config *config, double *tu
 void ef_cl_cg_settings_default(ef_cl_cg_settings *s) {
   memset(s, 0, sizeof *s);
   s->variant = EF_CG_STANDARD;
-  s->rtol = 1e-8;
-  s->max_iterations = 5000; /* EF_LINEAR_SOLVER_COMMON_DEFAULTS' max_iteration */
+  s->rtol = EF_DEFAULT_TOLERANCE;
+  s->max_iterations = EF_DEFAULT_MAX_ITERATION;
   s->check_every = 8;
   s->tune = 1;
   s->verbose = 1;

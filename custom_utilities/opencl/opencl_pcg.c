@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "edgeflow/ef_linear_solver.h"
 #include "edgeflow/ef_util.h"
 
 #define PCG_SOURCE "pcg.cl"
@@ -28,8 +29,8 @@ struct ef_cl_pcg_s {
 };
 
 void ef_cl_pcg_settings_default(ef_cl_pcg_settings *s) {
-  s->rtol = 1e-8;
-  s->max_iterations = 1000;
+  s->rtol = EF_DEFAULT_TOLERANCE;
+  s->max_iterations = EF_DEFAULT_MAX_ITERATION;
   s->check_every = 2;
   s->flexible = 1;
   s->null_space = 0;
@@ -60,6 +61,12 @@ int ef_cl_pcg_set_settings(ef_cl_pcg *c, const ef_cl_pcg_settings *s) {
   EF_CHECK(c && s && s->rtol >= 0.0 && s->max_iterations >= 0 && s->check_every >= 1, EF_ERR_PARAMETER,
            "device PCG: need rtol >= 0, max_iterations >= 0, check_every >= 1");
   c->s = *s;
+  return EF_SUCCESS;
+}
+
+int ef_cl_pcg_get_settings(const ef_cl_pcg *c, ef_cl_pcg_settings *s) {
+  EF_CHECK(c && s, EF_ERR_PARAMETER, "ef_cl_pcg_get_settings: NULL argument");
+  *s = c->s;
   return EF_SUCCESS;
 }
 

@@ -30,7 +30,8 @@ typedef struct {
   int null_space;
 } ef_cl_pcg_settings;
 
-/* rtol 1e-8, 1000 iterations, check every 2, flexible, no null space. */
+/* rtol EF_DEFAULT_TOLERANCE, EF_DEFAULT_MAX_ITERATION iterations (the shared defaults of
+ * edgeflow/ef_linear_solver.h), check every 2, flexible, no null space. */
 void ef_cl_pcg_settings_default(ef_cl_pcg_settings *s);
 
 typedef struct {
@@ -46,6 +47,7 @@ int ef_cl_pcg_create(ef_cl_context *ctx, const ef_cl_csr *A, const ef_cl_pcg_set
                      void *precond_ctx, ef_cl_pcg **out);
 void ef_cl_pcg_destroy(ef_cl_pcg **pcg);
 int ef_cl_pcg_set_settings(ef_cl_pcg *pcg, const ef_cl_pcg_settings *s);
+int ef_cl_pcg_get_settings(const ef_cl_pcg *pcg, ef_cl_pcg_settings *s);
 /* Fails with EF_ERR_SOLVER on a breakdown; not converging is reported in res only. */
 int ef_cl_pcg_solve(ef_cl_pcg *pcg, cl_mem b, cl_mem x, ef_cl_pcg_result *res);
 

@@ -29,11 +29,20 @@
 extern "C" {
 #endif
 
-/* The keys every solver shares, with their defaults.  One default iteration limit, stated
- * in docs/parameters.md. */
-#define EF_LINEAR_SOLVER_COMMON_DEFAULTS                                                            \
-  "{\"solver_type\": \"cg\", \"preconditioner_type\": \"jacobi\", \"tolerance\": 1e-8,"           \
-  " \"max_iteration\": 5000, \"verbosity\": 0, \"export_pressure_system\": \"\"}"
+/* The one default relative tolerance and iteration limit of every linear solver (stated in
+ * docs/parameters.md): the shared keys below and the settings structs of the solvers that are
+ * also called directly (the fractional step's, the device CG's and PCG's) start from these. */
+#define EF_DEFAULT_TOLERANCE 1e-8
+#define EF_DEFAULT_MAX_ITERATION 5000
+
+#define EF_LINEAR_SOLVER_STR_(x) #x
+#define EF_LINEAR_SOLVER_STR(x) EF_LINEAR_SOLVER_STR_(x)
+
+/* The keys every solver shares, with their defaults. */
+#define EF_LINEAR_SOLVER_COMMON_DEFAULTS                                                               \
+  "{\"solver_type\": \"cg\", \"preconditioner_type\": \"jacobi\", \"tolerance\": "                       \
+  EF_LINEAR_SOLVER_STR(EF_DEFAULT_TOLERANCE) ", \"max_iteration\": " EF_LINEAR_SOLVER_STR(EF_DEFAULT_MAX_ITERATION) \
+  ", \"verbosity\": 0, \"export_pressure_system\": \"\"}"
 
 typedef enum { EF_MEMORY_HOST = 0, EF_MEMORY_DEVICE = 1 } ef_memory;
 
