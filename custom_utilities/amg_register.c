@@ -451,10 +451,31 @@ static int fcg_dev_create(ef_parameters settings, const ef_linear_solver_common 
   return ef_cl_pcg_solver_create(common, A, pc, 1, out);
 }
 
+/* The device AMG behind pc when it solves whole systems in one work-group (every level small),
+ * else NULL. */
+static ef_cl_amg *fcg_dev_whole_amg(ef_preconditioner *pc) {
+  if (ef_preconditioner_get_ops(pc) != &ef_cl_amg_ops) return NULL;
+  const amg_dev_pc *p = ef_preconditioner_data(pc);
+  return ef_cl_amg_solves_whole(p->amg) ? p->amg : NULL;
+}
+
 int ef_cl_pcg_solver_solve(void *data, const ef_vector *b, ef_vector *x, ef_solve_result *res) {
   fcg_dev *f = data;
   ef_cl_pcg_result r;
-  EF_CALL(ef_cl_pcg_solve(f->pcg, ef_cl_vector_mem(b), ef_cl_vector_mem(x), &r));
+  ef_cl_amg *whole = fcg_dev_whole_amg(f->pc);
+  if (whole) { /* the same iteration in one launch: no launch or host round trip per iteration */
+    ef_cl_pcg_settings s;
+    ef_cl_amg_solve_result w;
+    EF_CALL(ef_cl_pcg_get_settings(f->pcg, &s));
+    EF_CALL(ef_cl_amg_solve(whole, ef_cl_vector_mem(b), ef_cl_vector_mem(x), s.rtol, s.max_iterations, s.flexible,
+                            s.null_space, &w));
+    EF_CHECK(!w.breakdown, EF_ERR_SOLVER,
+             "device PCG broke down at iteration %d: p.Ap <= 0 or not finite (matrix or preconditioner not SPD)",
+             w.iterations);
+    r = (ef_cl_pcg_result){w.iterations, w.converged, w.breakdown, w.relres, w.true_relres, 0.0};
+  } else {
+    EF_CALL(ef_cl_pcg_solve(f->pcg, ef_cl_vector_mem(b), ef_cl_vector_mem(x), &r));
+  }
   res->iterations = r.iterations;
   res->converged = r.converged;
   res->residual = r.relres;

@@ -139,6 +139,21 @@ static int check_device_case(ef_cl_context *ctx, const amg_case *c, const ef_amg
   ASSERT(abs(res.iterations - hres.iterations) <= 1, "%s: device %d iterations, host %d", c->name, res.iterations,
          hres.iterations);
   *iters = res.iterations;
+  if (ef_cl_amg_solves_whole(dev)) { /* the same solve in one work-group: same iteration, fixed-order sums */
+    ef_cl_amg_solve_result wres;
+    memset(zd, 0, n * 8);
+    ASSERT_OK(ef_cl_vector_write(ctx, dx, n, zd));
+    ASSERT_OK(ef_cl_amg_solve(dev, db, dx, ps.rtol, ps.max_iterations, ps.flexible, ps.null_space, &wres));
+    ASSERT(wres.converged && !wres.breakdown && wres.true_relres <= 2e-8,
+           "%s: whole solve in one group: %d iterations, true residual %.3e", c->name, wres.iterations,
+           wres.true_relres);
+    ASSERT(abs(wres.iterations - res.iterations) <= 1, "%s: whole solve %d iterations, multi-launch PCG %d", c->name,
+           wres.iterations, res.iterations);
+    ASSERT_OK(ef_cl_vector_read(ctx, dx, n, y));
+    double xr = 0.0;
+    for (int64_t i = 0; i < n; ++i) xr += y[i] * y[i];
+    ASSERT(isfinite(xr) && xr > 0.0, "%s: whole solve: no solution", c->name);
+  }
   clReleaseMemObject(dr), clReleaseMemObject(dz), clReleaseMemObject(db), clReleaseMemObject(dx);
   ef_cl_pcg_destroy(&pcg);
   ef_cl_amg_destroy(&dev);
@@ -156,19 +171,22 @@ static int run_opencl(const char *cache) {
   int count = 0;
   if (load_cases(cases, &count)) return 1;
   for (int i = 0; i < count; ++i) {
-    /* small_rows: the default (levels below 4096 rows in one group) and 0 (every level in
-     * multi-group launches), both against the same host cycle. */
-    for (int small = 0; small < 2; ++small) {
+    /* small_rows: 0 (every level in multi-group launches), the default (the levels below it in
+     * one group) and 65536 (every level in one group: the whole solve in one launch too), all
+     * against the same host cycle. */
+    for (int small = 0; small < 3; ++small) {
       int it[2];
+      int64_t rows = 0;
       for (int cycle = 0; cycle < 2; ++cycle) {
         ef_amg_settings st;
         ef_amg_settings_default(&st);
         st.cycle = cycle ? EF_AMG_CYCLE_K : EF_AMG_CYCLE_V;
-        if (!small) st.small_rows = 0;
+        if (small != 1) st.small_rows = small ? 65536 : 0;
+        rows = st.small_rows;
         if (check_device_case(ctx, &cases[i], &st, &it[cycle])) return 1;
       }
-      printf("%-24s device (small_rows %4lld): AMG-CG (V) %3d, AMG-FCG (K) %3d iterations (values rescaled)\n",
-             cases[i].name, small ? 4096LL : 0LL, it[0], it[1]);
+      printf("%-24s device (small_rows %5lld): AMG-CG (V) %3d, AMG-FCG (K) %3d iterations (values rescaled)\n",
+             cases[i].name, (long long)rows, it[0], it[1]);
     }
   }
   for (int i = 0; i < count; ++i) ef_linear_system_destroy(&cases[i].sys);
