@@ -223,15 +223,15 @@ static int run_case(ef_cl_context *ctx, int dim) {
   ASSERT_OK(ef_fs_momentum(hfs, 0.0, dt, t.un, t.pn, uh_ref, pw, reaction_ref));
 
   /* Device executor on the same data, three row blocks. */
-  ef_ocl_fs_settings os;
-  ef_ocl_fs_settings_default(&os);
+  ef_cl_fs_settings os;
+  ef_cl_fs_settings_default(&os);
   os.fs = t.s;
   os.max_block_doubles = (ed->n_edges / 3 + ed->max_row) * ed->stride;
-  ef_ocl_fs *fs = NULL;
-  ASSERT_OK(ef_ocl_fs_create(ctx, ed, &os, &fs));
-  ASSERT(ef_ocl_fs_blocks(fs) == 3, "expected 3 row blocks, got %d", ef_ocl_fs_blocks(fs));
-  ASSERT_OK(ef_ocl_fs_set_bc(fs, &t.s));
-  ASSERT_OK(ef_ocl_fs_set_state(fs, t.un, t.pn));
+  ef_cl_fs *fs = NULL;
+  ASSERT_OK(ef_cl_fs_create(ctx, ed, &os, &fs));
+  ASSERT(ef_cl_fs_blocks(fs) == 3, "expected 3 row blocks, got %d", ef_cl_fs_blocks(fs));
+  ASSERT_OK(ef_cl_fs_set_bc(fs, &t.s));
+  ASSERT_OK(ef_cl_fs_set_state(fs, t.un, t.pn));
 
   const size_t v = 3 * (size_t)n;
   double *dev = calloc(v > (size_t)(ed->n_edges + n) ? v : (size_t)(ed->n_edges + n), sizeof(double));
@@ -245,14 +245,14 @@ static int run_case(ef_cl_context *ctx, int dim) {
     ef_fs_dt_settings ds = {0, 0.0, 0.7, 1e-9, 1.0};
     double dh, dd, sh, sd;
     ASSERT_OK(ef_fs_compute_dt(hfs, t.un, &ds, &dh, &sh, NULL));
-    ASSERT_OK(ef_ocl_fs_compute_dt(fs, &ds, &dd, &sd, NULL));
+    ASSERT_OK(ef_cl_fs_compute_dt(fs, &ds, &dd, &sd, NULL));
     EXPECT(fabs(sh - sd) <= 8.0 * dim * EPS * sh && fabs(dh - dd) <= 8.0 * dim * EPS * dh,
           "%dD time step: host %.17g / %.17g, device %.17g / %.17g", dim, dh, sh, dd, sd);
   }
 
   /* Step 1: tau and the projections. */
-  ASSERT_OK(ef_ocl_fs_prepare(fs, dt));
-  ASSERT_OK(ef_ocl_fs_read_array(fs, EF_OCL_FS_TAU, dev));
+  ASSERT_OK(ef_cl_fs_prepare(fs, dt));
+  ASSERT_OK(ef_cl_fs_read_array(fs, EF_CL_FS_TAU, dev));
   for (int64_t i = 0; i < n; ++i)
     bound[i] = 8.0 * (double)(ed->row_ptr[i + 1] - ed->row_ptr[i]) * EPS * tau[i];
   compare("tau", dim, tau, dev, bound, n);
@@ -272,33 +272,33 @@ static int run_case(ef_cl_context *ctx, int dim) {
       for (int c = 0; c < 3; ++c)
         bound[3 * i + c] = 8.0 * ne * EPS * ed->inv_mass[i] * S[c];
     }
-    ASSERT_OK(ef_ocl_fs_read_array(fs, which == 0 ? EF_OCL_FS_XI : EF_OCL_FS_XP, dev));
+    ASSERT_OK(ef_cl_fs_read_array(fs, which == 0 ? EF_CL_FS_XI : EF_CL_FS_XP, dev));
     compare(which == 0 ? "convective projection" : "pressure projection", dim, which == 0 ? xi : xp, dev, bound,
             (int64_t)v);
   }
 
   /* Step 1: the RK stages, each from the host's inputs.  The replica must reproduce the
    * executor's momentum phase exactly (same functions, same order, same compiler). */
-  ASSERT_OK(ef_ocl_fs_write_array(fs, EF_OCL_FS_TAU, tau));
-  ASSERT_OK(ef_ocl_fs_write_array(fs, EF_OCL_FS_XI, xi));
-  const ef_ocl_fs_array out_of[4] = {EF_OCL_FS_STAGE_A, EF_OCL_FS_STAGE_B, EF_OCL_FS_STAGE_A, EF_OCL_FS_UH};
-  const ef_ocl_fs_array in_of[4] = {EF_OCL_FS_VELOCITY, EF_OCL_FS_STAGE_A, EF_OCL_FS_STAGE_B, EF_OCL_FS_STAGE_A};
+  ASSERT_OK(ef_cl_fs_write_array(fs, EF_CL_FS_TAU, tau));
+  ASSERT_OK(ef_cl_fs_write_array(fs, EF_CL_FS_XI, xi));
+  const ef_cl_fs_array out_of[4] = {EF_CL_FS_STAGE_A, EF_CL_FS_STAGE_B, EF_CL_FS_STAGE_A, EF_CL_FS_UH};
+  const ef_cl_fs_array in_of[4] = {EF_CL_FS_VELOCITY, EF_CL_FS_STAGE_A, EF_CL_FS_STAGE_B, EF_CL_FS_STAGE_A};
   double *ins[4] = {t.un, ua, ub, ua}, *outs[4] = {ua, ub, ua, uh};
   for (int stage = 0; stage < 4; ++stage) {
     if (stage > 0) {
-      ASSERT_OK(ef_ocl_fs_write_array(fs, in_of[stage], ins[stage]));
-      ASSERT_OK(ef_ocl_fs_write_array(fs, EF_OCL_FS_ACC, acc));
+      ASSERT_OK(ef_cl_fs_write_array(fs, in_of[stage], ins[stage]));
+      ASSERT_OK(ef_cl_fs_write_array(fs, EF_CL_FS_ACC, acc));
     }
     double *out = calloc(v, sizeof(double));
     ASSERT(out, "out of memory");
     host_stage(&t, stage, dt, tau, xi, ins[stage], acc, out, Sacc, bound);
-    ASSERT_OK(ef_ocl_fs_rk_stage(fs, stage, dt));
-    ASSERT_OK(ef_ocl_fs_read_array(fs, out_of[stage], dev));
+    ASSERT_OK(ef_cl_fs_rk_stage(fs, stage, dt));
+    ASSERT_OK(ef_cl_fs_read_array(fs, out_of[stage], dev));
     char what[64];
     snprintf(what, sizeof what, "RK stage %d velocity", stage);
     compare(what, dim, out, dev, bound, (int64_t)v);
     /* The accumulator of stages 0-2 is the next stage's input: compare it too. */
-    ASSERT_OK(ef_ocl_fs_read_array(fs, EF_OCL_FS_ACC, dev));
+    ASSERT_OK(ef_cl_fs_read_array(fs, EF_CL_FS_ACC, dev));
     for (int64_t q = 0; q < (int64_t)v; ++q)
       bound[q] = 8.0 * (double)(ed->row_ptr[q / 3 + 1] - ed->row_ptr[q / 3]) * EPS * Sacc[q];
     snprintf(what, sizeof what, "RK stage %d accumulator", stage);
@@ -309,7 +309,7 @@ static int run_case(ef_cl_context *ctx, int dim) {
   for (int64_t q = 0; q < (int64_t)v; ++q)
     EXPECT(uh[q] == uh_ref[q], "%dD: the test's stage replica differs from ef_fs_momentum at %lld", dim, (long long)q);
   /* Reactions of stage 3: acc/6 - M (uh - u_n)/dt on fixed components. */
-  ASSERT_OK(ef_ocl_fs_read_array(fs, EF_OCL_FS_REACTION, dev));
+  ASSERT_OK(ef_cl_fs_read_array(fs, EF_CL_FS_REACTION, dev));
   for (int64_t q = 0; q < (int64_t)v; ++q) {
     const int64_t i = q / 3;
     bound[q] = t.vfix[q] ? 8.0 * (double)(ed->row_ptr[i + 1] - ed->row_ptr[i]) * EPS *
@@ -317,7 +317,7 @@ static int run_case(ef_cl_context *ctx, int dim) {
                          : 0.0;
   }
   compare("reaction", dim, reaction_ref, dev, bound, (int64_t)v);
-  ASSERT_OK(ef_ocl_fs_read_array(fs, EF_OCL_FS_PNEW, dev));
+  ASSERT_OK(ef_cl_fs_read_array(fs, EF_CL_FS_PNEW, dev));
   for (int64_t i = 0; i < n; ++i)
     EXPECT(dev[i] == t.pn[i], "%dD: warm start of node %lld is %.17g, p_n %.17g", dim, (long long)i, dev[i], t.pn[i]);
 
@@ -325,10 +325,10 @@ static int run_case(ef_cl_context *ctx, int dim) {
   for (int64_t i = 0; i < n; ++i)
     pw[i] = t.pfix[i] ? t.pnew[i] : t.pn[i];
   ASSERT_OK(ef_fs_assemble_pressure(hfs, dt, uh, t.pn, pw, NULL));
-  ASSERT_OK(ef_ocl_fs_write_array(fs, EF_OCL_FS_UH, uh));
-  ASSERT_OK(ef_ocl_fs_write_array(fs, EF_OCL_FS_XP, xp));
-  ASSERT_OK(ef_ocl_fs_write_array(fs, EF_OCL_FS_PNEW, pw));
-  ASSERT_OK(ef_ocl_fs_assemble(fs, dt));
+  ASSERT_OK(ef_cl_fs_write_array(fs, EF_CL_FS_UH, uh));
+  ASSERT_OK(ef_cl_fs_write_array(fs, EF_CL_FS_XP, xp));
+  ASSERT_OK(ef_cl_fs_write_array(fs, EF_CL_FS_PNEW, pw));
+  ASSERT_OK(ef_cl_fs_assemble(fs, dt));
   const ef_csr *H = ef_fs_pressure_matrix(hfs);
   const double *f = ef_fs_pressure_rhs(hfs);
   double *fb = calloc((size_t)n, sizeof(double));
@@ -368,9 +368,9 @@ static int run_case(ef_cl_context *ctx, int dim) {
     bound[h0 + kd] = nb * sdiag;
     fb[i] = nb * sf;
   }
-  ASSERT_OK(ef_ocl_fs_read_array(fs, EF_OCL_FS_MATRIX, dev));
+  ASSERT_OK(ef_cl_fs_read_array(fs, EF_CL_FS_MATRIX, dev));
   compare("pressure matrix", dim, H->val, dev, bound, H->nnz);
-  ASSERT_OK(ef_ocl_fs_read_array(fs, EF_OCL_FS_RHS, dev));
+  ASSERT_OK(ef_cl_fs_read_array(fs, EF_CL_FS_RHS, dev));
   compare("pressure right-hand side", dim, f, dev, fb, n);
   free(fb);
 
@@ -378,8 +378,8 @@ static int run_case(ef_cl_context *ctx, int dim) {
   double *ucorr = calloc(v, sizeof(double));
   ASSERT(ucorr, "out of memory");
   ASSERT_OK(ef_fs_correct(hfs, dt, uh, t.pn, t.pnew, ucorr));
-  ASSERT_OK(ef_ocl_fs_write_array(fs, EF_OCL_FS_PNEW, t.pnew));
-  ASSERT_OK(ef_ocl_fs_correct(fs, dt));
+  ASSERT_OK(ef_cl_fs_write_array(fs, EF_CL_FS_PNEW, t.pnew));
+  ASSERT_OK(ef_cl_fs_correct(fs, dt));
   for (int64_t i = 0; i < n; ++i) {
     const int ne = (int)(ed->row_ptr[i + 1] - ed->row_ptr[i]);
     const int32_t *col = ed->col + ed->row_ptr[i];
@@ -395,7 +395,7 @@ static int run_case(ef_cl_context *ctx, int dim) {
       bound[3 * i + c] = 8.0 * ne * EPS * (fabs(uh[3 * i + c]) + cc * ed->inv_mass[i] * S[c]);
     bc_bounds(&t, i, bound + 3 * i);
   }
-  ASSERT_OK(ef_ocl_fs_read_array(fs, EF_OCL_FS_UNEW, dev));
+  ASSERT_OK(ef_cl_fs_read_array(fs, EF_CL_FS_UNEW, dev));
   compare("corrected velocity", dim, ucorr, dev, bound, (int64_t)v);
 
   /* Divergence: a bound below the largest speed names a node, on both executors. */
@@ -405,19 +405,19 @@ static int run_case(ef_cl_context *ctx, int dim) {
   const int herr = ef_fs_correct(hfs, dt, uh, t.pn, t.pnew, ucorr);
   char host_msg[512];
   snprintf(host_msg, sizeof host_msg, "%s", ef_error_message());
-  ef_ocl_fs_destroy(&fs);
+  ef_cl_fs_destroy(&fs);
   os.fs = tight;
-  ASSERT_OK(ef_ocl_fs_create(ctx, ed, &os, &fs));
-  ASSERT_OK(ef_ocl_fs_set_bc(fs, &tight));
-  ASSERT_OK(ef_ocl_fs_set_state(fs, t.un, t.pn));
-  ASSERT_OK(ef_ocl_fs_write_array(fs, EF_OCL_FS_UH, uh));
-  ASSERT_OK(ef_ocl_fs_write_array(fs, EF_OCL_FS_PNEW, t.pnew));
-  const int derr = ef_ocl_fs_correct(fs, dt);
+  ASSERT_OK(ef_cl_fs_create(ctx, ed, &os, &fs));
+  ASSERT_OK(ef_cl_fs_set_bc(fs, &tight));
+  ASSERT_OK(ef_cl_fs_set_state(fs, t.un, t.pn));
+  ASSERT_OK(ef_cl_fs_write_array(fs, EF_CL_FS_UH, uh));
+  ASSERT_OK(ef_cl_fs_write_array(fs, EF_CL_FS_PNEW, t.pnew));
+  const int derr = ef_cl_fs_correct(fs, dt);
   const char *at_h = strstr(host_msg, "at node "), *at_d = strstr(ef_error_message(), "at node ");
   EXPECT(herr == EF_ERR_DIVERGED && derr == EF_ERR_DIVERGED && at_h && at_d && atoll(at_h + 8) == atoll(at_d + 8),
         "%dD divergence: host (%d) '%s', device (%d) '%s'", dim, herr, host_msg, derr, ef_error_message());
 
-  ef_ocl_fs_destroy(&fs);
+  ef_cl_fs_destroy(&fs);
   ef_fs_destroy(&hfs);
   free(dev), free(bound), free(acc), free(Sacc), free(ua), free(ub), free(uh), free(ucorr);
   free(uh_ref), free(pw), free(reaction_ref);

@@ -22,12 +22,12 @@
  * else first CPU), verbose 0|1|2 (device, memory estimate and tuning lines; 2: every build),
  * work_group_bits 0 (automatic: 128 items) or 1..10 for the edge kernels.
  * EDGEFLOW_OPENCL_DEVICE overrides the choice (opencl_context.h). */
-#define EF_OCL_DEVICE_DEFAULTS                                                                    \
+#define EF_CL_DEVICE_DEFAULTS                                                                    \
   "{\"platform\": \"\", \"device_index\": -1, \"type\": \"default\", \"verbose\": 1," \
   " \"work_group_bits\": 0}"
 
 /* Variables a host change of which makes the strategy upload state or boundary arrays. */
-static const char *const ef_ocl_bc_variables[] = {"IS_SLIP", "NORMAL", "SLIP_TANGENT", "BODY_FORCE"};
+static const char *const ef_cl_bc_variables[] = {"IS_SLIP", "NORMAL", "SLIP_TANGENT", "BODY_FORCE"};
 
 typedef struct {
   ef_strategy_config config;
@@ -43,7 +43,7 @@ typedef struct {
   int work_group_bits;
   char platform[256];
   ef_cl_context *ctx;
-  ef_ocl_fs *fs;
+  ef_cl_fs *fs;
   double *scratch; /* n: pressure conversions */
   ef_variable *velocity_var, *pressure_var, *reaction_var;
   ef_divergence_bound divergence;
@@ -67,7 +67,7 @@ static void ef_opencl_destroy(void **p) {
     s->mp->device.sync_to_host = NULL;
     s->mp->device_newer = 0;
   }
-  ef_ocl_fs_destroy(&s->fs);
+  ef_cl_fs_destroy(&s->fs);
   ef_linear_solver_destroy(&s->solver);
   ef_cl_context_destroy(&s->ctx);
   ef_edge_data_free(&s->edges);
@@ -83,7 +83,7 @@ static int ef_opencl_read_device(ef_opencl_strategy *s, ef_parameters settings) 
   const char *platform, *type;
   long index, verbose, wg_bits;
   EF_CALL(ef_parameters_get(settings, "device", &dev));
-  EF_CALL(ef_parameters_validate_defaults(dev, EF_OCL_DEVICE_DEFAULTS));
+  EF_CALL(ef_parameters_validate_defaults(dev, EF_CL_DEVICE_DEFAULTS));
   EF_CALL(ef_parameters_get_string(dev, "platform", &platform));
   EF_CALL(ef_parameters_get_int(dev, "device_index", &index));
   EF_CALL(ef_parameters_get_string(dev, "type", &type));
@@ -157,7 +157,7 @@ static int ef_opencl_sync_to_host(void *context, ef_model_part mp) {
   ef_opencl_strategy *s = context;
   const double t0 = ef_wtime();
   double *u = s->velocity_var->values, *p = s->pressure_var->values, *r = s->reaction_var->values;
-  EF_CALL(ef_ocl_fs_read(s->fs, u, p, r));
+  EF_CALL(ef_cl_fs_read(s->fs, u, p, r));
   const double rho = s->config.density;
   for (int64_t i = 0; i < mp->n_nodes; i++) p[i] *= rho;
   for (int64_t i = 0; i < 3 * mp->n_nodes; i++) r[i] *= -rho;
@@ -178,8 +178,8 @@ static int ef_opencl_upload_modified(ef_opencl_strategy *s, int all, double *sec
   const int mv = ef_model_part_take_modified(mp, "VELOCITY");
   const int mpr = ef_model_part_take_modified(mp, "PRESSURE");
   int mbc = 0;
-  for (size_t i = 0; i < sizeof ef_ocl_bc_variables / sizeof ef_ocl_bc_variables[0]; i++)
-    mbc |= ef_model_part_take_modified(mp, ef_ocl_bc_variables[i]);
+  for (size_t i = 0; i < sizeof ef_cl_bc_variables / sizeof ef_cl_bc_variables[0]; i++)
+    mbc |= ef_model_part_take_modified(mp, ef_cl_bc_variables[i]);
   if (!all && !mv && !mpr && !mbc) return EF_SUCCESS;
   const double t0 = ef_wtime();
   EF_CALL(ef_bc_arrays_gather(&s->bc, mp));
@@ -189,12 +189,12 @@ static int ef_opencl_upload_modified(ef_opencl_strategy *s, int all, double *sec
   s->settings.slip_normal = s->bc.slip_normal;
   s->settings.slip_tangent = s->bc.slip_tangent;
   s->settings.body_force = s->bc.body_force;
-  EF_CALL(ef_ocl_fs_set_bc(s->fs, &s->settings));
-  if (all || mv) EF_CALL(ef_ocl_fs_set_state(s->fs, s->velocity_var->values, NULL));
+  EF_CALL(ef_cl_fs_set_bc(s->fs, &s->settings));
+  if (all || mv) EF_CALL(ef_cl_fs_set_state(s->fs, s->velocity_var->values, NULL));
   if (all || mpr) {
     const double inv_rho = 1.0 / s->config.density;
     for (int64_t i = 0; i < mp->n_nodes; i++) s->scratch[i] = s->pressure_var->values[i] * inv_rho;
-    EF_CALL(ef_ocl_fs_set_state(s->fs, NULL, s->scratch));
+    EF_CALL(ef_cl_fs_set_state(s->fs, NULL, s->scratch));
   }
   *seconds = ef_wtime() - t0;
   return EF_SUCCESS;
@@ -205,8 +205,8 @@ static int ef_opencl_upload_modified(ef_opencl_strategy *s, int all, double *sec
  * tuned SpMV) as JSON for the run summary (malloc'ed), or NULL. */
 static int ef_opencl_create_solver(ef_opencl_strategy *s, double dt, char **spmv_out) {
   *spmv_out = NULL;
-  EF_CALL(ef_ocl_fs_assemble_pressure(s->fs, dt));
-  const ef_matrix A = ef_cl_matrix_wrap(ef_ocl_fs_pressure_matrix(s->fs), s->ctx, s->bc.n_fixed_pressure == 0);
+  EF_CALL(ef_cl_fs_assemble_pressure(s->fs, dt));
+  const ef_matrix A = ef_cl_matrix_wrap(ef_cl_fs_pressure_matrix(s->fs), s->ctx, s->bc.n_fixed_pressure == 0);
   EF_CALL(ef_linear_solver_create(s->solver_settings, EF_MEMORY_DEVICE, &A, &s->solver));
   ef_parameters view = NULL, solver;
   EF_CALL(ef_parameters_parse("{}", "<pressure solver view>", &view));
@@ -227,7 +227,7 @@ static int ef_opencl_create_solver(ef_opencl_strategy *s, double dt, char **spmv
     free(spmv);
     return err;
   }
-  ef_ocl_fs_set_solver(s->fs, s->solver, bytes);
+  ef_cl_fs_set_solver(s->fs, s->solver, bytes);
   *spmv_out = spmv;
   return EF_SUCCESS;
 }
@@ -249,18 +249,18 @@ static int ef_opencl_initialize(void *data) {
   }
   EF_CALL(ef_cl_context_create(&s->device, &s->ctx));
 
-  ef_ocl_fs_settings os;
-  ef_ocl_fs_settings_default(&os);
+  ef_cl_fs_settings os;
+  ef_cl_fs_settings_default(&os);
   os.fs = s->settings;
   os.fs.velocity_bound = ef_divergence_bound_update(&s->divergence, mp, 1);
   os.work_group_bits = s->work_group_bits;
-  EF_CALL(ef_ocl_fs_create(s->ctx, &s->edges, &os, &s->fs));
+  EF_CALL(ef_cl_fs_create(s->ctx, &s->edges, &os, &s->fs));
   double seconds;
   EF_CALL(ef_opencl_upload_modified(s, 1, &seconds));
   /* The solver (the CG's SpMV tuner) needs a real matrix: one from the initial state. */
   double dt;
   int reduced;
-  EF_CALL(ef_ocl_fs_compute_dt(s->fs, &s->dt_settings, &dt, NULL, &reduced));
+  EF_CALL(ef_cl_fs_compute_dt(s->fs, &s->dt_settings, &dt, NULL, &reduced));
   char *spmv = NULL;
   EF_CALL(ef_opencl_create_solver(s, dt, &spmv));
   mp->device.context = s;
@@ -274,15 +274,15 @@ static int ef_opencl_initialize(void *data) {
            " \"global_memory_bytes\": %.0f, \"memory_estimate_bytes\": %.0f, \"edge_blocks\": %d,"
            " \"directed_edges\": %lld, \"dimension\": %d, \"bytes_per_step_without_cg\": %.0f}",
            c->device_name, c->platform_name, c->driver_version, c->compute_units, (double)c->global_mem_bytes,
-           (double)ef_ocl_fs_memory_bytes(&s->edges), ef_ocl_fs_blocks(s->fs), (long long)s->edges.n_edges,
-           mp->dim, ef_ocl_fs_bytes_per_step(s->fs, 0));
+           (double)ef_cl_fs_memory_bytes(&s->edges), ef_cl_fs_blocks(s->fs), (long long)s->edges.n_edges,
+           mp->dim, ef_cl_fs_bytes_per_step(s->fs, 0));
   int err = ef_parameters_set_json(s->config.summary, "device", json);
   if (!err && spmv) err = ef_parameters_set_json(s->config.summary, "spmv", spmv);
   free(spmv);
   EF_CALL(err);
   if (s->config.echo_level > 0)
     printf("opencl_edge_based: '%s', %lld directed edges in %d block(s), %.1f MB of edge data\n", c->device_name,
-           (long long)s->edges.n_edges, ef_ocl_fs_blocks(s->fs), ef_edge_data_bytes(&s->edges) / 1e6);
+           (long long)s->edges.n_edges, ef_cl_fs_blocks(s->fs), ef_edge_data_bytes(&s->edges) / 1e6);
   return EF_SUCCESS;
 }
 
@@ -294,7 +294,7 @@ static int ef_opencl_compute_time_step(void *data, double *dt) {
   /* Velocities the host set since the last step count, as on the host strategy. */
   EF_CALL(ef_opencl_upload_modified(s, 0, &seconds));
   s->pending_upload += seconds;
-  EF_CALL(ef_ocl_fs_compute_dt(s->fs, &s->dt_settings, dt, &stable, &reduced));
+  EF_CALL(ef_cl_fs_compute_dt(s->fs, &s->dt_settings, dt, &stable, &reduced));
   (void)stable;
   (void)reduced; /* the analysis warns once, with what it does about it */
   return EF_SUCCESS;
@@ -313,10 +313,10 @@ static int ef_opencl_solve_step(void *data, double t, double dt, ef_step_info *i
   ef_model_part mp = s->mp;
   double upload;
   EF_CALL(ef_opencl_upload_modified(s, 0, &upload));
-  ef_ocl_fs_set_velocity_bound(s->fs, ef_divergence_bound_update(&s->divergence, mp, 0));
-  ef_ocl_fs_stats st;
+  ef_cl_fs_set_velocity_bound(s->fs, ef_divergence_bound_update(&s->divergence, mp, 0));
+  ef_cl_fs_stats st;
   memset(&st, 0, sizeof st);
-  int err = ef_ocl_fs_step(s->fs, t, dt, &st);
+  int err = ef_cl_fs_step(s->fs, t, dt, &st);
   if (err) return ef_divergence_bound_explain(ef_strategy_explain_node_error(err, mp), &s->divergence);
   mp->device_newer = 1;
 
@@ -346,10 +346,10 @@ static int ef_opencl_solve_step(void *data, double t, double dt, ef_step_info *i
   return EF_SUCCESS;
 }
 
-/* The last pressure system to the host (ef_ocl_fs_copy_pressure_system). */
+/* The last pressure system to the host (ef_cl_fs_copy_pressure_system). */
 static int ef_opencl_copy_pressure_system(void *data, ef_pressure_system *out) {
   ef_opencl_strategy *s = data;
-  return ef_ocl_fs_copy_pressure_system(s->fs, out);
+  return ef_cl_fs_copy_pressure_system(s->fs, out);
 }
 
 /* Export the last pressure system if asked; solver and phase totals into the run summary. */
@@ -357,7 +357,7 @@ static int ef_opencl_finalize(void *data) {
   ef_opencl_strategy *s = data;
   if (s->export_pressure_system && s->export_pressure_system[0] && s->fs && s->steps > 0) {
     ef_pressure_system ps;
-    EF_CALL(ef_ocl_fs_copy_pressure_system(s->fs, &ps));
+    EF_CALL(ef_cl_fs_copy_pressure_system(s->fs, &ps));
     ef_csr_matrix A = {ps.n, ps.nnz, ps.row_ptr, ps.col, ps.values};
     int err = ef_linear_system_write(s->export_pressure_system, &A, ps.rhs, ps.solution);
     ef_pressure_system_free(&ps);
@@ -381,7 +381,7 @@ static int ef_opencl_finalize(void *data) {
            s->steps, s->t_upload, s->t_step1, s->t_step2, s->t_assembly, s->t_solve, s->t_step3, s->t_download,
            s->t_upload / steps, s->t_step1 / steps, s->t_step2 / steps, s->t_assembly / steps, s->t_solve / steps,
            s->t_step3 / steps, s->t_download / steps, s->n_downloads,
-           s->fs ? ef_ocl_fs_bytes_per_step(s->fs, (int)lround((double)s->iterations / steps)) : 0.0);
+           s->fs ? ef_cl_fs_bytes_per_step(s->fs, (int)lround((double)s->iterations / steps)) : 0.0);
   EF_CALL(ef_parameters_set_json(s->config.summary, "phases", json));
   return EF_SUCCESS;
 }
@@ -390,7 +390,7 @@ static int ef_opencl_finalize(void *data) {
  * device solver's SpMV configuration in its section. */
 static int ef_opencl_save_state(void *data, ef_restart_writer *w) {
   ef_opencl_strategy *s = data;
-  EF_CALL(ef_ocl_fs_read(s->fs, NULL, s->scratch, NULL));
+  EF_CALL(ef_cl_fs_read(s->fs, NULL, s->scratch, NULL));
   EF_CALL(ef_fluid_save_state(w, s->mp->n_nodes, s->scratch, 0.0, s->steps, s->iterations));
   EF_CALL(ef_restart_write_double(w, "velocity_scale", s->divergence.scale));
   EF_CALL(ef_restart_writer_section(w, "linear_solver"));
@@ -403,7 +403,7 @@ static int ef_opencl_load_state(void *data, ef_restart_reader *r, int same_kind)
   double last_dt, seconds;
   EF_CALL(ef_opencl_upload_modified(s, 1, &seconds)); /* uses scratch for rho p / rho */
   EF_CALL(ef_fluid_load_state(r, s->mp->n_nodes, s->scratch, &last_dt, &s->steps, &s->iterations));
-  EF_CALL(ef_ocl_fs_set_state(s->fs, NULL, s->scratch));
+  EF_CALL(ef_cl_fs_set_state(s->fs, NULL, s->scratch));
   s->mp->device_newer = 0;
   if (ef_restart_count(r, "velocity_scale") == 1) EF_CALL(ef_restart_read_double(r, "velocity_scale", &s->divergence.scale));
   if (same_kind && ef_restart_reader_section(r, "linear_solver")) EF_CALL(ef_linear_solver_load_state(s->solver, r));

@@ -58,10 +58,10 @@ typedef struct {
   long calls;
 } fs_record;
 
-struct ef_ocl_fs_s {
+struct ef_cl_fs_s {
   ef_cl_context *ctx;
   const ef_edge_data *ed;
-  ef_ocl_fs_settings s;
+  ef_cl_fs_settings s;
   int64_t n, n_edges, nnz;
   int dim;
   size_t wgs;
@@ -83,7 +83,7 @@ struct ef_ocl_fs_s {
   int32_t *h_col;
   ef_cl_csr H;
   ef_linear_solver *solver;          /* the strategy's, borrowed */
-  double solver_bytes_per_iteration; /* its traffic figure (ef_ocl_fs_set_solver) */
+  double solver_bytes_per_iteration; /* its traffic figure (ef_cl_fs_set_solver) */
   /* Reductions. */
   cl_mem partials, state, flags;
   int64_t assembly_groups;
@@ -126,7 +126,7 @@ static void fs_release_mem(cl_mem *m) {
 /* Zero the first bytes of a buffer by blocking writes from a zero block.  Not
  * clEnqueueFillBuffer: oclgrind's uninitialised-value tracking then loses later kernel
  * stores to the buffer, which would hide real reports among false ones. */
-static int fs_zero(ef_ocl_fs *fs, cl_mem m, size_t bytes) {
+static int fs_zero(ef_cl_fs *fs, cl_mem m, size_t bytes) {
   const size_t chunk = bytes < ((size_t)4 << 20) ? bytes : ((size_t)4 << 20);
   void *zero = calloc(chunk ? chunk : 1, 1);
   EF_CHECK(zero, EF_ERR_MEMORY, "out of memory");
@@ -141,7 +141,7 @@ static int fs_zero(ef_ocl_fs *fs, cl_mem m, size_t bytes) {
 }
 
 /* A device buffer of bytes, copied from host or zeroed (blocking). */
-static int fs_buffer(ef_ocl_fs *fs, size_t bytes, const void *host, const char *what, cl_mem *out) {
+static int fs_buffer(ef_cl_fs *fs, size_t bytes, const void *host, const char *what, cl_mem *out) {
   ef_cl_context *ctx = fs->ctx;
   EF_CHECK(bytes <= ctx->max_alloc_bytes, EF_ERR_UNSUPPORTED,
            "%s needs one buffer of %.1f MiB but '%s' allows at most %.1f MiB per buffer", what,
@@ -156,7 +156,7 @@ static int fs_buffer(ef_ocl_fs *fs, size_t bytes, const void *host, const char *
 }
 
 /* A pinned host buffer, mapped once for the executor's life (the host side of fast copies). */
-static int fs_pinned(ef_ocl_fs *fs, size_t bytes, cl_mem *buf, double **host) {
+static int fs_pinned(ef_cl_fs *fs, size_t bytes, cl_mem *buf, double **host) {
   cl_int st;
   *buf = clCreateBuffer(fs->ctx->context, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, bytes, NULL, &st);
   EF_CHECK(st == CL_SUCCESS, EF_ERR_OPENCL, "clCreateBuffer (pinned, %zu bytes) failed: %s (%d)", bytes,
@@ -173,7 +173,7 @@ static int fs_pinned(ef_ocl_fs *fs, size_t bytes, cl_mem *buf, double **host) {
 }
 
 /* Unmap and release a pinned buffer of fs_pinned. */
-static void fs_pinned_release(ef_ocl_fs *fs, cl_mem *buf, double **host) {
+static void fs_pinned_release(ef_cl_fs *fs, cl_mem *buf, double **host) {
   if (*buf && *host) {
     clEnqueueUnmapMemObject(fs->ctx->queue, *buf, *host, 0, NULL, NULL);
     clFinish(fs->ctx->queue);
@@ -183,7 +183,7 @@ static void fs_pinned_release(ef_ocl_fs *fs, cl_mem *buf, double **host) {
 }
 
 /* Keep a command's event for the profile of its record and phase. */
-static int fs_track(ef_ocl_fs *fs, cl_event ev, int record, int phase, double bytes) {
+static int fs_track(ef_cl_fs *fs, cl_event ev, int record, int phase, double bytes) {
   if (fs->n_pend == fs->cap_pend) {
     int cap = fs->cap_pend ? 2 * fs->cap_pend : 64;
     fs_pending *p = realloc(fs->pend, (size_t)cap * sizeof *p);
@@ -203,7 +203,7 @@ static int fs_track(ef_ocl_fs *fs, cl_event ev, int record, int phase, double by
 }
 
 /* Launch a 1D kernel of global items (a multiple of local) and track it. */
-static int fs_launch(ef_ocl_fs *fs, int record, int phase, size_t global, size_t local, double bytes) {
+static int fs_launch(ef_cl_fs *fs, int record, int phase, size_t global, size_t local, double bytes) {
   cl_event ev = NULL;
   EF_CL_CALL(clEnqueueNDRangeKernel(fs->ctx->queue, fs->k[record], 1, NULL, &global, &local, 0, NULL, &ev));
   return fs_track(fs, ev, record, phase, bytes);
@@ -219,7 +219,7 @@ typedef struct {
   int seen[4];
 } fs_spans;
 
-static void fs_collect(ef_ocl_fs *fs, fs_spans *sp) {
+static void fs_collect(ef_cl_fs *fs, fs_spans *sp) {
   if (sp) memset(sp, 0, sizeof *sp);
   for (int i = 0; i < fs->n_pend; ++i) {
     fs_pending *q = &fs->pend[i];
@@ -287,14 +287,14 @@ static double fs_row_bytes(int record, int stage, int fixed_values) {
 }
 
 /* Bytes of one launch of edge kernel `record` over a block. */
-static double fs_kernel_bytes(const ef_ocl_fs *fs, int record, int stage, int fixed_values, int64_t nr, int64_t ne) {
+static double fs_kernel_bytes(const ef_cl_fs *fs, int record, int stage, int fixed_values, int64_t nr, int64_t ne) {
   const double per_edge = record == K_PRESSURE ? 8.0 : 0.0; /* the off-diagonal written */
   return fs_edge_bytes(nr, ne, fs_record_doubles(record, fs->dim), per_edge,
                        fs_row_bytes(record, stage, fixed_values));
 }
 
 /* Device bytes: edge data + node vectors + reductions + the CG's share (matrix, scaled copy, vectors). */
-uint64_t ef_ocl_fs_memory_bytes(const ef_edge_data *ed) {
+uint64_t ef_cl_fs_memory_bytes(const ef_edge_data *ed) {
   if (!ed) return 0;
   const uint64_t n = (uint64_t)ed->n_nodes, E = (uint64_t)ed->n_edges, nnz = E + n;
   const uint64_t edges = E * (8u * (uint64_t)ed->stride + 4u) + (n + 1) * 8u + 4u * 8u * n;
@@ -309,7 +309,7 @@ uint64_t ef_ocl_fs_memory_bytes(const ef_edge_data *ed) {
 }
 
 /* Sum of the edge kernels' bytes (fs_kernel_bytes) plus cg_iterations CG iterations. */
-double ef_ocl_fs_bytes_per_step(const ef_ocl_fs *fs, int cg_iterations) {
+double ef_cl_fs_bytes_per_step(const ef_cl_fs *fs, int cg_iterations) {
   if (!fs) return 0.0;
   const int64_t n = fs->n, E = fs->n_edges;
   double b = fs_kernel_bytes(fs, K_PREPARE, 0, 0, n, E);
@@ -320,69 +320,69 @@ double ef_ocl_fs_bytes_per_step(const ef_ocl_fs *fs, int cg_iterations) {
 }
 
 /* Doubles in a named array: n, 3n or nnz. */
-int64_t ef_ocl_fs_array_size(const ef_ocl_fs *fs, ef_ocl_fs_array which) {
+int64_t ef_cl_fs_array_size(const ef_cl_fs *fs, ef_cl_fs_array which) {
   if (!fs) return 0;
   switch (which) {
-  case EF_OCL_FS_PRESSURE:
-  case EF_OCL_FS_TAU:
-  case EF_OCL_FS_PNEW:
-  case EF_OCL_FS_RHS: return fs->n;
-  case EF_OCL_FS_MATRIX: return fs->nnz;
-  case EF_OCL_FS_N_ARRAYS: return 0;
+  case EF_CL_FS_PRESSURE:
+  case EF_CL_FS_TAU:
+  case EF_CL_FS_PNEW:
+  case EF_CL_FS_RHS: return fs->n;
+  case EF_CL_FS_MATRIX: return fs->nnz;
+  case EF_CL_FS_N_ARRAYS: return 0;
   default: return 3 * fs->n;
   }
 }
 
 /* The device buffer of a named array. */
-static cl_mem fs_array(ef_ocl_fs *fs, ef_ocl_fs_array which) {
+static cl_mem fs_array(ef_cl_fs *fs, ef_cl_fs_array which) {
   switch (which) {
-  case EF_OCL_FS_VELOCITY: return fs->u[fs->cur];
-  case EF_OCL_FS_PRESSURE: return fs->p[fs->cur];
-  case EF_OCL_FS_TAU: return fs->tau;
-  case EF_OCL_FS_XI: return fs->xi;
-  case EF_OCL_FS_XP: return fs->xp;
-  case EF_OCL_FS_ACC: return fs->acc;
-  case EF_OCL_FS_STAGE_A: return fs->ua;
-  case EF_OCL_FS_STAGE_B: return fs->ub;
-  case EF_OCL_FS_UH: return fs->uh;
-  case EF_OCL_FS_REACTION: return fs->reaction;
-  case EF_OCL_FS_PNEW: return fs->p[1 - fs->cur];
-  case EF_OCL_FS_RHS: return fs->f;
-  case EF_OCL_FS_MATRIX: return fs->H.values;
-  case EF_OCL_FS_UNEW: return fs->u[1 - fs->cur];
+  case EF_CL_FS_VELOCITY: return fs->u[fs->cur];
+  case EF_CL_FS_PRESSURE: return fs->p[fs->cur];
+  case EF_CL_FS_TAU: return fs->tau;
+  case EF_CL_FS_XI: return fs->xi;
+  case EF_CL_FS_XP: return fs->xp;
+  case EF_CL_FS_ACC: return fs->acc;
+  case EF_CL_FS_STAGE_A: return fs->ua;
+  case EF_CL_FS_STAGE_B: return fs->ub;
+  case EF_CL_FS_UH: return fs->uh;
+  case EF_CL_FS_REACTION: return fs->reaction;
+  case EF_CL_FS_PNEW: return fs->p[1 - fs->cur];
+  case EF_CL_FS_RHS: return fs->f;
+  case EF_CL_FS_MATRIX: return fs->H.values;
+  case EF_CL_FS_UNEW: return fs->u[1 - fs->cur];
   default: return NULL;
   }
 }
 
-/* Blocking upload of a named array (tests; the state through ef_ocl_fs_set_state). */
-int ef_ocl_fs_write_array(ef_ocl_fs *fs, ef_ocl_fs_array which, const double *host) {
-  EF_CHECK(fs && host && fs_array(fs, which), EF_ERR_PARAMETER, "ef_ocl_fs_write_array: bad argument");
+/* Blocking upload of a named array (tests; the state through ef_cl_fs_set_state). */
+int ef_cl_fs_write_array(ef_cl_fs *fs, ef_cl_fs_array which, const double *host) {
+  EF_CHECK(fs && host && fs_array(fs, which), EF_ERR_PARAMETER, "ef_cl_fs_write_array: bad argument");
   EF_CL_CALL(clEnqueueWriteBuffer(fs->ctx->queue, fs_array(fs, which), CL_TRUE, 0,
-                                  (size_t)ef_ocl_fs_array_size(fs, which) * 8, host, 0, NULL, NULL));
-  if (which == EF_OCL_FS_VELOCITY || which == EF_OCL_FS_PRESSURE) fs->fixed_cur_valid = 0;
+                                  (size_t)ef_cl_fs_array_size(fs, which) * 8, host, 0, NULL, NULL));
+  if (which == EF_CL_FS_VELOCITY || which == EF_CL_FS_PRESSURE) fs->fixed_cur_valid = 0;
   return EF_SUCCESS;
 }
 
 /* Blocking read-back of a named array. */
-int ef_ocl_fs_read_array(ef_ocl_fs *fs, ef_ocl_fs_array which, double *host) {
-  EF_CHECK(fs && host && fs_array(fs, which), EF_ERR_PARAMETER, "ef_ocl_fs_read_array: bad argument");
+int ef_cl_fs_read_array(ef_cl_fs *fs, ef_cl_fs_array which, double *host) {
+  EF_CHECK(fs && host && fs_array(fs, which), EF_ERR_PARAMETER, "ef_cl_fs_read_array: bad argument");
   EF_CL_CALL(clEnqueueReadBuffer(fs->ctx->queue, fs_array(fs, which), CL_TRUE, 0,
-                                 (size_t)ef_ocl_fs_array_size(fs, which) * 8, host, 0, NULL, NULL));
+                                 (size_t)ef_cl_fs_array_size(fs, which) * 8, host, 0, NULL, NULL));
   return EF_SUCCESS;
 }
 
 /* ---------------------------------------------------------------------------
  * Life cycle. */
 
-void ef_ocl_fs_settings_default(ef_ocl_fs_settings *s) {
+void ef_cl_fs_settings_default(ef_cl_fs_settings *s) {
   memset(s, 0, sizeof *s);
   ef_fs_settings_default(&s->fs);
 }
 
 /* Finish the queue, drop the profile, release kernels and buffers. */
-void ef_ocl_fs_destroy(ef_ocl_fs **pfs) {
+void ef_cl_fs_destroy(ef_cl_fs **pfs) {
   if (!pfs || !*pfs) return;
-  ef_ocl_fs *fs = *pfs;
+  ef_cl_fs *fs = *pfs;
   if (fs->ctx && fs->ctx->queue) clFinish(fs->ctx->queue);
   fs_collect(fs, NULL);
   free(fs->pend);
@@ -419,7 +419,7 @@ void ef_ocl_fs_destroy(ef_ocl_fs **pfs) {
 
 /* Build fs_kernels.cl with 2^bits items per group and create the kernels; EF_ERR_UNSUPPORTED
  * when a kernel cannot run groups that large on this device. */
-static int fs_build(ef_ocl_fs *fs, int bits) {
+static int fs_build(ef_cl_fs *fs, int bits) {
   for (int i = 0; i < K_N_KERNELS; ++i)
     if (fs->k[i]) {
       clReleaseKernel(fs->k[i]);
@@ -448,7 +448,7 @@ static int fs_build(ef_ocl_fs *fs, int bits) {
 
 /* The pressure matrix's structure: the edge graph with the diagonal inserted in sorted
  * position (the host executor's layout, so row i starts at row_ptr_edges[i] + i). */
-static int fs_matrix_structure(ef_ocl_fs *fs) {
+static int fs_matrix_structure(ef_cl_fs *fs) {
   const ef_edge_data *ed = fs->ed;
   const int64_t n = fs->n;
   EF_MALLOC(fs->h_row_ptr, n + 1);
@@ -488,17 +488,17 @@ static int fs_matrix_structure(ef_ocl_fs *fs) {
 }
 
 /* Memory check, kernels, edge data in row blocks, node arrays, the pressure matrix's structure. */
-int ef_ocl_fs_create(ef_cl_context *ctx, const ef_edge_data *ed, const ef_ocl_fs_settings *settings,
-                     ef_ocl_fs **out) {
-  EF_CHECK(out, EF_ERR_PARAMETER, "ef_ocl_fs_create: output handle is NULL");
+int ef_cl_fs_create(ef_cl_context *ctx, const ef_edge_data *ed, const ef_cl_fs_settings *settings,
+                     ef_cl_fs **out) {
+  EF_CHECK(out, EF_ERR_PARAMETER, "ef_cl_fs_create: output handle is NULL");
   *out = NULL;
   EF_CHECK(ctx && ed && ed->row_ptr && ed->n_nodes > 0 && (ed->dim == 2 || ed->dim == 3), EF_ERR_PARAMETER,
-           "ef_ocl_fs_create: missing context or edge data");
-  ef_ocl_fs_settings s;
+           "ef_cl_fs_create: missing context or edge data");
+  ef_cl_fs_settings s;
   if (settings)
     s = *settings;
   else
-    ef_ocl_fs_settings_default(&s);
+    ef_cl_fs_settings_default(&s);
   EF_CHECK(!s.fs.nu_nodal, EF_ERR_UNSUPPORTED, "the OpenCL fractional step has no per-node viscosity");
   EF_CHECK(s.fs.nu >= 0.0 && isfinite(s.fs.nu), EF_ERR_PARAMETER,
            "fractional step: kinematic viscosity must be finite and >= 0, got %g", s.fs.nu);
@@ -510,10 +510,10 @@ int ef_ocl_fs_create(ef_cl_context *ctx, const ef_edge_data *ed, const ef_ocl_fs
   EF_CHECK(ed->n_nodes <= INT32_MAX / 4, EF_ERR_UNSUPPORTED,
            "the OpenCL fractional step supports at most %d nodes, the mesh has %lld", INT32_MAX / 4,
            (long long)ed->n_nodes);
-  EF_CALL(ef_cl_context_check_memory(ctx, ef_ocl_fs_memory_bytes(ed),
+  EF_CALL(ef_cl_context_check_memory(ctx, ef_cl_fs_memory_bytes(ed),
                                      "the OpenCL fractional step (edge data, vectors, pressure matrix and CG)"));
 
-  ef_ocl_fs *fs = calloc(1, sizeof *fs);
+  ef_cl_fs *fs = calloc(1, sizeof *fs);
   EF_CHECK(fs, EF_ERR_MEMORY, "out of memory");
   int err = EF_SUCCESS;
   fs->ctx = ctx;
@@ -589,12 +589,12 @@ int ef_ocl_fs_create(ef_cl_context *ctx, const ef_edge_data *ed, const ef_ocl_fs
   *out = fs;
   return EF_SUCCESS;
 fail:
-  ef_ocl_fs_destroy(&fs);
+  ef_cl_fs_destroy(&fs);
   return err;
 }
 
 /* The host copy of H's CSR structure. */
-void ef_ocl_fs_matrix_structure(const ef_ocl_fs *fs, int64_t *n, int64_t *nnz, const int64_t **row_ptr,
+void ef_cl_fs_matrix_structure(const ef_cl_fs *fs, int64_t *n, int64_t *nnz, const int64_t **row_ptr,
                                 const int32_t **col) {
   if (n) *n = fs ? fs->n : 0;
   if (nnz) *nnz = fs ? fs->nnz : 0;
@@ -603,28 +603,28 @@ void ef_ocl_fs_matrix_structure(const ef_ocl_fs *fs, int64_t *n, int64_t *nnz, c
 }
 
 /* Accessors. */
-ef_linear_solver *ef_ocl_fs_solver(ef_ocl_fs *fs) { return fs ? fs->solver : NULL; }
-const ef_cl_csr *ef_ocl_fs_pressure_matrix(const ef_ocl_fs *fs) { return fs ? &fs->H : NULL; }
+ef_linear_solver *ef_cl_fs_solver(ef_cl_fs *fs) { return fs ? fs->solver : NULL; }
+const ef_cl_csr *ef_cl_fs_pressure_matrix(const ef_cl_fs *fs) { return fs ? &fs->H : NULL; }
 
-void ef_ocl_fs_set_solver(ef_ocl_fs *fs, ef_linear_solver *solver, double bytes_per_iteration) {
+void ef_cl_fs_set_solver(ef_cl_fs *fs, ef_linear_solver *solver, double bytes_per_iteration) {
   if (!fs) return;
   fs->solver = solver;
   fs->solver_bytes_per_iteration = bytes_per_iteration;
 }
-int ef_ocl_fs_blocks(const ef_ocl_fs *fs) { return fs ? fs->n_blocks : 0; }
+int ef_cl_fs_blocks(const ef_cl_fs *fs) { return fs ? fs->n_blocks : 0; }
 
 /* ---------------------------------------------------------------------------
  * State and boundary conditions. */
 
-int ef_ocl_fs_set_state(ef_ocl_fs *fs, const double *velocity, const double *pressure) {
-  EF_CHECK(fs, EF_ERR_PARAMETER, "ef_ocl_fs_set_state: no executor");
-  if (velocity) EF_CALL(ef_ocl_fs_write_array(fs, EF_OCL_FS_VELOCITY, velocity));
-  if (pressure) EF_CALL(ef_ocl_fs_write_array(fs, EF_OCL_FS_PRESSURE, pressure));
+int ef_cl_fs_set_state(ef_cl_fs *fs, const double *velocity, const double *pressure) {
+  EF_CHECK(fs, EF_ERR_PARAMETER, "ef_cl_fs_set_state: no executor");
+  if (velocity) EF_CALL(ef_cl_fs_write_array(fs, EF_CL_FS_VELOCITY, velocity));
+  if (pressure) EF_CALL(ef_cl_fs_write_array(fs, EF_CL_FS_PRESSURE, pressure));
   return EF_SUCCESS;
 }
 
 /* Blocking upload of bytes from host (zeros when host is NULL). */
-static int fs_upload(ef_ocl_fs *fs, cl_mem m, size_t bytes, const void *host) {
+static int fs_upload(ef_cl_fs *fs, cl_mem m, size_t bytes, const void *host) {
   if (host) {
     EF_CL_CALL(clEnqueueWriteBuffer(fs->ctx->queue, m, CL_TRUE, 0, bytes, host, 0, NULL, NULL));
   } else {
@@ -635,12 +635,12 @@ static int fs_upload(ef_ocl_fs *fs, cl_mem m, size_t bytes, const void *host) {
 
 /* Boundary arrays to the device and the compact list of fixed dofs (3 per node, then pressures). */
 /* The correction kernel takes the bound per launch: nothing to upload. */
-void ef_ocl_fs_set_velocity_bound(ef_ocl_fs *fs, double bound) {
+void ef_cl_fs_set_velocity_bound(ef_cl_fs *fs, double bound) {
   if (fs && bound > 0.0) fs->s.fs.velocity_bound = bound;
 }
 
-int ef_ocl_fs_set_bc(ef_ocl_fs *fs, const ef_fs_settings *bc) {
-  EF_CHECK(fs && bc, EF_ERR_PARAMETER, "ef_ocl_fs_set_bc: NULL argument");
+int ef_cl_fs_set_bc(ef_cl_fs *fs, const ef_fs_settings *bc) {
+  EF_CHECK(fs && bc, EF_ERR_PARAMETER, "ef_cl_fs_set_bc: NULL argument");
   EF_CHECK(!bc->slip_type || bc->slip_normal, EF_ERR_PARAMETER,
            "fractional step: slip types given without slip normals");
   const int64_t n = fs->n;
@@ -702,8 +702,8 @@ int ef_ocl_fs_set_bc(ef_ocl_fs *fs, const ef_fs_settings *bc) {
 }
 
 /* u, p and the reactions through the pinned buffer (all reads queued, one wait). */
-int ef_ocl_fs_read(ef_ocl_fs *fs, double *velocity, double *pressure, double *reaction) {
-  EF_CHECK(fs, EF_ERR_PARAMETER, "ef_ocl_fs_read: no executor");
+int ef_cl_fs_read(ef_cl_fs *fs, double *velocity, double *pressure, double *reaction) {
+  EF_CHECK(fs, EF_ERR_PARAMETER, "ef_cl_fs_read: no executor");
   const int64_t n = fs->n;
   if (!fs->h_state) EF_CALL(fs_pinned(fs, (size_t)n * 7 * 8, &fs->pin_state, &fs->h_state));
   cl_command_queue q = fs->ctx->queue;
@@ -742,7 +742,7 @@ typedef struct {
       EF_CL_ARG((blk).col), EF_CL_ARG((blk).ev)
 
 /* Advance blk to the next row block; 0 after the last. */
-static int fs_block_next(const ef_ocl_fs *fs, fs_block *blk) {
+static int fs_block_next(const ef_cl_fs *fs, fs_block *blk) {
   const cl_long group_base = blk->index < 0 ? 0 : blk->group_base + (cl_long)(blk->global / fs->wgs);
   const int b = blk->index + 1;
   if (b >= fs->n_blocks) return 0;
@@ -760,13 +760,13 @@ static int fs_block_next(const ef_ocl_fs *fs, fs_block *blk) {
 }
 
 /* Launch edge kernel `record` over block blk (stage and fixed_values only size the profile's bytes). */
-static int fs_launch_block(ef_ocl_fs *fs, int record, int phase, const fs_block *blk, int stage, int fixed_values) {
+static int fs_launch_block(ef_cl_fs *fs, int record, int phase, const fs_block *blk, int stage, int fixed_values) {
   const double bytes = fs_kernel_bytes(fs, record, stage, fixed_values, blk->rows, blk->edges);
   return fs_launch(fs, record, phase, blk->global, fs->wgs, bytes);
 }
 
 /* Step 1 projections and tau from (un, pn). */
-static int fs_enqueue_prepare(ef_ocl_fs *fs, double dt, cl_mem un, cl_mem pn, int phase) {
+static int fs_enqueue_prepare(ef_cl_fs *fs, double dt, cl_mem un, cl_mem pn, int phase) {
   cl_kernel k = fs->k[K_PREPARE];
   const ef_fs_settings *s = &fs->s.fs;
   const cl_int stab = s->stabilization != 0;
@@ -781,7 +781,7 @@ static int fs_enqueue_prepare(ef_ocl_fs *fs, double dt, cl_mem un, cl_mem pn, in
 
 /* One RK4 stage from us into out (u_n = un, p_n = pn); stage 3 also writes the reactions and
  * pnew (p_n with the prescribed pressures when use_fixed). */
-static int fs_enqueue_stage(ef_ocl_fs *fs, int stage, double dt, cl_mem un, cl_mem pn, cl_mem us, cl_mem out,
+static int fs_enqueue_stage(ef_cl_fs *fs, int stage, double dt, cl_mem un, cl_mem pn, cl_mem us, cl_mem out,
                             int use_fixed, cl_mem pnew, int phase) {
   cl_kernel k = fs->k[K_STAGE];
   const cl_int st = stage, fixed = use_fixed != 0;
@@ -800,7 +800,7 @@ static int fs_enqueue_stage(ef_ocl_fs *fs, int stage, double dt, cl_mem un, cl_m
 
 /* Step 2 assembly into (hval, f); with want_sums (no fixed pressure) also the flux sums and
  * the mean removal.  has_fixed = 0 gives the matrix before elimination. */
-static int fs_enqueue_assembly(ef_ocl_fs *fs, double dt, cl_mem uh, cl_mem pn, cl_mem pf, cl_mem hval, cl_mem f,
+static int fs_enqueue_assembly(ef_cl_fs *fs, double dt, cl_mem uh, cl_mem pn, cl_mem pf, cl_mem hval, cl_mem f,
                                int has_fixed, int want_sums, int phase) {
   cl_kernel k = fs->k[K_PRESSURE];
   const double cc = 0.5 * dt;
@@ -821,7 +821,7 @@ static int fs_enqueue_assembly(ef_ocl_fs *fs, double dt, cl_mem uh, cl_mem pn, c
 }
 
 /* Step 3 correction into unew, divergence into flags[0]. */
-static int fs_enqueue_correct(ef_ocl_fs *fs, double dt, cl_mem uh, cl_mem pn, cl_mem pnew, cl_mem unew,
+static int fs_enqueue_correct(ef_cl_fs *fs, double dt, cl_mem uh, cl_mem pn, cl_mem pnew, cl_mem unew,
                               int phase) {
   cl_kernel k = fs->k[K_CORRECT];
   const double cc = 0.5 * dt, bound2 = fs->s.fs.velocity_bound * fs->s.fs.velocity_bound;
@@ -835,7 +835,7 @@ static int fs_enqueue_correct(ef_ocl_fs *fs, double dt, cl_mem uh, cl_mem pn, cl
 }
 
 /* flags = {INT_MAX, INT_MAX}: no bad node yet. */
-static int fs_enqueue_reset_flags(ef_ocl_fs *fs, int phase) {
+static int fs_enqueue_reset_flags(ef_cl_fs *fs, int phase) {
   static const cl_int none[2] = {INT_MAX, INT_MAX}; /* static: the write may complete after we return */
   cl_event ev = NULL;
   EF_CL_CALL(clEnqueueWriteBuffer(fs->ctx->queue, fs->flags, CL_FALSE, 0, sizeof none, none, 0, NULL, &ev));
@@ -843,7 +843,7 @@ static int fs_enqueue_reset_flags(ef_ocl_fs *fs, int phase) {
 }
 
 /* Values of the fixed dofs (count of them in vals) into u and p. */
-static int fs_enqueue_scatter(ef_ocl_fs *fs, cl_mem vals, cl_mem u, cl_mem p, int phase) {
+static int fs_enqueue_scatter(ef_cl_fs *fs, cl_mem vals, cl_mem u, cl_mem p, int phase) {
   const cl_int count = (cl_int)fs->n_fixed_dofs, n3 = (cl_int)(3 * fs->n);
   EF_CL_SET_ARGS(fs->k[K_SCATTER], EF_CL_ARG(count), EF_CL_ARG(fs->d_fixed_dofs), EF_CL_ARG(vals), EF_CL_ARG(n3),
                  EF_CL_ARG(u), EF_CL_ARG(p));
@@ -851,7 +851,7 @@ static int fs_enqueue_scatter(ef_ocl_fs *fs, cl_mem vals, cl_mem u, cl_mem p, in
 }
 
 /* The error of a divergence flag: the bad node's values read back (as the host executor's message). */
-static int fs_divergence_error(ef_ocl_fs *fs, int node, cl_mem u, cl_mem p) {
+static int fs_divergence_error(ef_cl_fs *fs, int node, cl_mem u, cl_mem p) {
   double v[3] = {0.0, 0.0, 0.0}, pv = 0.0;
   cl_command_queue q = fs->ctx->queue;
   EF_CL_CALL(clEnqueueReadBuffer(q, u, CL_TRUE, (size_t)node * 24, 24, v, 0, NULL, NULL));
@@ -865,8 +865,8 @@ static int fs_divergence_error(ef_ocl_fs *fs, int node, cl_mem u, cl_mem p) {
 /* ---------------------------------------------------------------------------
  * Phases for tests. */
 
-int ef_ocl_fs_prepare(ef_ocl_fs *fs, double dt) {
-  EF_CHECK(fs && dt > 0.0, EF_ERR_PARAMETER, "ef_ocl_fs_prepare: bad argument");
+int ef_cl_fs_prepare(ef_cl_fs *fs, double dt) {
+  EF_CHECK(fs && dt > 0.0, EF_ERR_PARAMETER, "ef_cl_fs_prepare: bad argument");
   EF_CALL(fs_enqueue_prepare(fs, dt, fs->u[fs->cur], fs->p[fs->cur], FS_PHASE_NONE));
   EF_CL_CALL(clFinish(fs->ctx->queue));
   fs_collect(fs, NULL);
@@ -874,8 +874,8 @@ int ef_ocl_fs_prepare(ef_ocl_fs *fs, double dt) {
 }
 
 /* One RK stage between the named stage arrays, without boundary-value callback. */
-int ef_ocl_fs_rk_stage(ef_ocl_fs *fs, int stage, double dt) {
-  EF_CHECK(fs && dt > 0.0 && stage >= 0 && stage <= 3, EF_ERR_PARAMETER, "ef_ocl_fs_rk_stage: bad argument");
+int ef_cl_fs_rk_stage(ef_cl_fs *fs, int stage, double dt) {
+  EF_CHECK(fs && dt > 0.0 && stage >= 0 && stage <= 3, EF_ERR_PARAMETER, "ef_cl_fs_rk_stage: bad argument");
   cl_mem in[4] = {fs->u[fs->cur], fs->ua, fs->ub, fs->ua}, out[4] = {fs->ua, fs->ub, fs->ua, fs->uh};
   EF_CALL(fs_enqueue_stage(fs, stage, dt, fs->u[fs->cur], fs->p[fs->cur], in[stage], out[stage], 0,
                            fs->p[1 - fs->cur], FS_PHASE_NONE));
@@ -886,7 +886,7 @@ int ef_ocl_fs_rk_stage(ef_ocl_fs *fs, int stage, double dt) {
 
 /* Flags and null-space sums back (blocking); *imbalance: |sum f| / sum |f| when no pressure
  * is fixed. */
-static int fs_read_flags(ef_ocl_fs *fs, int phase, double *imbalance) {
+static int fs_read_flags(ef_cl_fs *fs, int phase, double *imbalance) {
   cl_event ev = NULL;
   cl_command_queue q = fs->ctx->queue;
   const int sums = fs->n_fixed_pressure == 0;
@@ -904,7 +904,7 @@ static int fs_read_flags(ef_ocl_fs *fs, int phase, double *imbalance) {
 }
 
 /* The checks after assembly, in the host executor's order: non-finite rhs, flux imbalance. */
-static int fs_check_assembly(ef_ocl_fs *fs, double imbalance) {
+static int fs_check_assembly(ef_cl_fs *fs, double imbalance) {
   if (fs->h_flags[1] != INT_MAX) {
     const int bad = fs->h_flags[1];
     double v[3] = {0.0, 0.0, 0.0};
@@ -924,8 +924,8 @@ static int fs_check_assembly(ef_ocl_fs *fs, double imbalance) {
 }
 
 /* H and f from (UH, p_n, PNEW, XP, TAU), with the checks of the host assembly. */
-int ef_ocl_fs_assemble(ef_ocl_fs *fs, double dt) {
-  EF_CHECK(fs && dt > 0.0, EF_ERR_PARAMETER, "ef_ocl_fs_assemble: bad argument");
+int ef_cl_fs_assemble(ef_cl_fs *fs, double dt) {
+  EF_CHECK(fs && dt > 0.0, EF_ERR_PARAMETER, "ef_cl_fs_assemble: bad argument");
   double imbalance = 0.0;
   EF_CALL(fs_enqueue_reset_flags(fs, FS_PHASE_NONE));
   EF_CALL(fs_enqueue_assembly(fs, dt, fs->uh, fs->p[fs->cur], fs->p[1 - fs->cur], fs->H.values, fs->f, 1,
@@ -936,8 +936,8 @@ int ef_ocl_fs_assemble(ef_ocl_fs *fs, double dt) {
 }
 
 /* UNEW from (UH, p_n, PNEW) and the divergence check. */
-int ef_ocl_fs_correct(ef_ocl_fs *fs, double dt) {
-  EF_CHECK(fs && dt > 0.0, EF_ERR_PARAMETER, "ef_ocl_fs_correct: bad argument");
+int ef_cl_fs_correct(ef_cl_fs *fs, double dt) {
+  EF_CHECK(fs && dt > 0.0, EF_ERR_PARAMETER, "ef_cl_fs_correct: bad argument");
   double imbalance;
   cl_mem unew = fs->u[1 - fs->cur], pnew = fs->p[1 - fs->cur];
   EF_CALL(fs_enqueue_reset_flags(fs, FS_PHASE_NONE));
@@ -951,7 +951,7 @@ int ef_ocl_fs_correct(ef_ocl_fs *fs, double dt) {
 /* ---------------------------------------------------------------------------
  * Time step. */
 
-int ef_ocl_fs_compute_dt(ef_ocl_fs *fs, const ef_fs_dt_settings *s, double *dt, double *dt_stable, int *reduced) {
+int ef_cl_fs_compute_dt(ef_cl_fs *fs, const ef_fs_dt_settings *s, double *dt, double *dt_stable, int *reduced) {
   EF_CHECK(fs && s && dt, EF_ERR_PARAMETER, "time step: NULL argument");
   EF_CALL(ef_fs_dt_check(s));
   const cl_long n = fs->n, count = fs->dt_groups;
@@ -972,8 +972,8 @@ int ef_ocl_fs_compute_dt(ef_ocl_fs *fs, const ef_fs_dt_settings *s, double *dt, 
 /* ---------------------------------------------------------------------------
  * The solver. */
 
-int ef_ocl_fs_assemble_pressure(ef_ocl_fs *fs, double dt) {
-  EF_CHECK(fs && dt > 0.0, EF_ERR_PARAMETER, "ef_ocl_fs_assemble_pressure: bad argument");
+int ef_cl_fs_assemble_pressure(ef_cl_fs *fs, double dt) {
+  EF_CHECK(fs && dt > 0.0, EF_ERR_PARAMETER, "ef_cl_fs_assemble_pressure: bad argument");
   /* Any state gives the matrix's true sparsity and a representative spectrum (a tuner's). */
   EF_CL_CALL(clEnqueueCopyBuffer(fs->ctx->queue, fs->p[fs->cur], fs->p[1 - fs->cur], 0, 0, (size_t)fs->n * 8, 0,
                                  NULL, NULL));
@@ -988,7 +988,7 @@ int ef_ocl_fs_assemble_pressure(ef_ocl_fs *fs, double dt) {
 
 /* Evaluate the boundary values at time t on the host, gather the fixed entries into pinned
  * slot `slot` and upload them (non-blocking).  Slot 0 (t + dt) also becomes fixed_cur. */
-static int fs_fixed_values(ef_ocl_fs *fs, double t, int slot) {
+static int fs_fixed_values(ef_cl_fs *fs, double t, int slot) {
   const int64_t n = fs->n, count = fs->n_fixed_dofs;
   const int32_t *dofs = fs->fixed_dofs;
   if (!fs->eval_u) EF_MALLOC(fs->eval_u, 3 * n);
@@ -1043,12 +1043,12 @@ static int fs_fixed_values(ef_ocl_fs *fs, double t, int slot) {
 }
 
 /* One fractional step t -> t + dt (eqs. 40-48 as in fractional_step.h) on device-resident data. */
-int ef_ocl_fs_step(ef_ocl_fs *fs, double t, double dt, ef_ocl_fs_stats *stats) {
+int ef_cl_fs_step(ef_cl_fs *fs, double t, double dt, ef_cl_fs_stats *stats) {
   EF_CHECK(fs, EF_ERR_PARAMETER, "fractional step: NULL argument to step");
   EF_CHECK(dt > 0.0 && isfinite(dt), EF_ERR_PARAMETER, "fractional step: time step must be positive, got %g", dt);
-  EF_CHECK(fs->solver, EF_ERR_PARAMETER, "fractional step: no pressure solver (ef_ocl_fs_set_solver)");
+  EF_CHECK(fs->solver, EF_ERR_PARAMETER, "fractional step: no pressure solver (ef_cl_fs_set_solver)");
   const double w0 = ef_wtime();
-  ef_ocl_fs_stats st;
+  ef_cl_fs_stats st;
   memset(&st, 0, sizeof st);
   const int cur = fs->cur, fixed_values = fs->s.fs.eval_fixed && fs->n_fixed_dofs > 0;
   cl_mem un = fs->u[cur], pn = fs->p[cur], unew = fs->u[1 - cur], pnew = fs->p[1 - cur];
@@ -1141,8 +1141,8 @@ int ef_ocl_fs_step(ef_ocl_fs *fs, double t, double dt, ef_ocl_fs_stats *stats) {
 /* ---------------------------------------------------------------------------
  * The last pressure system. */
 
-int ef_ocl_fs_copy_pressure_system(ef_ocl_fs *fs, ef_pressure_system *out) {
-  EF_CHECK(fs && out, EF_ERR_PARAMETER, "ef_ocl_fs_copy_pressure_system: NULL argument");
+int ef_cl_fs_copy_pressure_system(ef_cl_fs *fs, ef_pressure_system *out) {
+  EF_CHECK(fs && out, EF_ERR_PARAMETER, "ef_cl_fs_copy_pressure_system: NULL argument");
   memset(out, 0, sizeof *out);
   EF_CHECK(fs->stepped, EF_ERR_INTERNAL, "no step has been solved yet");
   const int64_t n = fs->n, nnz = fs->nnz;
