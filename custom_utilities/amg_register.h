@@ -1,5 +1,6 @@
-/* amg_register.h -- registration of the preconditioner "amg" and the flexible CG "fcg" (host,
- * and device in OpenCL builds); see amg_register.c and docs/parameters.md. */
+/* amg_register.h -- registration of the preconditioner "amg", the flexible CG "fcg" and "amgcl"
+ * (host: host/host_amg_register.c; device in OpenCL builds: opencl/opencl_amg_register.c;
+ * what both share: amg_register.c); see docs/parameters.md. */
 #ifndef EF_AMG_REGISTER_H
 #define EF_AMG_REGISTER_H
 
@@ -29,8 +30,12 @@ extern const ef_linear_solver_ops ef_host_amgcl_ops; /* "amgcl" (Kratos' keys), 
 extern const ef_linear_solver_ops ef_cl_amgcl_ops;   /* "amgcl", device */
 #endif
 
-/* Add the tables above to the registry (ef_registry_add_preconditioner / _linear_solver). */
+/* Add the host tables above to the registry (ef_registry_add_preconditioner / _linear_solver). */
 int ef_register_amg(void);
+#ifdef EF_HAVE_OPENCL
+/* The same for the device tables. */
+int ef_register_opencl_amg(void);
+#endif
 
 #ifdef __cplusplus
 }

@@ -15,6 +15,9 @@ int ef_application_register(void) {
   EF_CALL(ef_register_openmp_strategy());
   EF_CALL(ef_register_host_solvers());
   EF_CALL(ef_register_amg());
+#ifdef EF_HAVE_OPENCL
+  EF_CALL(ef_register_opencl_amg()); /* right after the host ones: the registry order of before */
+#endif
   EF_CALL(ef_register_fluid_bc_processes());
   EF_CALL(ef_register_force_processes());
 #ifdef EF_HAVE_OPENCL
