@@ -44,4 +44,13 @@ if(EF_WITH_OPENCL AND EF_WITH_VTK_TESTS AND EF_WITH_GMSH_TESTS AND EF_GMSH_PROGR
                    ${EF_GMSH_PROGRAM} ${CMAKE_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/strategies_agree)
   set_tests_properties(strategies_agree_pressure_driven PROPERTIES LABELS "opencl;unit" SKIP_RETURN_CODE 77
                        TIMEOUT 300 ENVIRONMENT "OMP_WAIT_POLICY=passive")
+  # The same case with linear_solver_settings solver_type "bicgstab" (tolerance 1e-12: it stops
+  # on the unscaled residual; see strategies_agree.py) on both strategies: each converges and
+  # agrees with the OpenMP CG run within the same bound.
+  add_test(NAME strategies_agree_bicgstab
+           COMMAND ${EF_SYSTEM_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/strategies_agree.py $<TARGET_FILE:edgeflow>
+                   ${EF_GMSH_PROGRAM} ${CMAKE_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/strategies_agree_bicgstab
+                   --linear-solver bicgstab 1e-12)
+  set_tests_properties(strategies_agree_bicgstab PROPERTIES LABELS "opencl;unit" SKIP_RETURN_CODE 77
+                       TIMEOUT 300 ENVIRONMENT "OMP_WAIT_POLICY=passive")
 endif()
