@@ -12,7 +12,9 @@ Checks, each failure printed with its file and line:
      except Kratos' default model part name "FluidModelPart" (EF_DEFAULT_MODEL_PART_NAME),
      which mesh files and cases use;
   4. no C source anywhere sets an OpenCL kernel argument by index (clSetKernelArg) outside the
-     one helper, ef_cl_set_args_at in custom_utilities/opencl/opencl_context.c (EF_CL_SET_ARGS).
+     one helper file, custom_utilities/opencl/opencl_context.c: ef_cl_set_args_at (EF_CL_SET_ARGS,
+     every argument of a launch in order) and ef_cl_bind_args_at (EF_CL_BIND_ARGS, the same with
+     the values kept in an ef_cl_bound_args so that only changed arguments reach the driver).
 """
 import os
 import re
