@@ -26,6 +26,10 @@ if(EXISTS ${EF_SYSTEM_PYTHON})
   add_test(NAME restart_sigterm COMMAND ${EF_RESTART_TEST} signal)
   set_tests_properties(restart_sigterm PROPERTIES LABELS "unit;io" TIMEOUT 300 RUN_SERIAL TRUE
                        ENVIRONMENT "${EF_RESTART_ENV}")
+  # SIGINT (Ctrl-C): the same stop, exit 130, stop_reason "SIGINT".
+  add_test(NAME restart_sigint COMMAND ${EF_RESTART_TEST} signal_int)
+  set_tests_properties(restart_sigint PROPERTIES LABELS "unit;io" TIMEOUT 300 RUN_SERIAL TRUE
+                       ENVIRONMENT "${EF_RESTART_ENV}")
   # problem_data.max_wall_time "00:00:04": the same stop, exit 75.
   add_test(NAME restart_max_wall_time COMMAND ${EF_RESTART_TEST} wall_time)
   set_tests_properties(restart_max_wall_time PROPERTIES LABELS "unit;io" TIMEOUT 300 RUN_SERIAL TRUE

@@ -12,6 +12,7 @@
       only that run's files.
   signal: SIGTERM during a run finishes the step, writes outputs, a restart file and run_summary.json
       marked interrupted, exits 143; the restart from it ends where an uninterrupted run ends.
+  signal_int: the same with SIGINT (Ctrl-C): exit 130, stop_reason "SIGINT".
   wall_time: problem_data.max_wall_time stops the same way (exit 75).
   divergence: the velocity bound relative to the case's velocity scale stops an unstable run early;
       run_summary.json says "failed" with the message, also when initialization fails.
@@ -219,7 +220,7 @@ def check_refusals(source, cli, work):
     return 0
 
 
-def check_signal(source, cli, work, wall):
+def check_signal(source, cli, work, wall, sig=signal.SIGTERM):
     p = case(source, "openmp_edge_based", end_time=400.0)
     p["problem_data"]["steady_state"] = {"velocity_rate_tolerance": 0.0, "check_interval": 4}
     p["solver_settings"]["model_import_settings"]["refinement_levels"] = 1
@@ -235,17 +236,18 @@ def check_signal(source, cli, work, wall):
         deadline = time.time() + 60
         while time.time() < deadline and not rest_files(out) and proc.poll() is None:
             time.sleep(0.1)
-        proc.send_signal(signal.SIGTERM)
+        proc.send_signal(sig)
     try:
         stdout, stderr = proc.communicate(timeout=120)
     except subprocess.TimeoutExpired:
         proc.kill()
         stdout, stderr = proc.communicate()
-    expect(proc.returncode == (75 if wall else 143), f"exit {proc.returncode} after the stop: {stderr}")
+    name = signal.Signals(sig).name  # "SIGTERM", "SIGINT"
+    expect(proc.returncode == (75 if wall else 128 + int(sig)), f"exit {proc.returncode} after the stop: {stderr}")
     with open(os.path.join(out, "run_summary.json")) as f:
         s = json.load(f)
     expect(s.get("status") == "interrupted", f"summary status {s.get('status')}")
-    expect(s.get("stop_reason") == ("max_wall_time" if wall else "SIGTERM"), f"stop_reason {s.get('stop_reason')}")
+    expect(s.get("stop_reason") == ("max_wall_time" if wall else name), f"stop_reason {s.get('stop_reason')}")
     steps = s["run"]["steps"]
     last = s.get("restart", {}).get("last_file", "")
     expect(last.endswith(f"FluidModelPart_{steps}.rest") and os.path.exists(last),
@@ -256,19 +258,22 @@ def check_signal(source, cli, work, wall):
     expect(os.path.exists(os.path.join(out, "vtk", f"FluidModelPart_{output_step}.vtu")),
            f"the stop step's VTK (FluidModelPart_{output_step}.vtu) is missing")
     expect("--restart" in stderr, f"the stop message does not say how to continue: {stderr}")
+    if not wall:
+        expect(f"edgeflow: {name}: stopped after step {steps} " in stderr,
+               f"the stop message does not name {name}: {stderr}")
     if wall:
         expect(abs(s["run"]["wall_seconds_total"] - 4.0) < 3.0,
                f"stopped after {s['run']['wall_seconds_total']} s with a 4 s limit")
         return 0
     # Continue a few steps, and compare with an uninterrupted run to the same step.
     r = run(cli, [path, "--restart", last, "--steps", "3", "--output", out], env=env)
-    expect(r.returncode == 0, f"restart after SIGTERM failed: {r.stderr}")
+    expect(r.returncode == 0, f"restart after {name} failed: {r.stderr}")
     ref = os.path.join(work, "uninterrupted")
     r = run(cli, [path, "--steps", str(steps + 3), "--output", ref], env=env)
     expect(r.returncode == 0, f"uninterrupted run failed: {r.stderr}")
-    for name in ("wall_forces.csv", "sections.csv"):
-        expect(filecmp.cmp(os.path.join(ref, name), os.path.join(out, name), shallow=False),
-               f"{name} after SIGTERM + restart differs from the uninterrupted run")
+    for csv in ("wall_forces.csv", "sections.csv"):
+        expect(filecmp.cmp(os.path.join(ref, csv), os.path.join(out, csv), shallow=False),
+               f"{csv} after {name} + restart differs from the uninterrupted run")
     return 0
 
 
@@ -319,6 +324,8 @@ def main():
         rc = check_divergence(source, cli, work)
     elif check in ("signal", "wall_time"):
         rc = check_signal(source, cli, work, check == "wall_time")
+    elif check == "signal_int":
+        rc = check_signal(source, cli, work, False, signal.SIGINT)
     else:
         print(f"unknown check {check}", file=sys.stderr)
         return 2
