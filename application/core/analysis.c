@@ -95,6 +95,7 @@ struct ef_analysis_s {
 
 /* Restart, stops and the output manifest: defined at the end of this file. */
 static int ef_analysis_configure_restart(ef_analysis a, ef_parameters block);
+static int ef_analysis_check_stop_restart_folder(ef_analysis a);
 static int ef_analysis_read_wall_time(ef_analysis a);
 static int ef_analysis_claim_output_folder(ef_analysis a);
 static int ef_analysis_restart_open(ef_analysis a);
@@ -323,7 +324,19 @@ static int ef_analysis_report_steady_stop(ef_analysis a) {
   return EF_SUCCESS;
 }
 
-/* Every list inside "processes" and "output_processes", in file order. */
+/* A block naming save_restart_process (anything else, malformed blocks included, is left to
+ * ef_analysis_add_process and its messages). */
+static int ef_analysis_is_restart_block(ef_parameters block) {
+  ef_parameters module;
+  const char *name;
+  if (ef_parameters_type(block) != EF_JSON_OBJECT || !ef_parameters_has(block, "python_module")) return 0;
+  if (ef_parameters_get(block, "python_module", &module) || ef_parameters_type(module) != EF_JSON_STRING) return 0;
+  if (ef_parameters_as_string(module, &name)) return 0;
+  return !strcmp(name, "save_restart_process");
+}
+
+/* Every list inside "processes" and "output_processes", in file order; the save_restart_process
+ * first, so that the restart folder is checked before any process creates a file. */
 static int ef_analysis_create_processes(ef_analysis a, int skip_unsupported) {
   static ef_process_context context;
   context.model_part = a->mp;
@@ -334,20 +347,24 @@ static int ef_analysis_create_processes(ef_analysis a, int skip_unsupported) {
   context.solver_step = &a->step;
   context.restart = a->options.restart_file != NULL;
   const char *groups[2] = {"processes", "output_processes"};
-  for (int g = 0; g < 2; g++) {
-    ef_parameters group;
-    EF_CALL(ef_parameters_get(a->project, groups[g], &group));
-    EF_CHECK(ef_parameters_type(group) == EF_JSON_OBJECT, EF_ERR_PARAMETER, "%s: '%s' must be an object of lists",
-             a->parameters_path, groups[g]);
-    for (int l = 0; l < ef_parameters_size(group); l++) {
-      ef_parameters list;
-      EF_CALL(ef_parameters_at(group, l, &list));
-      EF_CHECK(ef_parameters_type(list) == EF_JSON_ARRAY, EF_ERR_PARAMETER, "%s: '%s' is %s, expected a list",
-               a->parameters_path, ef_parameters_path(list), ef_json_type_name(ef_parameters_type(list)));
-      for (int i = 0; i < ef_parameters_size(list); i++) {
-        ef_parameters block;
-        EF_CALL(ef_parameters_at(list, i, &block));
-        EF_CALL(ef_analysis_add_process(a, block, g == 1, &context, skip_unsupported));
+  for (int pass = 0; pass < 2; pass++) {
+    if (pass == 1 && !a->options.load_only) EF_CALL(ef_analysis_check_stop_restart_folder(a));
+    for (int g = 0; g < 2; g++) {
+      ef_parameters group;
+      EF_CALL(ef_parameters_get(a->project, groups[g], &group));
+      EF_CHECK(ef_parameters_type(group) == EF_JSON_OBJECT, EF_ERR_PARAMETER, "%s: '%s' must be an object of lists",
+               a->parameters_path, groups[g]);
+      for (int l = 0; l < ef_parameters_size(group); l++) {
+        ef_parameters list;
+        EF_CALL(ef_parameters_at(group, l, &list));
+        EF_CHECK(ef_parameters_type(list) == EF_JSON_ARRAY, EF_ERR_PARAMETER, "%s: '%s' is %s, expected a list",
+                 a->parameters_path, ef_parameters_path(list), ef_json_type_name(ef_parameters_type(list)));
+        for (int i = 0; i < ef_parameters_size(list); i++) {
+          ef_parameters block;
+          EF_CALL(ef_parameters_at(list, i, &block));
+          if (ef_analysis_is_restart_block(block) != (pass == 0)) continue;
+          EF_CALL(ef_analysis_add_process(a, block, g == 1, &context, skip_unsupported));
+        }
       }
     }
   }
@@ -985,7 +1002,34 @@ static int ef_analysis_configure_restart(ef_analysis a, ef_parameters block) {
     snprintf(r->folder, sizeof r->folder, "%s/%s", a->output_folder, sub);
   else
     snprintf(r->folder, sizeof r->folder, "%s/%s__restart_files", a->output_folder, r->base);
+  /* The folder is created only at the first restart file: prove it now, before the first step (the
+   * output folder itself, save_restart_files_in_folder false, is checked with the outputs). */
+  if (in_folder) {
+    char given_by[1200];
+    if (sub[0]) {
+      ef_parameters v;
+      EF_CALL(ef_parameters_get(p, io_path[0] ? "io_path" : "io_foldername", &v));
+      snprintf(given_by, sizeof given_by, "%s of save_restart_process", ef_parameters_path(v));
+    } else {
+      snprintf(given_by, sizeof given_by, "%s.io_path \"\" of save_restart_process: the default %s__restart_files",
+               path, r->base);
+    }
+    EF_CALL(ef_restart_destination_check(r->folder, given_by, 1));
+  }
   return EF_SUCCESS;
+}
+
+/* Without a save_restart_process a restart file is still written on a stop (SIGINT/SIGTERM,
+ * max_wall_time) into <output folder>/<model part>__restart_files: prove, without creating it, that
+ * it can be made, so a stop hours in does not lose its state. */
+static int ef_analysis_check_stop_restart_folder(ef_analysis a) {
+  if (a->run.configured) return EF_SUCCESS; /* checked (and created) with its save_restart_process */
+  ef_analysis_restart_defaults(a);
+  char given_by[1200];
+  snprintf(given_by, sizeof given_by,
+           "no save_restart_process: the default %s__restart_files of a stop by SIGINT/SIGTERM or max_wall_time",
+           a->run.base);
+  return ef_restart_destination_check(a->run.folder, given_by, 0);
 }
 
 /* A fresh run into a folder holding another run's manifest is refused, or (overwrite) that

@@ -9,23 +9,69 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
-/* Create folder (and its parents) and a probe file in it, then remove the probe. */
-static int ef_output_folder_writable(const char *folder, const char *given_by) {
-  char failed[4096];
-  int e = ef_make_folders_errno(folder, failed, sizeof failed);
-  EF_CHECK(e == 0, EF_ERR_IO, "output folder '%s' (%s) cannot be created: '%s': %s; no step was run", folder,
-           given_by, failed, strerror(e));
+/* A probe file in the existing folder, removed again. */
+static int ef_folder_takes_files(const char *folder, const char *what, const char *given_by) {
   char probe[4200];
   snprintf(probe, sizeof probe, "%s/.edgeflow_write_check_%ld", folder, (long)getpid());
   int fd = open(probe, O_WRONLY | O_CREAT | O_EXCL, 0600);
-  e = errno;
-  EF_CHECK(fd >= 0, EF_ERR_IO, "output folder '%s' (%s) is not writable: %s; no step was run", folder, given_by,
+  int e = errno;
+  EF_CHECK(fd >= 0, EF_ERR_IO, "%s '%s' (%s) is not writable: %s; no step was run", what, folder, given_by,
            strerror(e));
   close(fd);
   unlink(probe);
   return EF_SUCCESS;
+}
+
+/* Create folder (and its parents) and a probe file in it, then remove the probe. */
+static int ef_folder_writable(const char *folder, const char *what, const char *given_by) {
+  char failed[4096];
+  int e = ef_make_folders_errno(folder, failed, sizeof failed);
+  EF_CHECK(e == 0, EF_ERR_IO, "%s '%s' (%s) cannot be created: '%s': %s; no step was run", what, folder, given_by,
+           failed, strerror(e));
+  return ef_folder_takes_files(folder, what, given_by);
+}
+
+static int ef_output_folder_writable(const char *folder, const char *given_by) {
+  return ef_folder_writable(folder, "output folder", given_by);
+}
+
+/* Without creating anything: folder exists and takes files, or its nearest existing ancestor is a
+ * folder in which the missing ones can be created. */
+static int ef_folder_creatable(const char *folder, const char *what, const char *given_by) {
+  char p[4096];
+  struct stat st;
+  int fits = ef_copy_string(p, sizeof p, folder);
+  EF_CHECK(fits && p[0], EF_ERR_IO, "%s '%s' (%s): the path is empty or too long; no step was run", what, folder,
+           given_by);
+  for (size_t n = strlen(p); n > 1 && p[n - 1] == '/'; --n) p[n - 1] = '\0'; /* "a/b/" is "a/b" */
+  for (int first = 1;; first = 0) {
+    if (stat(p, &st) == 0) {
+      EF_CHECK(S_ISDIR(st.st_mode), EF_ERR_IO, "%s '%s' (%s) cannot be created: '%s': %s; no step was run", what,
+               folder, given_by, p, strerror(ENOTDIR));
+      if (first) return ef_folder_takes_files(folder, what, given_by);
+      EF_CHECK(access(p, W_OK | X_OK) == 0, EF_ERR_IO, "%s '%s' (%s) cannot be created: '%s': %s; no step was run",
+               what, folder, given_by, p, strerror(errno));
+      return EF_SUCCESS;
+    }
+    const int e = errno;
+    EF_CHECK((e == ENOENT || e == ENOTDIR) && strcmp(p, ".") && strcmp(p, "/"), EF_ERR_IO,
+             "%s '%s' (%s) cannot be created: '%s': %s; no step was run", what, folder, given_by, p, strerror(e));
+    char *slash = strrchr(p, '/'); /* the parent: "a/b" -> "a", "b" -> ".", "/b" -> "/" */
+    if (!slash)
+      snprintf(p, sizeof p, ".");
+    else if (slash == p)
+      p[1] = '\0';
+    else
+      *slash = '\0';
+  }
+}
+
+int ef_restart_destination_check(const char *folder, const char *given_by, int create) {
+  return create ? ef_folder_writable(folder, "restart folder", given_by)
+                : ef_folder_creatable(folder, "restart folder", given_by);
 }
 
 int ef_output_destinations_check(ef_parameters project, const char *output_folder) {

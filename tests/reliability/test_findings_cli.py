@@ -69,6 +69,36 @@ expect("output_blocked", ["run", p, "--steps", "3"], 1, "output_processes.vtk_ou
 if list((work / "output_blocked" / "out").rglob("*.csv")):
     failures.append("output_blocked: steps ran before the output folder was checked")
 
+# The restart folder is created only at the first restart file: checked before the first step too,
+# the io_path of a save_restart_process (created) ...
+def blocked_restart(d):
+    d["output_processes"]["restart"] = [{
+        "python_module": "save_restart_process", "kratos_module": "KratosMultiphysics",
+        "process_name": "SaveRestartProcess",
+        "Parameters": {"model_part_name": "FluidModelPart", "restart_control_type": "step",
+                       "restart_save_frequency": 2, "io_path": "blocker/restart"}}]
+p = case("output_blocked_restart", blocked_restart)
+(work / "output_blocked_restart" / "out").mkdir(parents=True)
+(work / "output_blocked_restart" / "out" / "blocker").write_text("a file, not a folder\n")
+expect("output_blocked_restart", ["run", p, "--steps", "3"], 1, "restart folder",
+       "output_processes.restart[0].Parameters.io_path of save_restart_process", "blocker/restart",
+       "cannot be created", "Not a directory", "no step was run")
+if list((work / "output_blocked_restart" / "out").rglob("*.csv")):
+    failures.append("output_blocked_restart: steps ran before the restart folder was checked")
+# ... and, without one, the default folder of a stop by a signal or max_wall_time (not created).
+p = case("output_blocked_stop_restart")
+(work / "output_blocked_stop_restart" / "out").mkdir(parents=True)
+(work / "output_blocked_stop_restart" / "out" / "FluidModelPart__restart_files").write_text("a file\n")
+expect("output_blocked_stop_restart", ["run", p, "--steps", "3"], 1, "restart folder",
+       "no save_restart_process", "FluidModelPart__restart_files", "SIGINT/SIGTERM or max_wall_time",
+       "cannot be created", "Not a directory", "no step was run")
+if list((work / "output_blocked_stop_restart" / "out").rglob("*.csv")):
+    failures.append("output_blocked_stop_restart: steps ran before the restart folder was checked")
+p = case("stop_restart_ok")
+expect("stop_restart_ok", ["run", p, "--steps", "2"], 0)
+if (work / "stop_restart_ok" / "out" / "FluidModelPart__restart_files").exists():
+    failures.append("stop_restart_ok: the check created the restart folder of a run that wrote no restart file")
+
 # Refinement that cannot fit: refused at once with the estimate and what is available.
 expect("refine_index", ["load", src / "tests/data/petsc/cavity3d.json", "--refine", "8", "--output", work / "refine8"], 1,
        "refinement_levels 8 would make", "32-bit index")
@@ -153,6 +183,19 @@ expect("mesh_good", ["check", good], 0, "Mesh check (2D): 5 nodes, 4 triangles",
 expect("mesh_duplicate", ["check", mesh_case("mesh_duplicate", mdpa((0.5, 0.5), "5 0 1 2 5\n"))], 1,
        "elements 1 and 5 have the same nodes")
 expect("mesh_tangled", ["check", mesh_case("mesh_tangled", mdpa((0.5, -0.5)))], 1, "the mesh is tangled")
+# The same checks at load: load and run stop with the same messages before any step.
+for command in ("load", "run"):
+    args = ["--steps", "2"] if command == "run" else []
+    expect(f"mesh_duplicate_{command}",
+           [command, mesh_case(f"mesh_duplicate_{command}", mdpa((0.5, 0.5), "5 0 1 2 5\n"))] + args, 1,
+           "elements 1 and 5 have the same nodes")
+    expect(f"mesh_tangled_{command}", [command, mesh_case(f"mesh_tangled_{command}", mdpa((0.5, -0.5)))] + args, 1,
+           "the mesh is tangled")
+    for name in (f"mesh_duplicate_{command}", f"mesh_tangled_{command}"):
+        summary = work / name / "out" / "run_summary.json"
+        if command == "run" and not (summary.exists() and json.loads(summary.read_text()).get("status") == "failed"
+                                     and "run" not in json.loads(summary.read_text())):
+            failures.append(f"{name}: no run_summary.json saying 'failed' before any step")
 expect("mesh_sliver", ["check", mesh_case("mesh_sliver", mdpa((0.5, 1e-7)))], 0, "sliver element(s)",
        "shape quality")
 expect("mesh_uncovered", ["check", mesh_case("mesh_uncovered", mdpa((0.5, 0.5)), processes=("lid",))], 0,
