@@ -51,5 +51,13 @@ int ef_amgcl_view(void *data, ef_parameters report);
 int ef_amgcl_save_state(void *data, ef_restart_writer *w);
 int ef_amgcl_load_state(void *data, ef_restart_reader *r);
 void ef_amgcl_destroy(void **data);
+/* The "amgcl" table of one memory space (ef_host_amgcl_ops, ef_cl_amgcl_ops). */
+#define EF_AMGCL_OPS(memory_space, text)                                                                  \
+  {                                                                                                      \
+    .name = "amgcl", .description = (text), .memory = (memory_space), .defaults = EF_AMGCL_DEFAULTS,     \
+    .uses_preconditioner = 0, .create = ef_amgcl_create, .setup = ef_amgcl_setup, .solve = ef_amgcl_solve, \
+    .view = ef_amgcl_view, .destroy = ef_amgcl_destroy, .save_state = ef_amgcl_save_state,                \
+    .load_state = ef_amgcl_load_state                                                                    \
+  }
 
 #endif

@@ -180,21 +180,10 @@ const ef_linear_solver_ops ef_host_fcg_ops = {
     .load_state = fcg_host_load_state,
 };
 
-const ef_linear_solver_ops ef_host_amgcl_ops = {
-    .name = "amgcl",
-    .description = "Kratos' AMGCL settings block run as the AMG-preconditioned CG (krylov_type \"cg\") or flexible CG "
-                   "(any other) on the host; unsupported keys named in one warning",
-    .memory = EF_MEMORY_HOST,
-    .defaults = EF_AMGCL_DEFAULTS,
-    .uses_preconditioner = 0,
-    .create = ef_amgcl_create,
-    .setup = ef_amgcl_setup,
-    .solve = ef_amgcl_solve,
-    .view = ef_amgcl_view,
-    .destroy = ef_amgcl_destroy,
-    .save_state = ef_amgcl_save_state,
-    .load_state = ef_amgcl_load_state,
-};
+const ef_linear_solver_ops ef_host_amgcl_ops =
+    EF_AMGCL_OPS(EF_MEMORY_HOST,
+                 "Kratos' AMGCL settings block run as the AMG-preconditioned CG (krylov_type \"cg\") or flexible CG "
+                 "(any other) on the host; unsupported keys named in one warning");
 
 int ef_register_amg(void) {
   EF_CALL(ef_registry_add_preconditioner(&ef_host_amg_ops));

@@ -239,21 +239,10 @@ const ef_linear_solver_ops ef_cl_fcg_ops = {
     .load_state = ef_cl_pcg_solver_load_state,
 };
 
-const ef_linear_solver_ops ef_cl_amgcl_ops = {
-    .name = "amgcl",
-    .description = "Kratos' AMGCL settings block run as the device AMG-preconditioned CG (krylov_type \"cg\") or "
-                   "flexible CG (any other); unsupported keys named in one warning",
-    .memory = EF_MEMORY_DEVICE,
-    .defaults = EF_AMGCL_DEFAULTS,
-    .uses_preconditioner = 0,
-    .create = ef_amgcl_create,
-    .setup = ef_amgcl_setup,
-    .solve = ef_amgcl_solve,
-    .view = ef_amgcl_view,
-    .destroy = ef_amgcl_destroy,
-    .save_state = ef_amgcl_save_state,
-    .load_state = ef_amgcl_load_state,
-};
+const ef_linear_solver_ops ef_cl_amgcl_ops =
+    EF_AMGCL_OPS(EF_MEMORY_DEVICE,
+                 "Kratos' AMGCL settings block run as the device AMG-preconditioned CG (krylov_type \"cg\") or "
+                 "flexible CG (any other); unsupported keys named in one warning");
 
 int ef_register_opencl_amg(void) {
   EF_CALL(ef_registry_add_preconditioner(&ef_cl_amg_ops));
