@@ -12,13 +12,17 @@
 #            [--check-every "8 1"]   (check_every of the Jacobi-CG runs, then of the AMG runs: each
 #                                     solver at its own best; an AMG iteration costs some 40 launches,
 #                                     so every iteration read late costs more than the read)
+#            [--obstacle-mesh FILE]  (flow_past_obstacle also on this mesh, e.g. the medium one:
+#                                     gmsh -2 -setnumber s 0.7 flow_past_obstacle.geo)
+#            [--old-bench FILE]      (an ef_amg_bench built from other code: the anchor's AMG-FCG with
+#                                     it too, in the same call, for a before/after)
 # Needs .deps (scripts/fetch_gpu_deps.sh) on machines without cJSON/libmatheval, and the peers in
 # ../shared/peers or .peers (with a pyamg wheel in .peers/wheels for the peer).
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:?usage: amg_session.sh OUT [--sizes "100"] [--levels "1 2"] [--steps 40]}
 shift
-sizes="100"; levels="1 2"; steps=40; build="$root/build-amg"; small="4096"; checks="8 1"
+sizes="100"; levels="1 2"; steps=40; build="$root/build-amg"; small="4096"; checks="8 1"; omesh=""; old_bench=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --sizes) sizes=$2; shift 2 ;;
@@ -27,6 +31,8 @@ while [ $# -gt 0 ]; do
     --build) build=$2; shift 2 ;;
     --small-rows) small=$2; shift 2 ;;
     --check-every) checks=$2; shift 2 ;;
+    --obstacle-mesh) omesh=$(cd "$(dirname "$2")" && pwd)/$(basename "$2"); shift 2 ;;
+    --old-bench) old_bench=$2; shift 2 ;;
     *) echo "amg_session.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -53,24 +59,30 @@ for n in $sizes; do
     "$build/bin/ef_amg_bench" "$m" $jac --small-rows "$sr" --json "$out/amg_K_${n}_sr$sr.json" 2>&1 | tail -12
     "$build/bin/ef_amg_bench" "$m" --cycle V --no-jacobi --small-rows "$sr" --json "$out/amg_V_${n}_sr$sr.json" 2>&1 | tail -6
   done
+  if [ -n "$old_bench" ]; then
+    echo "-- the other build ($old_bench), amg_small_rows ${small%% *}"
+    "$old_bench" "$m" --no-jacobi --small-rows "${small%% *}" --json "$out/amg_K_${n}_old.json" 2>&1 | grep -E "^(AMG|launches|phases)"
+  fi
   python3 -c "import pyamg" 2>/dev/null && python3 "$peers/cupy_amg_cg.py" "$m" --kind sa 2>&1 | tail -8
   rm -f "$m"
 done
 
 # Whole cases: the same fixed dt for both preconditioners.
 check_jacobi=${checks%% *}; check_amg=${checks##* }
-case_run() { # name params level solver pc [small_rows]
+case_run() { # name params level solver pc [small_rows]  (MESH=file: another mesh of the case)
   local name=$1 params=$2 level=$3 solver=$4 pc=$5 sr=${6:-}
   local ce=$check_jacobi; [ "$pc" = amg ] && ce=$check_amg
   local dir="$out/${name}_L${level}_${pc}${sr}"
   mkdir -p "$dir"
-  python3 - "$params" "$dir/case.json" "$solver" "$pc" "$sr" "$ce" <<'PY'
+  python3 - "$params" "$dir/case.json" "$solver" "$pc" "$sr" "$ce" "${MESH:-}" <<'PY'
 import json, os, sys
-src, dst, solver, pc, sr, ce = sys.argv[1:7]
+src, dst, solver, pc, sr, ce, mesh = sys.argv[1:8]
 p = json.load(open(src))
 ss = p["solver_settings"]
 mis = ss["model_import_settings"]
 mis["input_filename"] = os.path.join(os.path.dirname(os.path.abspath(src)), mis["input_filename"])
+if mesh:
+    mis["input_filename"] = mesh
 ss["solver_type"] = "opencl_edge_based"
 ts = ss.setdefault("time_stepping", {})
 if ts.get("automatic_time_step", True):
@@ -102,3 +114,9 @@ for lv in $levels; do
 done
 case_run obstacle "$root/test_examples/flow_past_obstacle/ProjectParameters.json" 0 cg jacobi
 for sr in $small; do case_run obstacle "$root/test_examples/flow_past_obstacle/ProjectParameters.json" 0 fcg amg "$sr"; done
+if [ -n "$omesh" ]; then
+  MESH=$omesh case_run obstacle_mesh2 "$root/test_examples/flow_past_obstacle/ProjectParameters.json" 0 cg jacobi
+  for sr in $small; do
+    MESH=$omesh case_run obstacle_mesh2 "$root/test_examples/flow_past_obstacle/ProjectParameters.json" 0 fcg amg "$sr"
+  done
+fi

@@ -375,6 +375,16 @@ void amg_small_refresh(const int first, const int n_levels, const int l1_first, 
 #define AMG_SMALL_SEGS (AMG_SMALL_WGS >= 32 ? AMG_SMALL_WGS / 32 : 1)
 #define AMG_SMALL_SEGLEN (AMG_SMALL_WGS / AMG_SMALL_SEGS)
 
+/* The first stage: item lid adds segment lid & (SEGS - 1) of sum lid / SEGS (the third sum again
+ * for the items past the three sums, into seg slots nobody reads).  No branch on the item: a
+ * loop-invariant test of the local id is unswitched with a `freeze`, which oclgrind cannot run. */
+void amg_small_segment(__local const double *red, __local double *seg) {
+  const uint lid = get_local_id(0), v = min(lid / AMG_SMALL_SEGS, 2u), s = lid & (AMG_SMALL_SEGS - 1);
+  double t = 0.0;
+  for (int m = 0; m < AMG_SMALL_SEGLEN; ++m) t += red[v * AMG_SMALL_WGS + s * AMG_SMALL_SEGLEN + m];
+  seg[lid] = t;
+}
+
 /* Sums of a, b, c over the group, every item gets them: the two stages above, then a barrier
  * (global memory too: callers rely on it as the end of a step). */
 double3 amg_small_sum3(double a, double b, double c, __local double *red, __local double *seg) {
@@ -383,12 +393,7 @@ double3 amg_small_sum3(double a, double b, double c, __local double *red, __loca
   red[AMG_SMALL_WGS + lid] = b;
   red[2 * AMG_SMALL_WGS + lid] = c;
   barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-  if (lid < 3 * AMG_SMALL_SEGS) {
-    const int v = lid / AMG_SMALL_SEGS, s = lid - v * AMG_SMALL_SEGS;
-    double t = 0.0;
-    for (int m = 0; m < AMG_SMALL_SEGLEN; ++m) t += red[v * AMG_SMALL_WGS + s * AMG_SMALL_SEGLEN + m];
-    seg[lid] = t;
-  }
+  amg_small_segment(red, seg);
   barrier(CLK_LOCAL_MEM_FENCE);
   double3 t = (double3)(0.0, 0.0, 0.0);
   for (int s = 0; s < AMG_SMALL_SEGS; ++s) {
@@ -418,8 +423,12 @@ void amg_small_ops(const int nops, __global const int *restrict ops, __global co
     __global const int *rp = ibuf + L[1], *col = ibuf + L[2];
     __global const double *val = l == 0 ? val0 : dbuf + L[3], *dinv = dbuf + L[4];
     const int k1 = code == AMG_OP_K1, k3 = code == AMG_OP_K3;
-    /* The dense solve with fewer rows than items: `parts` items per row, each a strided share. */
-    const int parts = code == AMG_OP_DENSE && n < AMG_SMALL_WGS ? AMG_SMALL_WGS / n : 0;
+    /* The dense solve with fewer rows than items: `parts` items per row (rows padded to np, a
+     * power of two: masks and one division, no division-remainder pair, see AMG_ROW), each a
+     * strided share. */
+    uint np = 1;
+    while (np < (uint)n) np <<= 1;
+    const uint parts = code == AMG_OP_DENSE && np <= AMG_SMALL_WGS / 2 ? AMG_SMALL_WGS / np : 0;
     double a = 0.0, b = 0.0, c = 0.0;
     if (code == AMG_OP_SMOOTH0) {
       __global double *r = AMG_V(op[2]), *x = AMG_V(op[3]);
@@ -446,10 +455,10 @@ void amg_small_ops(const int nops, __global const int *restrict ops, __global co
         xo[i] = ef_amg_row_post(rp[i], rp[i + 1], col, val, xi, agg, xc, alpha, omega, dinv[i], r[i], i);
     } else if (code == AMG_OP_DENSE) {
       __global double *rc = AMG_V(op[2]), *xc = AMG_V(op[3]);
-      if (parts) { /* item lid: row lid % n, columns lid / n, + parts, ... (added up below) */
-        const int i = lid % n, p = lid / n;
-        if (p < parts)
-          for (int j = p; j < n; j += parts) a += W[(long)j * n + i] * rc[j];
+      if (parts) { /* item lid: row lid & (np - 1), columns lid / np + k parts (added up below) */
+        const int i = (int)((uint)lid & (np - 1)), p = (int)((uint)lid / np);
+        if (i < n)
+          for (int j = p; j < n; j += (int)parts) a += W[(long)j * n + i] * rc[j];
       } else {
         for (int i = lid; i < n; i += AMG_SMALL_WGS) {
           double s = 0.0;
@@ -479,12 +488,7 @@ void amg_small_ops(const int nops, __global const int *restrict ops, __global co
     red[AMG_SMALL_WGS + lid] = b;
     red[2 * AMG_SMALL_WGS + lid] = c;
     barrier(CLK_LOCAL_MEM_FENCE);
-    if ((k1 || k3) && lid < 3 * AMG_SMALL_SEGS) {
-      const int v = lid / AMG_SMALL_SEGS, s = lid - v * AMG_SMALL_SEGS;
-      double t = 0.0;
-      for (int m = 0; m < AMG_SMALL_SEGLEN; ++m) t += red[v * AMG_SMALL_WGS + s * AMG_SMALL_SEGLEN + m];
-      seg[lid] = t;
-    }
+    if (k1 || k3) amg_small_segment(red, seg);
     barrier(CLK_LOCAL_MEM_FENCE);
     if (k1 || k3) {
       a = b = c = 0.0;
@@ -508,7 +512,7 @@ void amg_small_ops(const int nops, __global const int *restrict ops, __global co
     } else if (parts && lid < n) { /* the dense solve's row sums, parts in order */
       __global double *xc = AMG_V(op[3]);
       double s = 0.0;
-      for (int p = 0; p < parts; ++p) s += red[p * n + lid];
+      for (uint p = 0; p < parts; ++p) s += red[p * np + (uint)lid];
       xc[lid] = s;
     }
     barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
@@ -521,7 +525,7 @@ void amg_small_cycle(const int nops, __global const int *restrict ops, __global 
                      __global const int *restrict ibuf, __global double *dbuf, __global const double *restrict W,
                      const double omega, const double alpha, __global const double *restrict val0,
                      __global double *vin, __global double *vout) {
-  __local double red[3 * AMG_SMALL_WGS], seg[3 * AMG_SMALL_SEGS];
+  __local double red[3 * AMG_SMALL_WGS], seg[AMG_SMALL_WGS]; /* seg: amg_small_segment */
   amg_small_ops(nops, ops, lt, ibuf, dbuf, W, omega, alpha, val0, vin, vout, red, seg);
 }
 
@@ -537,7 +541,7 @@ void amg_small_pcg(const int nops, __global const int *restrict ops, __global co
                    const double omega, const double alpha, __global const double *restrict val0,
                    __global const double *restrict b, __global double *x, __global double *work, const int max_it,
                    const double rtol, const int flexible, const int null_space, __global double *out) {
-  __local double red[3 * AMG_SMALL_WGS], seg[3 * AMG_SMALL_SEGS];
+  __local double red[3 * AMG_SMALL_WGS], seg[AMG_SMALL_WGS]; /* seg: amg_small_segment */
   const int lid = get_local_id(0), n = lt[0];
   __global const int *rp = ibuf + lt[1], *col = ibuf + lt[2];
   __global double *r = work, *z = work + n, *p = work + 2 * n, *q = work + 3 * n, *ro = work + 4 * n;

@@ -26,6 +26,7 @@ void ef_amg_settings_default(ef_amg_settings *s) {
   s->cycle = EF_AMG_CYCLE_K;
   s->kcycle_levels = 2;
   s->small_rows = 1024;
+  s->small_group = 0;
 }
 
 /* A work CSR of the set-up (int64 offsets, owned arrays). */
@@ -350,12 +351,12 @@ static int amg_create(const ef_amg_settings *s, const ef_amg_matrix *A, int n_ma
   EF_CHECK(s->max_levels >= 1 && s->max_levels <= 32 && s->passes >= 1 && s->passes <= 4 &&
                s->omega > 0.0 && s->omega < 2.0 && s->alpha > 0.0 && s->sweeps >= 1 &&
                s->coarse_enough >= 1 && s->strength >= 0.0 && s->strength <= 1.0 && s->small_rows >= 0 &&
-               s->small_rows <= 65536,
+               s->small_rows <= 65536 && s->small_group >= 0 && s->small_group <= 65536,
            EF_ERR_PARAMETER,
            "AMG settings out of range: max_levels %d (1..32), passes %d (1..4), omega %g (0..2), "
-           "alpha %g (> 0), sweeps %d (>= 1), coarse_enough %lld (>= 1), strength %g (0..1), small_rows %lld (0..65536)",
+           "alpha %g (> 0), sweeps %d (>= 1), coarse_enough %lld (>= 1), strength %g (0..1), small_rows %lld (0..65536), small_group %d (0..65536)",
            s->max_levels, s->passes, s->omega, s->alpha, s->sweeps, (long long)s->coarse_enough,
-           s->strength, (long long)s->small_rows);
+           s->strength, (long long)s->small_rows, s->small_group);
   EF_CHECK(A->n < INT32_MAX, EF_ERR_UNSUPPORTED, "AMG: %lld rows exceed int32 indices", (long long)A->n);
   double t0 = ef_wtime();
   ef_amg *h = calloc(1, sizeof *h);

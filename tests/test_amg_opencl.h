@@ -206,6 +206,7 @@ static int run_tiny(const char *cache) {
   st.coarse_enough = 4;
   st.passes = 2;
   st.kcycle_levels = 1;
+  st.small_group = 32; /* oclgrind simulates every item of the one-group kernels at every barrier */
   /* Every kernel: all levels multi-group (one sweep: the fused first sweep and residual), small
    * levels from level 1 (K-cycle inside the one-group kernel, two sweeps), all levels in one
    * group (the caller's fine values read by the one-group kernels). */

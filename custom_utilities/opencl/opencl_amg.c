@@ -399,7 +399,8 @@ int ef_cl_amg_create_from_maps(ef_cl_context *ctx, const ef_cl_csr *A, const ef_
     size_t wg = ctx->max_work_group_size ? ctx->max_work_group_size : 64;
     a->small_wgs = 1;
     const int cap = (ctx->device_type & CL_DEVICE_TYPE_GPU) ? AMG_SMALL_WGS_GPU : AMG_SMALL_WGS;
-    while ((size_t)a->small_wgs * 2 <= wg && a->small_wgs < cap) a->small_wgs *= 2;
+    const int want = settings->small_group > 0 ? settings->small_group : cap;
+    while ((size_t)a->small_wgs * 2 <= wg && a->small_wgs < want) a->small_wgs *= 2;
   }
   EF_CALL_GOTO(amg_kernels_build(ctx, A->row_ptr_64, a->small_wgs, &a->kf), fail);
   EF_CALL_GOTO(amg_kernels_build(ctx, 0, a->small_wgs, &a->kc), fail);
