@@ -385,6 +385,17 @@ void amg_small_segment(__local const double *red, __local double *seg) {
   seg[lid] = t;
 }
 
+/* The second stage: the three totals from the segment sums, in order (every item). */
+double3 amg_small_totals(__local const double *seg) {
+  double3 t = (double3)(0.0, 0.0, 0.0);
+  for (int s = 0; s < AMG_SMALL_SEGS; ++s) {
+    t.x += seg[s];
+    t.y += seg[AMG_SMALL_SEGS + s];
+    t.z += seg[2 * AMG_SMALL_SEGS + s];
+  }
+  return t;
+}
+
 /* Sums of a, b, c over the group, every item gets them: the two stages above, then a barrier
  * (global memory too: callers rely on it as the end of a step). */
 double3 amg_small_sum3(double a, double b, double c, __local double *red, __local double *seg) {
@@ -395,12 +406,7 @@ double3 amg_small_sum3(double a, double b, double c, __local double *red, __loca
   barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
   amg_small_segment(red, seg);
   barrier(CLK_LOCAL_MEM_FENCE);
-  double3 t = (double3)(0.0, 0.0, 0.0);
-  for (int s = 0; s < AMG_SMALL_SEGS; ++s) {
-    t.x += seg[s];
-    t.y += seg[AMG_SMALL_SEGS + s];
-    t.z += seg[2 * AMG_SMALL_SEGS + s];
-  }
+  const double3 t = amg_small_totals(seg);
   barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
   return t;
 }
@@ -427,7 +433,7 @@ void amg_small_ops(const int nops, __global const int *restrict ops, __global co
      * power of two: masks and one division, no division-remainder pair, see AMG_ROW), each a
      * strided share. */
     uint np = 1;
-    while (np < (uint)n) np <<= 1;
+    while (code == AMG_OP_DENSE && np < (uint)n) np <<= 1;
     const uint parts = code == AMG_OP_DENSE && np <= AMG_SMALL_WGS / 2 ? AMG_SMALL_WGS / np : 0;
     double a = 0.0, b = 0.0, c = 0.0;
     if (code == AMG_OP_SMOOTH0) {
@@ -491,12 +497,8 @@ void amg_small_ops(const int nops, __global const int *restrict ops, __global co
     if (k1 || k3) amg_small_segment(red, seg);
     barrier(CLK_LOCAL_MEM_FENCE);
     if (k1 || k3) {
-      a = b = c = 0.0;
-      for (int s = 0; s < AMG_SMALL_SEGS; ++s) {
-        a += seg[s];
-        b += seg[AMG_SMALL_SEGS + s];
-        c += seg[2 * AMG_SMALL_SEGS + s];
-      }
+      const double3 t = amg_small_totals(seg);
+      a = t.x, b = t.y, c = t.z;
     }
     if (k1) { /* a1 = v1.rc / v1.A v1; q = rc - a1 w1 (own rows: no barrier needed) */
       __global double *rc = AMG_V(op[2]), *w1 = AMG_V(op[4]), *q = AMG_V(op[5]);

@@ -55,7 +55,8 @@ typedef struct {
   int kcycle_levels;     /* K-cycle: Krylov-accelerated coarse corrections at levels 1..this */
   int64_t small_rows;    /* device: levels of at most this many rows run in one work-group, one
                             launch per refresh and per visit (0: never); the host ignores it */
-  int small_group;       /* device: items of those one-group kernels, a power of two (0: the
+  int small_group;       /* device: items of those one-group kernels, rounded up to a power of
+                            two and down to the device's limit (0: the
                             device's, 1024 on GPUs and 256 elsewhere; tests under oclgrind use
                             fewer); the host ignores it */
 } ef_amg_settings;

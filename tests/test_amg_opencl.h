@@ -140,10 +140,10 @@ static int check_device_case(ef_cl_context *ctx, const amg_case *c, const ef_amg
          hres.iterations);
   *iters = res.iterations;
   if (ef_cl_amg_solves_whole(dev)) { /* the same solve in one work-group: same iteration, fixed-order sums */
-    ef_cl_amg_solve_result wres;
+    ef_cl_pcg_result wres;
     memset(zd, 0, n * 8);
     ASSERT_OK(ef_cl_vector_write(ctx, dx, n, zd));
-    ASSERT_OK(ef_cl_amg_solve(dev, db, dx, ps.rtol, ps.max_iterations, ps.flexible, ps.null_space, &wres));
+    ASSERT_OK(ef_cl_amg_solve(dev, &ps, db, dx, &wres));
     ASSERT(wres.converged && !wres.breakdown && wres.true_relres <= 2e-8,
            "%s: whole solve in one group: %d iterations, true residual %.3e", c->name, wres.iterations,
            wres.true_relres);

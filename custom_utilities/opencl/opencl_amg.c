@@ -634,27 +634,30 @@ int ef_cl_amg_apply(ef_cl_amg *a, cl_mem r, cl_mem z) {
 
 int ef_cl_amg_solves_whole(const ef_cl_amg *a) { return a && a->first_small == 0 && a->work; }
 
-int ef_cl_amg_solve(ef_cl_amg *a, cl_mem b, cl_mem x, double rtol, int max_iterations, int flexible,
-                    int null_space, ef_cl_amg_solve_result *res) {
-  EF_CHECK(ef_cl_amg_solves_whole(a) && b && x && res && max_iterations >= 0 && rtol >= 0.0, EF_ERR_PARAMETER,
-           "ef_cl_amg_solve: bad arguments, or the fine level is not small");
+int ef_cl_amg_solve(ef_cl_amg *a, const ef_cl_pcg_settings *s, cl_mem b, cl_mem x, ef_cl_pcg_result *res) {
+  EF_CHECK(ef_cl_amg_solves_whole(a) && s && b && x && res && s->max_iterations >= 0 && s->rtol >= 0.0,
+           EF_ERR_PARAMETER, "ef_cl_amg_solve: bad arguments, or the fine level is not small");
+  const double t0 = ef_wtime(), omega = a->h->s.omega, alpha = a->h->s.alpha;
   memset(res, 0, sizeof *res);
-  const double omega = a->h->s.omega, alpha = a->h->s.alpha;
   a->cur = &a->apply_slots;
   a->cur->next = 0;
   AMG_LAUNCH(a, a->kc.small_pcg, (size_t)a->small_wgs, (size_t)a->small_wgs, PH_COARSE, EF_CL_ARG(a->n_ops),
              EF_CL_ARG(a->ops), EF_CL_ARG(a->lt), EF_CL_ARG(a->ibuf), EF_CL_ARG(a->dbuf), EF_CL_ARG(a->W),
              EF_CL_ARG(omega), EF_CL_ARG(alpha), EF_CL_ARG(a->lev[0].val), EF_CL_ARG(b), EF_CL_ARG(x),
-             EF_CL_ARG(a->work), EF_CL_ARG(max_iterations), EF_CL_ARG(rtol), EF_CL_ARG(flexible),
-             EF_CL_ARG(null_space), EF_CL_ARG(a->out));
+             EF_CL_ARG(a->work), EF_CL_ARG(s->max_iterations), EF_CL_ARG(s->rtol), EF_CL_ARG(s->flexible),
+             EF_CL_ARG(s->null_space), EF_CL_ARG(a->out));
   double o[5];
   EF_CL_CALL(clEnqueueReadBuffer(a->ctx->queue, a->out, CL_TRUE, 0, sizeof o, o, 0, NULL, NULL));
+  res->seconds = ef_wtime() - t0;
   res->iterations = (int)o[0];
   res->breakdown = o[3] != 0.0;
-  res->converged = !res->breakdown && o[1] <= rtol * rtol * o[2];
+  res->converged = !res->breakdown && o[1] <= s->rtol * s->rtol * o[2];
   res->relres = o[2] > 0.0 ? sqrt(o[1] / o[2]) : 0.0;
   res->true_relres = o[2] > 0.0 ? sqrt(o[4] / o[2]) : 0.0;
   a->applies += res->iterations;
+  EF_CHECK(!res->breakdown, EF_ERR_SOLVER,
+           "device PCG (one work-group) broke down at iteration %d: p.Ap <= 0 or not finite (matrix or "
+           "preconditioner not SPD)", res->iterations);
   return EF_SUCCESS;
 }
 

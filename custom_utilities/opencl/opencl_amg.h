@@ -11,6 +11,7 @@
 
 #include "amg.h"
 #include "opencl_cg.h"
+#include "opencl_pcg.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -49,18 +50,11 @@ int ef_cl_amg_apply(ef_cl_amg *amg, cl_mem r, cl_mem z);
 
 /* The whole solve in one launch of one work-group, when every level is small (the fine level
  * has at most settings.small_rows rows): ef_cl_amg_solves_whole says so.  ef_cl_amg_solve runs
- * the (flexible when `flexible`) preconditioned CG of opencl_pcg.h with this preconditioner,
- * the same iteration and stop test, without a launch or a host round trip per iteration: x
- * from its given value, ||b - A x|| / ||b|| <= rtol by the recurrence residual, at most
- * max_iterations; null_space: the preconditioned vector's mean is removed.  Blocking (it
- * reads the result).  A breakdown (p.Ap <= 0) is reported in *breakdown, not as an error. */
+ * ef_cl_pcg_solve's iteration (opencl_pcg.h: the same settings, stop test, result and
+ * EF_ERR_SOLVER on a breakdown; check_every is moot) with this preconditioner, without a
+ * launch or a host round trip per iteration.  Blocking (it reads the result). */
 int ef_cl_amg_solves_whole(const ef_cl_amg *amg);
-typedef struct {
-  int iterations, converged, breakdown;
-  double relres, true_relres;
-} ef_cl_amg_solve_result;
-int ef_cl_amg_solve(ef_cl_amg *amg, cl_mem b, cl_mem x, double rtol, int max_iterations, int flexible,
-                    int null_space, ef_cl_amg_solve_result *res);
+int ef_cl_amg_solve(ef_cl_amg *amg, const ef_cl_pcg_settings *s, cl_mem b, cl_mem x, ef_cl_pcg_result *res);
 
 /* Profiling: 1 keeps an event per launch (costs host time); ef_cl_amg_timing_get waits for
  * them and adds them into the phases; reset clears the sums. */

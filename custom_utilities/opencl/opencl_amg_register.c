@@ -190,14 +190,8 @@ int ef_cl_pcg_solver_solve(void *data, const ef_vector *b, ef_vector *x, ef_solv
   ef_cl_amg *whole = fcg_dev_whole_amg(f->pc);
   if (whole) { /* the same iteration in one launch: no launch or host round trip per iteration */
     ef_cl_pcg_settings s;
-    ef_cl_amg_solve_result w;
     EF_CALL(ef_cl_pcg_get_settings(f->pcg, &s));
-    EF_CALL(ef_cl_amg_solve(whole, ef_cl_vector_mem(b), ef_cl_vector_mem(x), s.rtol, s.max_iterations, s.flexible,
-                            s.null_space, &w));
-    EF_CHECK(!w.breakdown, EF_ERR_SOLVER,
-             "device PCG broke down at iteration %d: p.Ap <= 0 or not finite (matrix or preconditioner not SPD)",
-             w.iterations);
-    r = (ef_cl_pcg_result){w.iterations, w.converged, w.breakdown, w.relres, w.true_relres, 0.0};
+    EF_CALL(ef_cl_amg_solve(whole, &s, ef_cl_vector_mem(b), ef_cl_vector_mem(x), &r));
   } else {
     EF_CALL(ef_cl_pcg_solve(f->pcg, ef_cl_vector_mem(b), ef_cl_vector_mem(x), &r));
   }
