@@ -254,7 +254,10 @@ def main():
     # Instantaneous fields of a flow that sheds vortices differ by phase; Kratos also ends one step later
     # (t = 5.01: its loop runs while t < end_time, and 500 additions of 0.01 stay below 5).
     if "kratos" in last_dirs and "edgeflow" in last_dirs:
-        res["final_fields"] = compare_fields(last_dirs["kratos"], last_dirs["edgeflow"])
+        try:
+            res["final_fields"] = compare_fields(last_dirs["kratos"], last_dirs["edgeflow"])
+        except ImportError as e:  # the GPU machine has no VTK: times only
+            res["final_fields"] = f"not compared: {e}"
     best = {}
     for r in res["runs"]:
         key = f"{r['code']}_{r['threads']}t" + ("_passive" if r.get("omp_wait_policy") == "passive" else "")
