@@ -588,12 +588,17 @@ static int ef_analysis_keep_user_time_step(ef_analysis a) {
     {
       /* stderr even when quiet: it changes what the run writes. */
       const double per = ceil(a->user_dt / a->dt - 1e-9);
+      /* save_restart_process's "step" control follows the same rule: named here, with its conversion. */
+      char restart[200] = "";
+      if (a->run.configured && a->run.control == EF_CONTROL_STEP && a->run.frequency > 0)
+        snprintf(restart, sizeof restart, ", \"restart_control_type\": \"step\" of save_restart_process: every "
+                 "%.0f x %g = %g", a->run.frequency, a->user_dt, a->run.frequency * a->user_dt);
       fprintf(stderr,
               "edgeflow: warning: the fixed time step %g exceeds the stability limit %g (t = %g); the solver takes "
               "%.0f steps of %.4g per time step, landing on every multiple of %g, and step-based schedules "
-              "(\"output_control_type\": \"step\" of outputs and processes) count time steps of %g, not solver "
-              "steps (\"output_control_type\": \"solver_step\" counts solver steps)\n",
-              a->user_dt, a->dt, a->time, per, a->user_dt / per, a->user_dt, a->user_dt);
+              "(\"output_control_type\": \"step\" of outputs and processes%s) count time steps of %g, not solver "
+              "steps (\"solver_step\" as either control type counts solver steps)\n",
+              a->user_dt, a->dt, a->time, per, a->user_dt / per, a->user_dt, restart, a->user_dt);
     }
   }
   const double k = floor((a->time - a->cut_time) / a->user_dt + 1e-6);
@@ -976,8 +981,10 @@ static int ef_analysis_configure_restart(ef_analysis a, ef_parameters block) {
   EF_CHECK(!part[0] || !strcmp(part, a->mp->name) || ef_model_part_is_root_alias(a->mp, part), EF_ERR_PARAMETER,
            "%s: %s.model_part_name is '%s': restart files hold the whole model part '%s'", a->parameters_path, path,
            part, a->mp->name);
-  EF_CHECK(!strcmp(control, "time") || !strcmp(control, "step"), EF_ERR_PARAMETER,
-           "%s: %s.restart_control_type is '%s'; expected \"time\" or \"step\"", a->parameters_path, path, control);
+  char label[1200];
+  snprintf(label, sizeof label, "%s: %s.restart_control_type", a->parameters_path, path);
+  ef_output_control clock;
+  EF_CALL(ef_output_control_parse(label, control, &clock));
   EF_CHECK(r->frequency >= 0 && isfinite(r->frequency), EF_ERR_PARAMETER,
            "%s: %s.restart_save_frequency must be >= 0 (0: every step), got %g", a->parameters_path, path,
            r->frequency);
@@ -987,8 +994,8 @@ static int ef_analysis_configure_restart(ef_analysis a, ef_parameters block) {
   EF_CHECK(!strchr(input, '/'), EF_ERR_PARAMETER, "%s: %s.input_filename '%s' contains '/'; use io_path for folders",
            a->parameters_path, path, input);
   r->configured = 1;
-  r->control_time = !strcmp(control, "time");
-  if (!r->control_time) r->frequency = floor(r->frequency); /* Kratos: a step count is an integer */
+  r->control = (int)clock;
+  if (clock != EF_CONTROL_TIME) r->frequency = floor(r->frequency); /* Kratos: a step count is an integer */
   r->next = r->frequency;
   r->max_files = keep > 0 ? (int)keep : 0;
   r->echo_level = (int)echo;
@@ -1199,14 +1206,23 @@ int ef_analysis_write_restart(ef_analysis a, char *out, size_t size) {
   ef_analysis_restart_defaults(a);
   EF_CALL(ef_make_folders(r->folder));
   char label[64], path[4400];
-  if (r->control_time)
-    snprintf(label, sizeof label, "%.12g", ef_output_time(a->time));
+  /* Named by the schedule's clock, as VTK files: the user's time steps under "step" (ef_output_clock). */
+  const double clock = ef_output_clock((ef_output_control)r->control, &a->step, a->time, (int)a->process_step);
+  if (r->control == EF_CONTROL_TIME)
+    snprintf(label, sizeof label, "%.12g", clock);
   else
-    snprintf(label, sizeof label, "%ld", a->step);
+    snprintf(label, sizeof label, "%.0f", clock);
   snprintf(path, sizeof path, "%s/%s_%s.rest", r->folder, r->base, label);
-  EF_CALL(ef_model_part_sync_to_host(a->mp));
   int listed = 0;
   for (int i = 0; i < r->written.n; i++) listed |= !strcmp(r->written.names[i], path);
+  if (listed && a->cut && r->control == EF_CONTROL_STEP) {
+    /* Between two of the user's time steps (a stop, the end of the run, frequency 0) that name is an
+     * earlier state's: keep it, and add the solver step. */
+    snprintf(path, sizeof path, "%s/%s_%s_s%ld.rest", r->folder, r->base, label, a->step);
+    listed = 0;
+    for (int i = 0; i < r->written.n; i++) listed |= !strcmp(r->written.names[i], path);
+  }
+  EF_CALL(ef_model_part_sync_to_host(a->mp));
   if (!listed) EF_CALL(ef_file_list_add(&r->written, path));
   ef_restart_writer *w = NULL;
   int err = ef_restart_writer_open(path, ef_model_part_fingerprint(a->mp), &w);
@@ -1226,10 +1242,7 @@ int ef_analysis_write_restart(ef_analysis a, char *out, size_t size) {
     free(r->written.names[0]);
     memmove(r->written.names, r->written.names + 1, (size_t)(--r->written.n) * sizeof *r->written.names);
   }
-  if (r->frequency > 0) {
-    const double now = r->control_time ? ef_output_time(a->time) : (double)a->step;
-    while (r->next <= now) r->next = r->control_time ? ef_output_time(r->next + r->frequency) : r->next + r->frequency;
-  }
+  ef_output_schedule((ef_output_control)r->control, r->frequency, clock, &r->next);
   snprintf(r->last, sizeof r->last, "%s", path);
   r->saved_step = a->step;
   r->restart_seconds = ef_wtime() - t0;
@@ -1422,8 +1435,9 @@ static int ef_analysis_end_of_step(ef_analysis a) {
     return EF_SUCCESS;
   }
   if (r->configured && a->step != r->saved_step) {
-    const int due = r->control_time ? ef_output_time(a->time) >= r->next : (double)a->step >= r->next;
-    if (r->frequency <= 0 || due) EF_CALL(ef_analysis_write_restart(a, NULL, 0));
+    /* The clock of every step schedule: "step" counts the user's time steps when the solver cuts them. */
+    const double now = ef_output_clock((ef_output_control)r->control, &a->step, a->time, (int)a->process_step);
+    if (r->frequency <= 0 || now >= r->next) EF_CALL(ef_analysis_write_restart(a, NULL, 0));
   }
   return EF_SUCCESS;
 }

@@ -41,9 +41,10 @@ int ef_manifest_remove_files(const char *folder, const ef_file_list *files, int 
 typedef struct {
   /* save_restart_process (Kratos' keys) or the defaults for restarts on a stop. */
   int configured;        /* a save_restart_process block was given */
-  int control_time;      /* restart_control_type "time" (else "step") */
-  double frequency;      /* restart_save_frequency; 0: every step */
-  double next;           /* the next save (time or step) */
+  int control;           /* restart_control_type as an ef_output_control: "step" (the user's time steps,
+                            as every step schedule), "time", "solver_step" */
+  double frequency;      /* restart_save_frequency; 0: every solver step */
+  double next;           /* the next save, on the schedule's clock (ef_output_clock) */
   int max_files;         /* max_files_to_keep; <= 0: all */
   int echo_level;
   char folder[4096];     /* where restart files go */

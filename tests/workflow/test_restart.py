@@ -249,12 +249,13 @@ def check_signal(source, cli, work, wall, sig=signal.SIGTERM):
     expect(s.get("status") == "interrupted", f"summary status {s.get('status')}")
     expect(s.get("stop_reason") == ("max_wall_time" if wall else name), f"stop_reason {s.get('stop_reason')}")
     steps = s["run"]["steps"]
-    last = s.get("restart", {}).get("last_file", "")
-    expect(last.endswith(f"FluidModelPart_{steps}.rest") and os.path.exists(last),
-           f"no restart file of the stop step {steps}: '{last}'")
-    # Outputs are numbered by the steps the processes count: the user's time steps when the stability
-    # limit cut the fixed step (it does here: refinement level 1).
+    # Outputs and "step" restart files are numbered by the steps the processes count: the user's time
+    # steps when the stability limit cut the fixed step (it does here: refinement level 1); a stop
+    # between two of them whose name a scheduled file already has adds the solver step.
     output_step = s.get("time_step", {}).get("output_steps", steps)
+    last = s.get("restart", {}).get("last_file", "")
+    expect(last.endswith((f"FluidModelPart_{output_step}.rest", f"FluidModelPart_{output_step}_s{steps}.rest"))
+           and os.path.exists(last), f"no restart file of the stop step {steps} (user step {output_step}): '{last}'")
     expect(os.path.exists(os.path.join(out, "vtk", f"FluidModelPart_{output_step}.vtu")),
            f"the stop step's VTK (FluidModelPart_{output_step}.vtu) is missing")
     expect("--restart" in stderr, f"the stop message does not say how to continue: {stderr}")
