@@ -45,3 +45,16 @@ endif()
 # The restart file layer: round trip, named errors, damaged/newer files, mesh fingerprints.
 ef_add_c_test(test_restart_file SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_restart_file.c LABELS unit io
               ARGS ${CMAKE_CURRENT_BINARY_DIR}/restart/file)
+
+# A restart file is put in place only after every output written before it was synced: an
+# LD_PRELOAD shim logs fsync/fdatasync, renames and writes (not under the sanitizers, whose
+# runtime must come first in LD_PRELOAD).
+if(EXISTS ${EF_SYSTEM_PYTHON} AND NOT EF_SANITIZE)
+  add_library(ef_fsync_log MODULE ${CMAKE_CURRENT_SOURCE_DIR}/fsync_log.c)
+  target_link_libraries(ef_fsync_log PRIVATE ${CMAKE_DL_LIBS})
+  add_test(NAME restart_outputs_durable
+           COMMAND ${EF_SYSTEM_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/workflow/test_restart_durable.py ${CMAKE_SOURCE_DIR}
+                   $<TARGET_FILE:edgeflow> $<TARGET_FILE:ef_fsync_log> ${CMAKE_CURRENT_BINARY_DIR}/restart/durable)
+  set_tests_properties(restart_outputs_durable PROPERTIES LABELS "unit;io" TIMEOUT 120
+                       ENVIRONMENT "EDGEFLOW_PLUGIN_DIR=${CMAKE_LIBRARY_OUTPUT_DIRECTORY};OMP_NUM_THREADS=1")
+endif()

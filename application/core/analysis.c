@@ -1222,6 +1222,15 @@ int ef_analysis_write_restart(ef_analysis a, char *out, size_t size) {
     listed = 0;
     for (int i = 0; i < r->written.n; i++) listed |= !strcmp(r->written.names[i], path);
   }
+  /* Every output so far durable first: the restart file lists them (and a continued run keeps them). */
+  for (int i = 0; i < a->n_processes; i++) {
+    ef_process_entry *e = &a->processes[i];
+    if (!e->ops->sync_outputs) continue;
+    const int e_err = e->ops->sync_outputs(e->data);
+    if (e_err)
+      return ef_error_push(e_err, __FILE__, __LINE__, "'%s': making its outputs durable before the restart file at "
+                           "step %ld", e->module, a->step);
+  }
   EF_CALL(ef_model_part_sync_to_host(a->mp));
   if (!listed) EF_CALL(ef_file_list_add(&r->written, path));
   ef_restart_writer *w = NULL;

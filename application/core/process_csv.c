@@ -63,6 +63,14 @@ int ef_csv_append(ef_csv_file *f, const char *row, size_t n) {
   return EF_SUCCESS;
 }
 
+/* At a restart point: the rows so far durable (with sync_each_row they already are). */
+int ef_csv_sync(ef_csv_file *f) {
+  if (!f || f->fd < 0 || f->sync_each_row) return EF_SUCCESS;
+  if (fdatasync(f->fd) && errno != EINVAL && errno != EROFS)
+    return EF_ERROR(EF_ERR_IO, "cannot sync '%s': %s", f->path, strerror(errno));
+  return EF_SUCCESS;
+}
+
 /* Close the file (NULL-safe, idempotent). */
 void ef_csv_close(ef_csv_file *f) {
   if (!f || f->fd < 0) return;

@@ -485,6 +485,9 @@ static int ef_probes_load_state(void *data, ef_restart_reader *r) {
   return ef_csv_load_state(&q->csv, r, "csv_length");
 }
 
+/* A restart point: the rows so far durable. */
+static int ef_probes_sync_outputs(void *data) { return ef_csv_sync(&((ef_probes *)data)->csv); }
+
 const ef_process_ops ef_probes_output_process_ops = {
     .name = "probes_output_process",
     .create = ef_probes_create,
@@ -495,4 +498,5 @@ const ef_process_ops ef_probes_output_process_ops = {
     .destroy = ef_probes_destroy,
     .save_state = ef_probes_save_state,
     .load_state = ef_probes_load_state,
+    .sync_outputs = ef_probes_sync_outputs,
 };

@@ -259,6 +259,10 @@ static int ef_vtk_finalize(void *data) {
   return err ? ef_error_push(err, __FILE__, __LINE__, "%s", v->label) : EF_SUCCESS;
 }
 
+/* A restart point: every .vtu and .pvd written so far durable, so the restart file never lists an
+ * output a crash of the machine could lose. */
+static int ef_vtk_sync_outputs(void *data) { return ef_vtk_finalize(data); }
+
 static void ef_vtk_destroy(void **data) {
   if (!data || !*data) return;
   ef_vtk_free(*data);
@@ -287,4 +291,5 @@ const ef_process_ops ef_vtk_output_process_ops = {
     .destroy = ef_vtk_destroy,
     .save_state = ef_vtk_save_state,
     .load_state = ef_vtk_load_state,
+    .sync_outputs = ef_vtk_sync_outputs,
 };

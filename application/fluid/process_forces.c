@@ -272,6 +272,9 @@ static int ef_forces_load_state(void *data, ef_restart_reader *r) {
   return ef_csv_load_state(&f->csv, r, "csv_length");
 }
 
+/* A restart point: the rows so far durable. */
+static int ef_forces_sync_outputs(void *data) { return ef_csv_sync(&((ef_forces *)data)->csv); }
+
 static const ef_process_ops ef_compute_forces_process_ops = {
     .name = "compute_forces_process",
     .create = ef_forces_create,
@@ -281,6 +284,7 @@ static const ef_process_ops ef_compute_forces_process_ops = {
     .destroy = ef_forces_destroy,
     .save_state = ef_forces_save_state,
     .load_state = ef_forces_load_state,
+    .sync_outputs = ef_forces_sync_outputs,
 };
 
 static const ef_process_ops ef_compute_body_fitted_drag_process_ops = {
@@ -292,6 +296,7 @@ static const ef_process_ops ef_compute_body_fitted_drag_process_ops = {
     .destroy = ef_forces_destroy,
     .save_state = ef_forces_save_state,
     .load_state = ef_forces_load_state,
+    .sync_outputs = ef_forces_sync_outputs,
 };
 
 int ef_register_force_processes(void) {

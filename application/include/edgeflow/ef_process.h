@@ -58,6 +58,10 @@ typedef struct {
    * restart file (ef_restart.h); load_state runs after ExecuteBeforeSolutionLoop. */
   int (*save_state)(void *data, ef_restart_writer *w);
   int (*load_state)(void *data, ef_restart_reader *r);
+  /* Optional: make every output written so far durable (flush and fsync its files).  The analysis
+   * calls it before each restart file, so a restart file never lists an output a crash of the
+   * machine could still lose; an output process that writes files implements it. */
+  int (*sync_outputs)(void *data);
 } ef_process_ops;
 
 /* Register the built-in processes of the core (called once by the analysis).  An

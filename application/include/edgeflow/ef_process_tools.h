@@ -148,6 +148,9 @@ typedef struct {
 int ef_csv_open(const char *folder, const char *sub, const char *name, const char *header, int sync_each_row,
                 ef_csv_file *f);
 int ef_csv_append(ef_csv_file *f, const char *row, size_t n);
+/* Every row appended so far durable (fdatasync; nothing to do with sync_each_row or no file):
+ * a process's sync_outputs, at restart points. */
+int ef_csv_sync(ef_csv_file *f);
 /* NULL-safe, idempotent. */
 void ef_csv_close(ef_csv_file *f);
 /* t rounded to 12 significant digits (Kratos' comparison of output times). */
