@@ -1,5 +1,6 @@
 /* test_opencl_cg.c -- the device CG against host references, for every SpMV
- * configuration the tuner would try; stopping rules; breakdowns; the tuner cache.
+ * configuration the tuner would try; stopping rules; breakdowns; the tuner cache and its report,
+ * and its time budget (tune_budget: a tiny one times the default shape only, and says so).
  * With --tiny it runs only a tiny SpMV + short CG (for oclgrind). */
 #include <unistd.h>
 
@@ -347,6 +348,50 @@ int main(int argc, char **argv) {
     ASSERT_OK(ef_cl_cg_create(tctx, &tA, &s, &cg3));
     ef_cl_cg_get_config(cg3, NULL, &t2);
     ASSERT(t2 > 0.0, "force_retune ignored");
+    /* The tuner's report: every candidate counted once; the cached solver did not tune. */
+    ef_cl_cg_tune_report r1, r2, r3;
+    ef_cl_cg_get_tune_report(cg1, &r1);
+    ef_cl_cg_get_tune_report(cg2, &r2);
+    ef_cl_cg_get_tune_report(cg3, &r3);
+    ASSERT(r1.candidates > 1 && r1.timed >= 1 && r1.timed + r1.skipped + r1.pruned + r1.over_budget == r1.candidates &&
+               r1.budget > 0.0 && r1.seconds == t1,
+           "report of the first tuning: %d candidates = %d timed + %d skipped + %d pruned + %d over budget (%g s of %g)",
+           r1.candidates, r1.timed, r1.skipped, r1.pruned, r1.over_budget, r1.seconds, r1.budget);
+    ASSERT(r2.candidates == 0 && r2.timed == 0, "the cached solver reports %d candidates", r2.candidates);
+    ASSERT(r3.candidates == r1.candidates && r3.timed + r3.skipped + r3.pruned + r3.over_budget == r3.candidates,
+           "report of the forced retune: %d candidates", r3.candidates);
+    /* A budget smaller than any timing (tune_budget_seconds): the default shape is timed, the
+     * tuner stops before the next candidate and says so; the solver it leaves solves. */
+    {
+      s.tune_budget = 1e-9;
+      s.verbose = 1;
+      char logpath[1300], text[4096] = "";
+      snprintf(logpath, sizeof logpath, "%s/tuner.log", dir);
+      FILE *log = fopen(logpath, "w+"), *old_log = tctx->log;
+      ASSERT(log, "cannot open %s", logpath);
+      tctx->log = log;
+      ef_cl_cg *cg4 = NULL;
+      int err = ef_cl_cg_create(tctx, &tA, &s, &cg4);
+      tctx->log = old_log;
+      rewind(log);
+      size_t got = fread(text, 1, sizeof text - 1, log);
+      text[got] = '\0';
+      fclose(log);
+      ASSERT_OK(err);
+      ef_cl_cg_tune_report r4;
+      ef_cl_cg_get_tune_report(cg4, &r4);
+      ASSERT(r4.budget == 1e-9 && r4.timed == 1 && r4.pruned == 0 && r4.candidates == r1.candidates &&
+                 r4.over_budget > 0 && r4.over_budget == r4.candidates - r4.timed - r4.skipped,
+             "budget 1e-9 s: %d candidates = %d timed + %d skipped + %d pruned + %d over budget", r4.candidates,
+             r4.timed, r4.skipped, r4.pruned, r4.over_budget);
+      char said[200];
+      snprintf(said, sizeof said, "1 of %d candidates timed", r4.candidates);
+      ASSERT(strstr(text, said), "the tuner's message does not say '%s': %s", said, text);
+      snprintf(said, sizeof said, "%d left when the budget ran out", r4.over_budget);
+      ASSERT(strstr(text, said), "the tuner's message does not say '%s': %s", said, text);
+      if (check_solve(tctx, cg4, &m, b, x0, EF_CG_STANDARD, 1e-8, 2000, 8, 1e-7, NULL, NULL)) return 1;
+      ef_cl_cg_destroy(&cg4);
+    }
     ef_cl_cg_destroy(&cg1);
     ef_cl_cg_destroy(&cg2);
     ef_cl_cg_destroy(&cg3);

@@ -4,6 +4,7 @@
 #define EF_OPENCL_CG_PRIVATE_H
 
 #include "opencl_cg.h"
+#include "opencl_cg_tuner.h"
 
 #define EF_CG_VECTOR_SOURCE "cg.cl"   /* vector kernels: built once */
 #define EF_CG_MATRIX_SOURCE "spmv.cl" /* matrix kernels: built per SpMV configuration */
@@ -31,6 +32,7 @@ struct ef_cl_cg_s {
   int vec_wgs_bits;
   int groups_v;         /* work-groups of the vector kernels */
   double tuning_seconds;
+  ef_cl_cg_tune_report tune_report; /* what the tuner did (opencl_cg_tuner.h) */
   uint64_t source_hash;
   ef_cl_cg_kernels k;
   /* Ah's off-diagonal part (its diagonal is 1): offsets, columns, values. */

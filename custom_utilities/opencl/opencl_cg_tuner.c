@@ -404,7 +404,7 @@ int ef_cl_cg_tune(ef_cl_cg *cg) {
     }
   const int is_cpu = (cg->ctx->device_type & CL_DEVICE_TYPE_CPU) != 0;
   const double budget = cg->s.tune_budget > 0 ? cg->s.tune_budget : is_cpu ? 5.0 : cg->n < 1000000 ? 2.0 : 10.0;
-  int pruned = 0, over_budget = 0;
+  int pruned = 0, over_budget = 0, skipped = 0;
   for (int i = 0; i < count; ++i) {
     ef_cl_cg_config *c = &list[i];
     if (tried > 0 && ef_wtime() - t0 > budget) {
@@ -432,9 +432,12 @@ int ef_cl_cg_tune(ef_cl_cg *cg) {
                 c->rows_bits, ef_error_message());
       ef_error_clear();
       /* Skip the remaining group counts of a configuration that does not build. */
+      ++skipped;
       while (i + 1 < count && list[i + 1].wgs_bits == c->wgs_bits &&
-             list[i + 1].rows_bits == c->rows_bits)
+             list[i + 1].rows_bits == c->rows_bits) {
         ++i;
+        ++skipped;
+      }
       continue;
     }
     ++tried;
@@ -455,16 +458,23 @@ int ef_cl_cg_tune(ef_cl_cg *cg) {
                 "configuration on '%s'", cg->ctx->device_name);
   EF_CALL_GOTO(ef_cl_cg_use_config(cg, &best), done);
   cg->tuning_seconds = ef_wtime() - t0;
+  cg->tune_report = (ef_cl_cg_tune_report){count, tried, skipped, pruned, over_budget, budget, cg->tuning_seconds};
   ef_cl_cg_tune_store(cg, &best);
   if (cg->s.verbose >= 1)
     fprintf(cg->ctx->log, "edgeflow: CG tuner chose wgs_bits %d, rows_bits %d (%d lanes per row), "
-            "groups %d: %.2f us per iteration; %d candidates timed in %.2f s (budget %.3g s; %d pruned, %d left "
-            "when the budget ran out)\n", best.wgs_bits,
+            "groups %d: %.2f us per iteration; %d of %d candidates timed in %.2f s (budget %.3g s; %d pruned, "
+            "%d skipped, %d left when the budget ran out)\n", best.wgs_bits,
             best.rows_bits, 1 << (best.wgs_bits - best.rows_bits), best.groups,
-            best.seconds_per_iteration * 1e6, tried, cg->tuning_seconds, budget, pruned, over_budget);
+            best.seconds_per_iteration * 1e6, tried, count, cg->tuning_seconds, budget, pruned, skipped, over_budget);
 done:
   ef_cl_cg_tune_data_free(&t);
   free(list);
   free(work);
   return err;
+}
+
+void ef_cl_cg_get_tune_report(const ef_cl_cg *cg, ef_cl_cg_tune_report *report) {
+  if (!report) return;
+  memset(report, 0, sizeof *report);
+  if (cg) *report = cg->tune_report;
 }

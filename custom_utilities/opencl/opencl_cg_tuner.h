@@ -18,6 +18,20 @@ extern "C" {
 int ef_cl_cg_candidates(const ef_cl_context *ctx, const ef_cl_csr *A, ef_cl_cg_config *list,
                         int max, int *count);
 
+/* What the solver's tuner did when it was created (every field 0 when it did not run: explicit
+ * parameters, tuning off, or a cached result).  Each candidate is counted once:
+ * timed + skipped + pruned + over_budget == candidates. */
+typedef struct {
+  int candidates;  /* configurations eligible on this device for this matrix */
+  int timed;       /* verified and timed */
+  int skipped;     /* did not build or run (with the other group counts of their shape) */
+  int pruned;      /* not timed: their shape's first group count took over twice the best time */
+  int over_budget; /* not tried: the time budget ran out first (the default shape is timed first) */
+  double budget;   /* seconds the tuner was allowed (tune_budget, or its default) */
+  double seconds;  /* seconds it took */
+} ef_cl_cg_tune_report;
+void ef_cl_cg_get_tune_report(const ef_cl_cg *cg, ef_cl_cg_tune_report *report);
+
 /* Timing of a fixed number of iterations from x = 0 (rtol 0), for benchmarks: the
  * wall seconds per iteration (whole solve, setup included, no events) and the
  * summed kernel time per iteration from profiling events (iteration launches
