@@ -273,6 +273,78 @@ static void test_sync(void) {
   ef_model_part_destroy(&mp);
 }
 
+/* A fake asynchronous hook: it covers VELOCITY, filled (with 7 + node) only in wait. */
+static double *fake_dest;
+static int fake_begin_calls, fake_wait_calls;
+static int fake_begin(void *context, struct ef_model_part_s *mp, int n, const char *const *names, double *const *dest,
+                      int *covered, long *ticket) {
+  (void)context;
+  (void)mp;
+  for (int i = 0; i < n; i++)
+    if (!strcmp(names[i], "VELOCITY")) {
+      fake_dest = dest[i];
+      covered[i] = 1;
+    }
+  *ticket = 42;
+  fake_begin_calls++;
+  return 0;
+}
+static int fake_wait(void *context, long ticket) {
+  ef_model_part mp = context;
+  for (int64_t i = 0; i < 3 * mp->n_nodes; i++) fake_dest[i] = ticket == 42 ? 7.0 + (double)i : -1.0;
+  fake_wait_calls++;
+  return 0;
+}
+
+/* Snapshots: without the hooks a sync and a copy; with them the device's variables through the hook
+ * and the others copied from the host, in a view that shares the mesh. */
+static void test_snapshot(void) {
+  ef_model_part mp = make_square();
+  if (!mp) return;
+  EXPECT_OK(ef_model_part_add_variable(mp, "VELOCITY", 3));
+  EXPECT_OK(ef_model_part_add_variable(mp, "PRESSURE", 1));
+  ef_variable *u = ef_model_part_find_variable(mp, "VELOCITY"), *p = ef_model_part_find_variable(mp, "PRESSURE");
+  for (int64_t i = 0; i < mp->n_nodes; i++) p->values[i] = 2.0 * (double)i;
+  const char *names[2] = {"PRESSURE", "VELOCITY"};
+  ef_model_part_snapshot s = NULL;
+  EXPECT_FAIL(ef_model_part_snapshot_create(mp, 1, (const char *const[]){"NOPE"}, &s), EF_ERR_NOT_FOUND, "NOPE");
+  EXPECT_OK(ef_model_part_snapshot_create(mp, 2, names, &s));
+  int one = 1, asynchronous = -1;
+  mp->device.context = &one;
+  mp->device.sync_to_host = fake_sync;
+  mp->device_newer = 1;
+  fake_sync_calls = 0;
+  ef_model_part view;
+  EXPECT(!ef_model_part_has_async_snapshot(mp));
+  EXPECT_OK(ef_model_part_snapshot_take(s, &asynchronous));
+  EXPECT(asynchronous == 0 && fake_sync_calls == 1 && mp->device_newer == 0);
+  EXPECT_OK(ef_model_part_snapshot_wait(s, &view));
+  EXPECT(view && view != mp && view->coords == mp->coords && view->n_variables == 2 && !view->device.sync_to_host);
+  ef_variable *vp = ef_model_part_find_variable(view, "PRESSURE");
+  EXPECT(vp && vp->values != p->values && vp->values[3] == 6.0);
+  mp->device.context = mp;
+  mp->device.snapshot_begin = fake_begin;
+  mp->device.snapshot_wait = fake_wait;
+  mp->device_newer = 1;
+  EXPECT(ef_model_part_has_async_snapshot(mp));
+  EXPECT_OK(ef_model_part_snapshot_take(s, &asynchronous));
+  EXPECT_FAIL(ef_model_part_snapshot_take(s, NULL), EF_ERR_PARAMETER, "in flight");
+  EXPECT(asynchronous == 1 && fake_begin_calls == 1 && fake_wait_calls == 0 && mp->device_newer == 1);
+  p->values[3] = -5.0; /* after the take: not in the snapshot */
+  EXPECT_OK(ef_model_part_snapshot_wait(s, &view));
+  ef_variable *vu = ef_model_part_find_variable(view, "VELOCITY");
+  vp = ef_model_part_find_variable(view, "PRESSURE");
+  EXPECT(fake_wait_calls == 1 && vu && vu->values[4] == 11.0 && u->values[4] == 0.0 && vp->values[3] == 6.0);
+  EXPECT(view->children == mp->children && view->elements == mp->elements && view->name == mp->name);
+  EXPECT_OK(ef_model_part_snapshot_take(s, NULL));
+  ef_model_part_snapshot_destroy(&s); /* waits for the copy in flight */
+  EXPECT(s == NULL && fake_wait_calls == 2);
+  ef_model_part_snapshot_destroy(&s);
+  memset(&mp->device, 0, sizeof mp->device);
+  mp->device_newer = 0;
+  ef_model_part_destroy(&mp);
+}
+
 int main(void) {
   test_basic_and_lookup();
   test_check_mesh();
@@ -280,6 +352,7 @@ int main(void) {
   test_properties_and_variables();
   test_permute();
   test_sync();
+  test_snapshot();
   if (failures) fprintf(stderr, "%d expectation(s) failed\n", failures);
   return failures ? 1 : 0;
 }

@@ -326,7 +326,7 @@ static void run_case(const char *root, const char *name, ef_model_part mp, const
   static const int steps[4] = {1, 2, 2, 3};
   static const double times[4] = {0.1, 0.2, 0.25, 1.0 / 3.0};
   int device_step = 0;
-  mp->device = (ef_device_hooks){&device_step, fake_device_sync};
+  mp->device = (ef_device_hooks){.context = &device_step, .sync_to_host = fake_device_sync};
   for (int s = 0; s < 4; ++s) {
     /* The host copy is stale: only the sync hook puts this step's values in place. */
     set_values(mp, -99);
@@ -390,7 +390,7 @@ static void run_case(const char *root, const char *name, ef_model_part mp, const
   if (d) closedir(d);
   EXPECT(n_vtu == 3 * (1 + n_parts) && n_pvd == 1 + n_parts, "%s: %d .vtu and %d .pvd files", folder,
         n_vtu, n_pvd);
-  mp->device = (ef_device_hooks){NULL, NULL};
+  mp->device = (ef_device_hooks){.context = NULL};
   ef_vtk_output_destroy(&out);
   EXPECT(out == NULL, "destroy did not clear the handle");
 }

@@ -1049,3 +1049,113 @@ void ef_model_part_print_summary(ef_model_part mp, void *file) {
     fprintf(f, "%s\n", mp->properties[i].n_values ? "" : " (empty)");
   }
 }
+
+/* --------------------------------------------------------------------------
+ * Snapshots (ef_model_part.h).  Ownership: `values`, `covered` and the view's variable array are
+ * the snapshot's; the view's mesh, ids, sub model parts, aliases and variable names are the model
+ * part's, read-only while a view is read.  Between _take and _wait the device hook writes `values`
+ * (its copy in flight); after _wait only the thread that waited reads them. */
+struct ef_model_part_snapshot_s {
+  ef_model_part mp;
+  int n;
+  ef_variable *vars;      /* n: names from mp, values below, fixity NULL */
+  double **values;        /* n arrays of n_nodes * n_components */
+  int *covered;           /* 1: filled by the device hook */
+  ef_device_hooks hooks;  /* the hooks of the copy in flight */
+  long ticket;
+  int in_flight;
+  ef_model_part_private view; /* a shallow copy of mp's private struct: mesh shared, variables ours */
+};
+
+int ef_model_part_has_async_snapshot(ef_model_part mp) {
+  return mp && mp->device.snapshot_begin && mp->device.snapshot_wait;
+}
+
+/* Snapshot of `variables` (each a variable of mp). */
+int ef_model_part_snapshot_create(ef_model_part mp, int n, const char *const *variables, ef_model_part_snapshot *s) {
+  EF_CHECK(mp && s && n >= 0 && (n == 0 || variables), EF_ERR_PARAMETER, "ef_model_part_snapshot_create: bad argument");
+  *s = NULL;
+  ef_model_part_snapshot q = calloc(1, sizeof *q);
+  EF_CHECK(q, EF_ERR_MEMORY, "out of memory");
+  q->mp = mp;
+  q->n = n;
+  int err = EF_SUCCESS;
+  q->vars = calloc((size_t)n + 1, sizeof *q->vars);
+  q->values = calloc((size_t)n + 1, sizeof *q->values);
+  q->covered = calloc((size_t)n + 1, sizeof *q->covered);
+  EF_CHECK_GOTO(q->vars && q->values && q->covered, EF_ERR_MEMORY, fail, "out of memory");
+  for (int i = 0; i < n; i++) {
+    ef_variable *v;
+    EF_CALL_GOTO(ef_model_part_get_variable(mp, variables[i], &v), fail);
+    size_t bytes = ef_bytes(mp->n_nodes, v->n_components, sizeof(double));
+    q->values[i] = malloc(bytes ? bytes : 1);
+    EF_CHECK_GOTO(q->values[i], EF_ERR_MEMORY, fail, "out of memory for a snapshot of %s", v->name);
+    q->vars[i].name = v->name;
+    q->vars[i].n_components = v->n_components;
+    q->vars[i].values = q->values[i];
+  }
+  *s = q;
+  return EF_SUCCESS;
+fail:
+  ef_model_part_snapshot_destroy(&q);
+  return err;
+}
+
+/* Start the copy: the device hook's for the variables it covers, a host copy of the others. */
+int ef_model_part_snapshot_take(ef_model_part_snapshot s, int *asynchronous) {
+  EF_CHECK(s && !s->in_flight, EF_ERR_PARAMETER, "ef_model_part_snapshot_take: %s",
+           s ? "a copy is still in flight" : "NULL snapshot");
+  ef_model_part mp = s->mp;
+  const char **names = NULL;
+  if (asynchronous) *asynchronous = 0;
+  memset(s->covered, 0, (size_t)(s->n + 1) * sizeof *s->covered);
+  if (ef_model_part_has_async_snapshot(mp) && mp->device_newer) {
+    names = calloc((size_t)s->n + 1, sizeof *names);
+    EF_CHECK(names, EF_ERR_MEMORY, "out of memory");
+    for (int i = 0; i < s->n; i++) names[i] = s->vars[i].name;
+    s->hooks = mp->device;
+    int err = mp->device.snapshot_begin(mp->device.context, mp, s->n, names, s->values, s->covered, &s->ticket);
+    free(names);
+    EF_CALL(err);
+    s->in_flight = 1;
+    if (asynchronous) *asynchronous = 1;
+  } else {
+    EF_CALL(ef_model_part_sync_to_host(mp));
+  }
+  /* Variables the hook does not hold are current on the host (the hook's contract). */
+  for (int i = 0; i < s->n; i++) {
+    if (s->covered[i]) continue;
+    ef_variable *v = ef_model_part_find_variable(mp, s->vars[i].name);
+    EF_CHECK(v, EF_ERR_INTERNAL, "snapshot: variable %s disappeared", s->vars[i].name);
+    memcpy(s->values[i], v->values, ef_bytes(mp->n_nodes, v->n_components, sizeof(double)));
+  }
+  s->view = *ef_priv(mp);
+  s->view.pub.n_variables = s->n;
+  s->view.pub.variables = s->vars;
+  memset(&s->view.pub.device, 0, sizeof s->view.pub.device);
+  s->view.pub.device_newer = 0;
+  return EF_SUCCESS;
+}
+
+int ef_model_part_snapshot_wait(ef_model_part_snapshot s, ef_model_part *view) {
+  EF_CHECK(s, EF_ERR_PARAMETER, "ef_model_part_snapshot_wait: NULL snapshot");
+  if (view) *view = NULL;
+  if (s->in_flight) {
+    s->in_flight = 0;
+    EF_CALL(s->hooks.snapshot_wait(s->hooks.context, s->ticket));
+  }
+  if (view) *view = &s->view.pub;
+  return EF_SUCCESS;
+}
+
+void ef_model_part_snapshot_destroy(ef_model_part_snapshot *s) {
+  if (!s || !*s) return;
+  ef_model_part_snapshot q = *s;
+  if (q->in_flight && ef_model_part_snapshot_wait(q, NULL)) ef_error_clear();
+  for (int i = 0; q->values && i < q->n; i++) free(q->values[i]);
+  free(q->values);
+  free(q->vars);
+  free(q->covered);
+  free(q);
+  *s = NULL;
+}

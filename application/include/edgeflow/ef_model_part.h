@@ -66,6 +66,17 @@ struct ef_model_part_s; /* defined below; named here so the hook's parameter typ
 typedef struct {
   void *context;
   int (*sync_to_host)(void *context, struct ef_model_part_s *mp);
+  /* Optional (both or neither; NULL: ef_model_part_snapshot_take falls back to sync_to_host and a
+   * copy): an asynchronous copy of what sync_to_host brings back, for an output written on another
+   * thread while the next steps run.  snapshot_begin (main thread) starts copying the device's
+   * current values of those of the n variables it holds into dest[i] (mp->n_nodes * n_components
+   * doubles, owned by the caller), sets covered[i] = 1 for each of them and returns a ticket; the
+   * variables it does not cover must be current on the host without a sync.  It may block until an
+   * earlier ticket is waited for.  snapshot_wait (any one thread, exactly once per ticket, before the
+   * strategy is destroyed) blocks until dest holds the values in the model part's units. */
+  int (*snapshot_begin)(void *context, struct ef_model_part_s *mp, int n, const char *const *names,
+                        double *const *dest, int *covered, long *ticket);
+  int (*snapshot_wait)(void *context, long ticket);
 } ef_device_hooks;
 
 typedef struct ef_model_part_s {
@@ -164,6 +175,23 @@ int ef_model_part_sync_to_host(ef_model_part mp);
 int ef_model_part_mark_modified(ef_model_part mp, const char *variable_name);
 /* For strategies: 1 if the variable was modified on the host since the last call (and clear it). */
 int ef_model_part_take_modified(ef_model_part mp, const char *variable_name);
+
+/* Snapshots: n nodal variables copied at one moment on the main thread and read later on another
+ * (the VTK writer thread) while the main thread steps on.  The copy starts in _take (through the
+ * device hooks' snapshot_begin when the strategy has it, else sync_to_host and a copy at once) and
+ * is complete after _wait, which gives a read-only model part `view`: the model part's mesh, ids
+ * and sub model parts (shared: they must not change while a view is read) with only the snapshot's
+ * variables.  One copy in flight per snapshot; _take again only after _wait. */
+typedef struct ef_model_part_snapshot_s *ef_model_part_snapshot;
+int ef_model_part_snapshot_create(ef_model_part mp, int n, const char *const *variables, ef_model_part_snapshot *s);
+/* Main thread.  *asynchronous (may be NULL): 1 when the copy runs on after the return. */
+int ef_model_part_snapshot_take(ef_model_part_snapshot s, int *asynchronous);
+/* Any one thread, once per take: finish the copy; *view is valid until the next take or destroy. */
+int ef_model_part_snapshot_wait(ef_model_part_snapshot s, ef_model_part *view);
+/* 1 when the model part's device hooks copy asynchronously (snapshot_begin is set). */
+int ef_model_part_has_async_snapshot(ef_model_part mp);
+/* Free (a copy still in flight is waited for first); accepts NULL and sets *s to NULL. */
+void ef_model_part_snapshot_destroy(ef_model_part_snapshot *s);
 
 /* Renumber nodes: new index of old node i is perm[i].  Coordinates, ids,
  * connectivity, sub model parts and nodal variables follow. */
