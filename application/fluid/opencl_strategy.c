@@ -2,6 +2,7 @@
  * the solution resident on an OpenCL device (custom_utilities/opencl_fs.h).  Same settings,
  * boundary handling and outputs as "openmp_edge_based"; results agree with it to rounding. */
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,18 +54,36 @@ typedef struct {
   /* Run totals of the Table-5 phases. */
   double t_upload, t_step1, t_step2, t_step3, t_download, t_assembly, t_solve;
   long n_downloads;
-  int ev_build, ev_upload, ev_step1, ev_step2, ev_assembly, ev_solve, ev_step3, ev_download;
+  int ev_build, ev_upload, ev_step1, ev_step2, ev_assembly, ev_solve, ev_step3, ev_download, ev_snapshot;
+  /* Asynchronous output snapshots (the model part's snapshot hooks).  snap_busy[slot] is guarded by
+   * snap_lock: set by begin (main thread), cleared by wait (the output writer thread), which is
+   * the only thread to touch the slot's snap_dest and its ef_cl_fs buffers in between. */
+  pthread_mutex_t snap_lock;
+  pthread_cond_t snap_free;
+  int snap_busy[EF_CL_FS_SNAPSHOTS];
+  double *snap_dest[EF_CL_FS_SNAPSHOTS][3]; /* the caller's velocity, pressure, reaction (NULL: not asked) */
 } ef_opencl_strategy;
+
+/* Wait until no snapshot is in flight (its waiter is the output writer, which outlives us). */
+static void ef_opencl_snapshots_settle(ef_opencl_strategy *s) {
+  pthread_mutex_lock(&s->snap_lock);
+  for (int i = 0; i < EF_CL_FS_SNAPSHOTS; i++)
+    while (s->snap_busy[i]) pthread_cond_wait(&s->snap_free, &s->snap_lock);
+  pthread_mutex_unlock(&s->snap_lock);
+}
 
 /* Bring device values home, drop the hooks, release executor, context and host arrays. */
 static void ef_opencl_destroy(void **p) {
   if (!p || !*p) return;
   ef_opencl_strategy *s = *p;
+  ef_opencl_snapshots_settle(s);
   if (s->mp && s->mp->device.context == s) {
     /* Bring the last values home while the device is still there; nothing to report if it fails. */
     if (s->mp->device_newer && ef_model_part_sync_to_host(s->mp)) ef_error_clear();
     s->mp->device.context = NULL;
     s->mp->device.sync_to_host = NULL;
+    s->mp->device.snapshot_begin = NULL;
+    s->mp->device.snapshot_wait = NULL;
     s->mp->device_newer = 0;
   }
   ef_cl_fs_destroy(&s->fs);
@@ -73,6 +92,8 @@ static void ef_opencl_destroy(void **p) {
   ef_edge_data_free(&s->edges);
   ef_bc_arrays_free(&s->bc);
   free(s->scratch);
+  pthread_cond_destroy(&s->snap_free);
+  pthread_mutex_destroy(&s->snap_lock);
   free(s);
   *p = NULL;
 }
@@ -119,6 +140,8 @@ static int ef_opencl_create(const ef_strategy_config *config, void **out) {
   *out = NULL;
   ef_opencl_strategy *s = calloc(1, sizeof *s);
   EF_CHECK(s, EF_ERR_MEMORY, "out of memory");
+  pthread_mutex_init(&s->snap_lock, NULL);
+  pthread_cond_init(&s->snap_free, NULL);
   int err = EF_SUCCESS;
   s->config = *config;
   s->mp = config->model_part;
@@ -144,6 +167,7 @@ static int ef_opencl_create(const ef_strategy_config *config, void **out) {
   s->ev_solve = ef_log_event("step", "2b pressure CG");
   s->ev_step3 = ef_log_event("step", "3 correction");
   s->ev_download = ef_log_event("step", "4 GPU->CPU");
+  s->ev_snapshot = ef_log_event("step", "4 GPU->CPU snapshot (enqueue; output)");
   *out = s;
   return EF_SUCCESS;
 fail:
@@ -168,6 +192,72 @@ static int ef_opencl_sync_to_host(void *context, ef_model_part mp) {
   s->t_download += dt;
   s->n_downloads++;
   return EF_SUCCESS;
+}
+
+/* The snapshot hook (ef_model_part.h), main thread: take a free slot (waiting for the writer to
+ * free one when both are in flight), copy velocity, pressure and reaction into it on the device and
+ * start its read on the copy queue.  The ticket is the slot. */
+static int ef_opencl_snapshot_begin(void *context, ef_model_part mp, int n, const char *const *names,
+                                    double *const *dest, int *covered, long *ticket) {
+  ef_opencl_strategy *s = context;
+  (void)mp;
+  const double t0 = ef_wtime();
+  const ef_variable *vars[3] = {s->velocity_var, s->pressure_var, s->reaction_var};
+  double *want[3] = {NULL, NULL, NULL};
+  for (int i = 0; i < n; i++)
+    for (int k = 0; k < 3; k++)
+      if (!strcmp(names[i], vars[k]->name)) {
+        want[k] = dest[i];
+        covered[i] = 1;
+      }
+  pthread_mutex_lock(&s->snap_lock);
+  int slot = -1;
+  for (;;) {
+    for (int i = 0; i < EF_CL_FS_SNAPSHOTS && slot < 0; i++)
+      if (!s->snap_busy[i]) slot = i;
+    if (slot >= 0) break;
+    pthread_cond_wait(&s->snap_free, &s->snap_lock);
+  }
+  s->snap_busy[slot] = 1;
+  pthread_mutex_unlock(&s->snap_lock);
+  memcpy(s->snap_dest[slot], want, sizeof want);
+  int err = ef_cl_fs_snapshot_begin(s->fs, slot);
+  if (err) {
+    pthread_mutex_lock(&s->snap_lock);
+    s->snap_busy[slot] = 0;
+    pthread_cond_broadcast(&s->snap_free);
+    pthread_mutex_unlock(&s->snap_lock);
+    return err;
+  }
+  *ticket = slot;
+  ef_log_event_add(s->ev_snapshot, ef_wtime() - t0);
+  ef_log_event_add_bytes(s->ev_snapshot, 56.0 * (double)s->mp->n_nodes);
+  return EF_SUCCESS;
+}
+
+/* The snapshot hook, output writer thread: wait for the slot's read, then the caller's arrays in
+ * the model part's units (rho p and -rho times the reaction, as ef_opencl_sync_to_host). */
+static int ef_opencl_snapshot_wait(void *context, long ticket) {
+  ef_opencl_strategy *s = context;
+  const int slot = (int)ticket;
+  EF_CHECK(slot >= 0 && slot < EF_CL_FS_SNAPSHOTS, EF_ERR_INTERNAL, "snapshot ticket %ld is not a slot", ticket);
+  const double *h;
+  int err = ef_cl_fs_snapshot_wait(s->fs, slot, &h);
+  if (!err) {
+    const int64_t n = s->mp->n_nodes;
+    const double rho = s->config.density;
+    double **d = s->snap_dest[slot];
+    if (d[0]) memcpy(d[0], h, 3 * (size_t)n * sizeof *h);
+    if (d[1])
+      for (int64_t i = 0; i < n; i++) d[1][i] = rho * h[3 * n + i];
+    if (d[2])
+      for (int64_t i = 0; i < 3 * n; i++) d[2][i] = -rho * h[4 * n + i];
+  }
+  pthread_mutex_lock(&s->snap_lock);
+  s->snap_busy[slot] = 0;
+  pthread_cond_broadcast(&s->snap_free);
+  pthread_mutex_unlock(&s->snap_lock);
+  return err;
 }
 
 /* Upload what the host changed since the last call (values and fixity of VELOCITY and
@@ -265,6 +355,8 @@ static int ef_opencl_initialize(void *data) {
   EF_CALL(ef_opencl_create_solver(s, dt, &spmv));
   mp->device.context = s;
   mp->device.sync_to_host = ef_opencl_sync_to_host;
+  mp->device.snapshot_begin = ef_opencl_snapshot_begin;
+  mp->device.snapshot_wait = ef_opencl_snapshot_wait;
   mp->device_newer = 0;
 
   const ef_cl_context *c = s->ctx;

@@ -103,6 +103,13 @@ struct ef_cl_fs_s {
   /* Pinned read-back of u, p and the reactions (7n). */
   cl_mem pin_state;
   double *h_state;
+  /* Snapshots (ef_cl_fs_snapshot_*): per slot a device copy of u, p and the reactions (7n), its
+   * pinned host twin and the event of the read between them on copy_queue.  A slot's fields
+   * belong to the thread that began it until its wait returns (the caller hands slots out). */
+  cl_command_queue copy_queue;
+  cl_mem snap_dev[EF_CL_FS_SNAPSHOTS], snap_pin[EF_CL_FS_SNAPSHOTS];
+  double *snap_host[EF_CL_FS_SNAPSHOTS];
+  cl_event snap_read[EF_CL_FS_SNAPSHOTS];
   /* Kernels and profiling. */
   cl_program program;
   cl_kernel k[K_N_KERNELS];
@@ -386,6 +393,13 @@ void ef_cl_fs_destroy(ef_cl_fs **pfs) {
   if (fs->ctx && fs->ctx->queue) clFinish(fs->ctx->queue);
   fs_collect(fs, NULL);
   free(fs->pend);
+  if (fs->copy_queue) clFinish(fs->copy_queue);
+  for (int i = 0; i < EF_CL_FS_SNAPSHOTS; ++i) {
+    if (fs->snap_read[i]) clReleaseEvent(fs->snap_read[i]);
+    fs_pinned_release(fs, &fs->snap_pin[i], &fs->snap_host[i]);
+    fs_release_mem(&fs->snap_dev[i]);
+  }
+  if (fs->copy_queue) clReleaseCommandQueue(fs->copy_queue);
   ef_cl_csr_release(&fs->H);
   for (int i = 0; i < 2; ++i)
     if (fs->fixed_write[i]) clReleaseEvent(fs->fixed_write[i]);
@@ -717,6 +731,56 @@ int ef_cl_fs_read(ef_cl_fs *fs, double *velocity, double *pressure, double *reac
   if (velocity) memcpy(velocity, hu, 3 * (size_t)n * 8);
   if (pressure) memcpy(pressure, hp, (size_t)n * 8);
   if (reaction) memcpy(reaction, hr, 3 * (size_t)n * 8);
+  return EF_SUCCESS;
+}
+
+/* Snapshot into `slot`: device-to-device copies of u, p and the reactions on the main queue (in
+ * order after the step that made them, before the next step's kernels), then a non-blocking read
+ * of the copy into pinned memory on the copy queue, waiting on the copies' event, so the DMA runs
+ * while the main queue goes on. */
+int ef_cl_fs_snapshot_begin(ef_cl_fs *fs, int slot) {
+  EF_CHECK(fs && slot >= 0 && slot < EF_CL_FS_SNAPSHOTS && !fs->snap_read[slot], EF_ERR_PARAMETER,
+           "ef_cl_fs_snapshot_begin: bad slot %d", slot);
+  const size_t n = (size_t)fs->n, bytes = 7 * n * 8;
+  cl_int st;
+  if (!fs->copy_queue) {
+    fs->copy_queue = clCreateCommandQueue(fs->ctx->context, fs->ctx->device, 0, &st);
+    EF_CHECK(st == CL_SUCCESS, EF_ERR_OPENCL, "creating the copy queue failed: %s (%d)", ef_cl_error_name(st),
+             (int)st);
+  }
+  if (!fs->snap_dev[slot]) {
+    fs->snap_dev[slot] = clCreateBuffer(fs->ctx->context, CL_MEM_READ_WRITE, bytes, NULL, &st);
+    EF_CHECK(st == CL_SUCCESS, EF_ERR_OPENCL, "clCreateBuffer (snapshot, %zu bytes) failed: %s (%d)", bytes,
+             ef_cl_error_name(st), (int)st);
+    EF_CALL(fs_pinned(fs, bytes, &fs->snap_pin[slot], &fs->snap_host[slot]));
+  }
+  cl_command_queue q = fs->ctx->queue;
+  cl_event copied = NULL;
+  EF_CL_CALL(clEnqueueCopyBuffer(q, fs->u[fs->cur], fs->snap_dev[slot], 0, 0, 3 * n * 8, 0, NULL, NULL));
+  EF_CL_CALL(clEnqueueCopyBuffer(q, fs->p[fs->cur], fs->snap_dev[slot], 0, 3 * n * 8, n * 8, 0, NULL, NULL));
+  EF_CL_CALL(clEnqueueCopyBuffer(q, fs->reaction, fs->snap_dev[slot], 0, 4 * n * 8, 3 * n * 8, 0, NULL, &copied));
+  st = clFlush(q);
+  if (st == CL_SUCCESS)
+    st = clEnqueueReadBuffer(fs->copy_queue, fs->snap_dev[slot], CL_FALSE, 0, bytes, fs->snap_host[slot], 1, &copied,
+                             &fs->snap_read[slot]);
+  clReleaseEvent(copied); /* the in-order main queue finished the earlier copies before this one */
+  EF_CHECK(st == CL_SUCCESS, EF_ERR_OPENCL, "enqueueing the snapshot read failed: %s (%d)", ef_cl_error_name(st),
+           (int)st);
+  EF_CL_CALL(clFlush(fs->copy_queue));
+  return EF_SUCCESS;
+}
+
+/* Any thread: wait for slot's read; *host: 7n doubles (u, kinematic p, reactions) in pinned
+ * memory, the slot's until it is begun again. */
+int ef_cl_fs_snapshot_wait(ef_cl_fs *fs, int slot, const double **host) {
+  EF_CHECK(fs && host && slot >= 0 && slot < EF_CL_FS_SNAPSHOTS && fs->snap_read[slot], EF_ERR_PARAMETER,
+           "ef_cl_fs_snapshot_wait: slot %d was not begun", slot);
+  cl_int st = clWaitForEvents(1, &fs->snap_read[slot]);
+  clReleaseEvent(fs->snap_read[slot]);
+  fs->snap_read[slot] = NULL;
+  EF_CHECK(st == CL_SUCCESS, EF_ERR_OPENCL, "waiting for the snapshot read failed: %s (%d)", ef_cl_error_name(st),
+           (int)st);
+  *host = fs->snap_host[slot];
   return EF_SUCCESS;
 }
 

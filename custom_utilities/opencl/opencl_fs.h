@@ -106,6 +106,15 @@ void ef_cl_fs_set_velocity_bound(ef_cl_fs *fs, double bound);
 /* Read velocity, kinematic pressure and reaction (3 per node, kinematic force as the host
  * executor) back through pinned memory; NULL skips.  Blocking. */
 int ef_cl_fs_read(ef_cl_fs *fs, double *velocity, double *pressure, double *reaction);
+/* Asynchronous read-back for outputs (the strategy's snapshot hook, ef_model_part.h), in
+ * EF_CL_FS_SNAPSHOTS slots so one can be in flight while the next is taken.  begin (the main
+ * thread): device-to-device copies of velocity, kinematic pressure and reaction on the main queue,
+ * then a non-blocking read into pinned memory on a second queue; the next steps' kernels run
+ * meanwhile.  wait (any one thread, once per begin): *host = 7n doubles (3n u, n p, 3n reaction,
+ * as ef_cl_fs_read gives them), valid until the slot is begun again. */
+#define EF_CL_FS_SNAPSHOTS 2
+int ef_cl_fs_snapshot_begin(ef_cl_fs *fs, int slot);
+int ef_cl_fs_snapshot_wait(ef_cl_fs *fs, int slot, const double **host);
 
 /* The time step for the current device velocity (ef_fs_compute_dt's rules; a min-reduction
  * on the device and one blocking read). */
