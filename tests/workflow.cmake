@@ -45,6 +45,35 @@ if(EXISTS ${EF_SYSTEM_PYTHON})
                    ${CMAKE_SOURCE_DIR} $<TARGET_FILE:edgeflow> ${EF_WORKFLOW_OUT}/pvd_kill9)
   set_tests_properties(pvd_kill9 PROPERTIES LABELS "unit;io" TIMEOUT 180
                        ENVIRONMENT "EDGEFLOW_PLUGIN_DIR=${CMAKE_LIBRARY_OUTPUT_DIRECTORY};OMP_NUM_THREADS=1")
+  # The same with the files written by the background writer thread ("asynchronous_write": true).
+  add_test(NAME pvd_kill9_async
+           COMMAND ${EF_SYSTEM_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/workflow/test_pvd_kill9.py
+                   ${CMAKE_SOURCE_DIR} $<TARGET_FILE:edgeflow> ${EF_WORKFLOW_OUT}/pvd_kill9_async asynchronous)
+  set_tests_properties(pvd_kill9_async PROPERTIES LABELS "unit;io" TIMEOUT 180
+                       ENVIRONMENT "EDGEFLOW_PLUGIN_DIR=${CMAKE_LIBRARY_OUTPUT_DIRECTORY};OMP_NUM_THREADS=1")
+endif()
+
+# Asynchronous VTK writing (issue 13): byte-identical files to the synchronous writer, on the OpenMP
+# strategy (no device hook: the snapshot is a host copy) and on PoCL (the device snapshot and the
+# copy queue); a failing background write fails the run naming the file.
+if(EXISTS ${EF_SYSTEM_PYTHON})
+  foreach(mode identical write_error)
+    add_test(NAME vtk_async_${mode}
+             COMMAND ${EF_SYSTEM_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/workflow/test_async_output.py
+                     ${CMAKE_SOURCE_DIR} $<TARGET_FILE:edgeflow> ${EF_WORKFLOW_OUT}/vtk_async_${mode} ${mode}
+                     openmp_edge_based)
+    set_tests_properties(vtk_async_${mode} PROPERTIES LABELS "unit;io" TIMEOUT 120
+                         ENVIRONMENT "EDGEFLOW_PLUGIN_DIR=${CMAKE_LIBRARY_OUTPUT_DIRECTORY};OMP_NUM_THREADS=2")
+    if(EF_WITH_OPENCL)
+      add_test(NAME vtk_async_${mode}_opencl
+               COMMAND ${EF_SYSTEM_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/workflow/test_async_output.py
+                       ${CMAKE_SOURCE_DIR} $<TARGET_FILE:edgeflow> ${EF_WORKFLOW_OUT}/vtk_async_${mode}_opencl
+                       ${mode} opencl_edge_based)
+      set_tests_properties(vtk_async_${mode}_opencl PROPERTIES LABELS "opencl;unit;io" SKIP_RETURN_CODE 77
+                           TIMEOUT 180 ENVIRONMENT
+                           "EDGEFLOW_PLUGIN_DIR=${CMAKE_LIBRARY_OUTPUT_DIRECTORY};OMP_NUM_THREADS=2;OMP_WAIT_POLICY=passive")
+    endif()
+  endforeach()
 endif()
 
 # --stop-when-steady on the Re 20 cylinder (against recorded full-run figures) and the process form;

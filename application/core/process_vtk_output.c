@@ -8,6 +8,8 @@
  * where data would be missing (variables and flags we do not have).
  */
 #include "process_internal.h"
+#include "output_writer.h"
+#include "edgeflow/ef_log.h"
 #include "edgeflow/ef_vtk_output.h"
 #include "edgeflow/ef_util.h"
 
@@ -26,7 +28,11 @@ static const char ef_vtk_defaults[] =
     " \"nodal_flags\": [], \"element_data_value_variables\": [], \"element_flags\": [],"
     " \"condition_data_value_variables\": [], \"condition_flags\": [],"
     " \"gauss_point_variables_extrapolated_to_nodes\": [], \"gauss_point_variables_in_elements\": [],"
-    " \"sync_each_file\": false}"; /* the last key is edgeflow's (ef_vtk_output_options.sync) */
+    " \"sync_each_file\": false, \"asynchronous_write\": \"auto\"}"; /* the last two keys are edgeflow's */
+
+/* asynchronous_write: "auto" (on where the strategy copies asynchronously, ef_model_part.h), true or false. */
+static const ef_poly_key ef_vtk_poly[] = {
+    {"asynchronous_write", EF_TYPE_BIT(EF_JSON_STRING) | EF_TYPE_BIT(EF_JSON_BOOL), "\"auto\", true or false"}};
 
 typedef struct {
   ef_model_part mp;
@@ -41,7 +47,33 @@ typedef struct {
   int n_variables;
   char **variables;
   char *sub_model_part; /* the one part named by model_part_name, if not the root */
+  /* Asynchronous writing.  Ownership: while jobs are queued, `out` belongs to the writer thread;
+   * the main thread touches it only after ef_output_writer_drain (save_state, finalize) or
+   * release (destroy).  The model part's mesh is read by both (nobody changes it in a run). */
+  int async_setting;         /* -1: auto, 0, 1 */
+  int async;                 /* decided at the first output: -1 not yet */
+  ef_output_writer *writer;  /* the analysis' writer thread (shared by its outputs) */
 } ef_vtk_process;
+
+/* One queued output: a snapshot of the variables and where it goes (the writer thread's). */
+typedef struct {
+  ef_vtk_process *v;
+  ef_model_part_snapshot snapshot;
+  int number, step;
+  double time;
+} ef_vtk_job;
+
+/* Log events of the main thread's output work (ef_log.h is main-thread only). */
+static int ef_vtk_event_main(void) {
+  static int ev = -1;
+  if (ev < 0) ev = ef_log_event("output", "main thread (snapshot + queue + waits, or the write)");
+  return ev;
+}
+static int ef_vtk_event_snapshot(void) {
+  static int ev = -1;
+  if (ev < 0) ev = ef_log_event("output", "main thread: snapshot");
+  return ev;
+}
 
 /* Kratos' __ScheduleNextOutput: advance next_output past the current step or time.  The
  * scheduled time is rounded like the step time, so that summing the interval does not drift
@@ -120,6 +152,7 @@ static char *ef_join(const char *a, const char *b) {
 
 static void ef_vtk_free(ef_vtk_process *v) {
   if (!v) return;
+  ef_output_writer_release(&v->writer); /* drains: the writer thread lets go of `out` */
   ef_vtk_output_destroy(&v->out);
   free(v->folder);
   free(v->base_name);
@@ -135,7 +168,7 @@ static int ef_vtk_create(const ef_process_context *ctx, ef_parameters p, void **
   EF_CHECK(ef_parameters_type(p) == EF_JSON_OBJECT, EF_ERR_PARAMETER, "%s: '%s' is %s, expected an object",
            ef_parameters_origin(p), ef_parameters_path(p), ef_json_type_name(ef_parameters_type(p)));
   EF_CALL(ef_vtk_translate_legacy(p));
-  EF_CALL(ef_process_validate(p, ef_vtk_defaults, NULL, 0));
+  EF_CALL(ef_process_validate(p, ef_vtk_defaults, ef_vtk_poly, 1));
   ef_vtk_process *v = calloc(1, sizeof *v);
   EF_CHECK(v, EF_ERR_MEMORY, "out of memory");
   v->mp = ctx->model_part;
@@ -172,6 +205,18 @@ static int ef_vtk_create(const ef_process_context *ctx, ef_parameters p, void **
   int deformed, sync_each_file;
   EF_CALL_GOTO(ef_parameters_get_bool(p, "write_deformed_configuration", &deformed), fail);
   EF_CALL_GOTO(ef_parameters_get_bool(p, "sync_each_file", &sync_each_file), fail);
+  v->async = -1;
+  v->async_setting = -1;
+  ef_parameters async;
+  EF_CALL_GOTO(ef_parameters_get(p, "asynchronous_write", &async), fail);
+  if (ef_parameters_type(async) == EF_JSON_BOOL) {
+    EF_CALL_GOTO(ef_parameters_get_bool(p, "asynchronous_write", &v->async_setting), fail);
+  } else {
+    const char *text;
+    EF_CALL_GOTO(ef_parameters_as_string(async, &text), fail);
+    EF_CHECK_GOTO(!strcmp(text, "auto"), EF_ERR_PARAMETER, fail,
+                  "%s: asynchronous_write is \"%s\"; expected \"auto\", true or false", v->label, text);
+  }
 
   char missing[2048] = "";
   EF_CALL_GOTO(ef_vtk_collect(v, p, "nodal_solution_step_data_variables", 1, missing, sizeof missing), fail);
@@ -242,19 +287,82 @@ static int ef_vtk_is_output_step(void *data, double time, int step) {
   return ef_output_clock(v->control, v->solver_step, time, step) >= v->next_output;
 }
 
+/* Writer thread: wait for the copy, then format and write the files of one output. */
+static int ef_vtk_job_run(void *data) {
+  ef_vtk_job *job = data;
+  ef_vtk_process *v = job->v;
+  ef_model_part view;
+  const double t0 = ef_wtime();
+  int err = ef_model_part_snapshot_wait(job->snapshot, &view);
+  ef_output_writer_add_copy_wait(v->writer, ef_wtime() - t0);
+  if (!err) err = ef_vtk_output_write(v->out, view, job->number, job->time);
+  if (err)
+    return ef_error_push(err, __FILE__, __LINE__, "%s at step %d (t = %g)", v->label, job->step, job->time);
+  return EF_SUCCESS;
+}
+
+/* After the job (or instead of it): the snapshot is settled (a copy in flight waited for) and freed. */
+static void ef_vtk_job_drop(void *data, int ran) {
+  (void)ran;
+  ef_vtk_job *job = data;
+  ef_model_part_snapshot_destroy(&job->snapshot);
+  free(job);
+}
+
+/* Main thread: snapshot the variables and queue the write. */
+static int ef_vtk_queue(ef_vtk_process *v, int number, int step, double time) {
+  EF_CALL(ef_output_writer_check(v->writer));
+  ef_vtk_job *job = calloc(1, sizeof *job);
+  EF_CHECK(job, EF_ERR_MEMORY, "out of memory");
+  *job = (ef_vtk_job){v, NULL, number, step, time};
+  int err = ef_model_part_snapshot_create(v->mp, v->n_variables, (const char *const *)v->variables, &job->snapshot);
+  if (!err) {
+    ef_log_event_begin(ef_vtk_event_snapshot());
+    err = ef_model_part_snapshot_take(job->snapshot, NULL);
+    ef_log_event_end(ef_vtk_event_snapshot());
+  }
+  if (err) {
+    ef_vtk_job_drop(job, 0);
+    return err;
+  }
+  return ef_output_writer_submit(v->writer, ef_vtk_job_run, ef_vtk_job_drop, job);
+}
+
+/* Decide once, at the first output (the strategy installs its hooks after the processes are made). */
+static int ef_vtk_decide_async(ef_vtk_process *v) {
+  if (v->async >= 0) return EF_SUCCESS;
+  v->async = v->async_setting >= 0 ? v->async_setting : ef_model_part_has_async_snapshot(v->mp);
+  if (v->async) EF_CALL(ef_output_writer_acquire(v->mp, &v->writer));
+  return EF_SUCCESS;
+}
+
+/* Wait for this analysis' queued outputs (main thread), timed as the output's main-thread work. */
+static int ef_vtk_drain(ef_vtk_process *v) {
+  if (!v->writer) return EF_SUCCESS;
+  ef_log_event_begin(ef_vtk_event_main());
+  int err = ef_output_writer_drain(v->writer);
+  ef_log_event_end(ef_vtk_event_main());
+  return err ? ef_error_push(err, __FILE__, __LINE__, "%s", v->label) : EF_SUCCESS;
+}
+
 static int ef_vtk_print_output(void *data, double time, int step) {
   ef_vtk_process *v = data;
   /* Files are numbered by the clock that schedules them, so solver steps never share a name. */
   const int number = v->control == EF_CONTROL_SOLVER_STEP && v->solver_step ? (int)*v->solver_step : step;
-  int err = ef_vtk_output_write(v->out, v->mp, number, time);
+  ef_log_event_begin(ef_vtk_event_main());
+  int err = ef_vtk_decide_async(v);
+  if (!err) err = v->async ? ef_vtk_queue(v, number, step, time) : ef_vtk_output_write(v->out, v->mp, number, time);
+  ef_log_event_end(ef_vtk_event_main());
   if (err) return ef_error_push(err, __FILE__, __LINE__, "%s at step %d (t = %g)", v->label, step, time);
   ef_vtk_schedule(v, time, step);
   return EF_SUCCESS;
 }
 
-/* The end of the run: make every file durable once (fsync), instead of at every output. */
+/* The end of the run: every queued output written, then every file made durable once (fsync),
+ * instead of at every output. */
 static int ef_vtk_finalize(void *data) {
   ef_vtk_process *v = data;
+  EF_CALL(ef_vtk_drain(v));
   int err = ef_vtk_output_sync(v->out);
   return err ? ef_error_push(err, __FILE__, __LINE__, "%s", v->label) : EF_SUCCESS;
 }
@@ -272,12 +380,14 @@ static void ef_vtk_destroy(void **data) {
 /* Restarts: the next output and the series written so far. */
 static int ef_vtk_save_state(void *data, ef_restart_writer *w) {
   ef_vtk_process *v = data;
+  EF_CALL(ef_vtk_drain(v)); /* outputs on disk before a restart file names them */
   EF_CALL(ef_restart_write_double(w, "next_output", v->next_output));
   return ef_vtk_output_save_state(v->out, w);
 }
 
 static int ef_vtk_load_state(void *data, ef_restart_reader *r) {
   ef_vtk_process *v = data;
+  EF_CALL(ef_vtk_drain(v));
   EF_CALL(ef_restart_read_double(r, "next_output", &v->next_output));
   return ef_vtk_output_load_state(v->out, r);
 }

@@ -6,7 +6,8 @@ long and appended in place) and is killed with SIGKILL at several moments (after
 outputs, and at random offsets around them).  Each time the .pvd must parse with a plain XML
 parser, list files that exist, in step order, and miss at most the one .vtu that was renamed into
 place just before the kill (its entry is written right after it); no half-written .vtu may sit
-under a final name (each is checked to end with its closing tag).
+under a final name (each is checked to end with its closing tag).  A fourth argument
+"asynchronous" runs the same with "asynchronous_write": true (the writer thread writes the files).
 """
 import json
 import os
@@ -33,6 +34,7 @@ def count_vtu(folder):
 
 def main():
     source, cli, work = sys.argv[1], sys.argv[2], sys.argv[3]
+    asynchronous = len(sys.argv) > 4 and sys.argv[4] == "asynchronous"
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
     case = os.path.join(source, "test_examples", "channel_forces")
@@ -43,6 +45,8 @@ def main():
     p["output_processes"] = {"vtk_output": [{"python_module": "vtk_output_process", "Parameters": {
         "model_part_name": "FluidModelPart", "output_control_type": "solver_step", "output_interval": 1,
         "output_path": "vtk", "nodal_solution_step_data_variables": ["VELOCITY", "PRESSURE"]}}]}
+    if asynchronous:
+        p["output_processes"]["vtk_output"][0]["Parameters"]["asynchronous_write"] = True
     params = os.path.join(work, "kill9.json")
     with open(params, "w") as f:
         json.dump(p, f, indent=1)
