@@ -57,10 +57,9 @@ def run(cli, params, work, name):
     return r, out
 
 
-def main():
-    source, cli, work = sys.argv[1], sys.argv[2], sys.argv[3]
-    shutil.rmtree(work, ignore_errors=True)
-    os.makedirs(work)
+def cut_case(source):
+    """channel_forces with a fixed time_step of 0.1 (about 10x its stability limit) to t = 0.5: VTK
+    every step, forces every 2 steps, a probe every step, restart files every 2 steps."""
     case = os.path.join(source, "test_examples", "channel_forces")
     with open(os.path.join(case, "ProjectParameters.json")) as f:
         base = json.load(f)
@@ -80,6 +79,14 @@ def main():
         "restart": [{"python_module": "save_restart_process", "kratos_module": "KratosMultiphysics",
                      "Parameters": {"model_part_name": "FluidModelPart", "restart_control_type": "step",
                                     "restart_save_frequency": 2}}]}
+    return base
+
+
+def main():
+    source, cli, work = sys.argv[1], sys.argv[2], sys.argv[3]
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    base = cut_case(source)
 
     r, out = run(cli, base, work, "cut")
     if r.returncode:
