@@ -11,6 +11,9 @@ if(EF_WITH_ZLIB)
   target_compile_definitions(ef_test_vtu_readback PUBLIC TVR_HAVE_ZLIB=1)
 endif()
 
+# The ascii formatter: doubles at 1..17 digits and integers, character for character as snprintf.
+ef_add_c_test(test_number_format SOURCES test_number_format.c LABELS io unit)
+
 ef_add_c_test(test_vtu_writer SOURCES test_vtu_writer.c LIBS ef_test_vtu_readback
               LABELS io unit ARGS ${EF_VTK_TEST_OUT}/writer)
 set_tests_properties(test_vtu_writer PROPERTIES FIXTURES_SETUP ef_vtk_files)
