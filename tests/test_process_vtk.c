@@ -218,6 +218,54 @@ static void test_time_control(const char *run) {
   ef_model_part_destroy(&mp);
 }
 
+/* output_precision: ascii points at that many significant digits (1/3 of the box at 3 and 17);
+ * outside 1..17 an error naming the key and the block. */
+static void test_output_precision(const char *run) {
+  ef_model_part mp = ef_test_box(2, 3, 0);
+  ASSERT(mp, "the test mesh");
+  const ef_process_ops *ops = ef_registry_lookup_process("vtk_output_process");
+  ASSERT(ops, "vtk_output_process is registered");
+  static const char block[] = "{\"Parameters\": {\"model_part_name\": \"FluidModelPart\", \"file_format\": \"ascii\","
+                              " \"output_precision\": %d, \"output_path\": \"precision_%d\"}}";
+  char json[512];
+  static const int refused[] = {0, 18, -3};
+  for (int i = 0; i < 3; i++) {
+    void *v = NULL;
+    snprintf(json, sizeof json, block, refused[i], i);
+    ef_error_clear();
+    int err = make_vtk(mp, run, json, &v);
+    EXPECT(err == EF_ERR_PARAMETER && strstr(ef_error_message(), "output_precision") &&
+               strstr(ef_error_message(), "1..17") && strstr(ef_error_message(), "vtk.json"),
+           "output_precision %d: %s", refused[i], ef_error_message());
+    if (v) ops->destroy(&v);
+  }
+  ef_error_clear();
+  static const int digits[] = {3, 17};
+  for (int i = 0; i < 2; i++) {
+    void *v = NULL;
+    snprintf(json, sizeof json, block, digits[i], digits[i]);
+    EXPECT_OK(make_vtk(mp, run, json, &v));
+    if (!v) continue;
+    EXPECT_OK(ops->print_output(v, 0.1, 1));
+    if (ops->execute_finalize) EXPECT_OK(ops->execute_finalize(v));
+    ops->destroy(&v);
+    char path[1200], line[64];
+    snprintf(path, sizeof path, "%s/precision_%d/FluidModelPart_1.vtu", run, digits[i]);
+    FILE *f = fopen(path, "rb");
+    EXPECT(f, "%s is missing", path);
+    if (!f) continue;
+    static char text[1 << 16];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    const char *points = strstr(text, "<Points>");
+    snprintf(line, sizeof line, "\n%.*g 0 0\n", digits[i], 1.0 / 3.0); /* the node at (1/3, 0) */
+    EXPECT(points && strstr(points, line), "%s: no line '%.*g 0 0' in the points", path, digits[i], 1.0 / 3.0);
+    if (digits[i] == 17) EXPECT(strtod(line, NULL) == 1.0 / 3.0, "17 digits read back exactly");
+  }
+  ef_model_part_destroy(&mp);
+}
+
 int main(void) {
   char run[] = "/tmp/ef_test_process_vtk_XXXXXX";
   if (!mkdtemp(run)) {
@@ -227,6 +275,7 @@ int main(void) {
   EXPECT_OK(ef_register_core_processes());
   test_step_control(run);
   test_time_control(run);
+  test_output_precision(run);
   if (failures) {
     fprintf(stderr, "%d failure(s); files left in %s\n", failures, run);
     return 1;

@@ -173,7 +173,7 @@ int main(int argc, char **argv) {
     ef_vtu_mesh big = {.n_points = BIG, .points = big_xyz, .connectivity_type = EF_VTK_INT32};
     const ef_vtu_mesh *meshes[2] = {&m, &big};
     static const ef_vtu_write_options encs[3] = {
-        {EF_VTK_FORMAT_BINARY, 0, 0, 0, 0}, {EF_VTK_FORMAT_ASCII, 0, 0, 0, 0}, {EF_VTK_FORMAT_BINARY, 1, 0, 0, 0}};
+        {.format = EF_VTK_FORMAT_BINARY}, {.format = EF_VTK_FORMAT_ASCII}, {.format = EF_VTK_FORMAT_BINARY, .compress = 1}};
 #ifdef TVR_HAVE_ZLIB
     const int n_encs = 3;
 #else

@@ -1,7 +1,8 @@
 /* test_vtu_writer.c -- the raw-array .vtu writer: every encoding reads back bit
- * for bit (with the independent reader in test_vtu_readback.c), bad input is
- * refused without leaving files, and a sidecar .expect is left beside each
- * file for vtk_roundtrip.py.  Usage: test_vtu_writer OUTPUT_FOLDER */
+ * for bit (with the independent reader in test_vtu_readback.c; ascii below 17
+ * digits as the values printf's %.*g rounds them to), bad input is refused
+ * without leaving files, and a sidecar .expect is left beside each file for
+ * vtk_roundtrip.py.  Usage: test_vtu_writer OUTPUT_FOLDER */
 #include <dirent.h>
 #include <math.h>
 #include <stdio.h>
@@ -24,27 +25,95 @@ typedef struct {
 } encoding;
 
 static const encoding encodings[] = {
-    {"binary", {EF_VTK_FORMAT_BINARY, 0, 0, 0, 0}, 0, 0},
+    {"binary", {.format = EF_VTK_FORMAT_BINARY}, 0, 0},
 #ifdef TVR_HAVE_ZLIB
-    {"zlib", {EF_VTK_FORMAT_BINARY, 1, 0, 0, 0}, 1, 0},
-    {"zlib1", {EF_VTK_FORMAT_BINARY, 1, 1, 1 << 15, 0}, 1, 0},
-    {"zlib9", {EF_VTK_FORMAT_BINARY, 1, 9, 1 << 20, 0}, 1, 0},
+    {"zlib", {.format = EF_VTK_FORMAT_BINARY, .compress = 1}, 1, 0},
+    {"zlib1", {.format = EF_VTK_FORMAT_BINARY, .compress = 1, .compression_level = 1, .block_size = 1 << 15}, 1, 0},
+    {"zlib9", {.format = EF_VTK_FORMAT_BINARY, .compress = 1, .compression_level = 9, .block_size = 1 << 20}, 1, 0},
 #endif
-    {"ascii", {EF_VTK_FORMAT_ASCII, 0, 0, 0, 0}, 0, 1},
+    {"ascii", {.format = EF_VTK_FORMAT_ASCII}, 0, 1}, /* precision 0: 17 digits */
+    {"ascii17", {.format = EF_VTK_FORMAT_ASCII, .precision = 17}, 0, 1},
+    /* Below 17 digits the file holds rounded values (1.7976931348623157e308 of mesh A at 15 or 3
+     * digits would round up past the largest double: the writer keeps 17 digits there). */
+    {"ascii15", {.format = EF_VTK_FORMAT_ASCII, .precision = 15}, 0, 1},
+    {"ascii12", {.format = EF_VTK_FORMAT_ASCII, .precision = 12}, 0, 1},
+    {"ascii7", {.format = EF_VTK_FORMAT_ASCII, .precision = 7}, 0, 1},
+    {"ascii3", {.format = EF_VTK_FORMAT_ASCII, .precision = 3}, 0, 1},
 };
 #define N_ENCODINGS ((int)(sizeof encodings / sizeof encodings[0]))
 
-/* Write m as <dir>/<name>.vtu with e, read it back, compare, leave the sidecar. */
+/* v as printf's %.*g text of it reads back (17 digits from 1.5e308 up, as the writer). */
+static double printf_rounded(double v, int digits) {
+  char text[64];
+  snprintf(text, sizeof text, "%.*g", fabs(v) < 1.5e308 ? digits : 17, v);
+  return strtod(text, NULL);
+}
+
+/* n doubles of v, each printf_rounded, in a new array kept in keep[*n_keep]. */
+static const double *rounded_copy(const double *v, uint64_t n, int digits, double **keep, int *n_keep) {
+  double *r = malloc((n ? n : 1) * sizeof *r);
+  if (!r) return v;
+  for (uint64_t i = 0; i < n; ++i) r[i] = printf_rounded(v[i], digits);
+  keep[(*n_keep)++] = r;
+  return r;
+}
+
+/* m with every Float64 value (points, point and cell data) as an ascii file at digits holds it. */
+typedef struct {
+  ef_vtu_mesh mesh;
+  ef_vtk_data_array point_data[8], cell_data[8];
+  double *keep[17];
+  int n_keep;
+} rounded_mesh;
+
+static void round_mesh(const ef_vtu_mesh *m, int digits, rounded_mesh *r) {
+  memset(r, 0, sizeof *r);
+  r->mesh = *m;
+  if (m->n_point_data > 8 || m->n_cell_data > 8) return;
+  r->mesh.points = rounded_copy(m->points, 3 * (uint64_t)m->n_points, digits, r->keep, &r->n_keep);
+  for (int i = 0; i < m->n_point_data; ++i) {
+    r->point_data[i] = m->point_data[i];
+    if (m->point_data[i].type == EF_VTK_FLOAT64)
+      r->point_data[i].values = rounded_copy(m->point_data[i].values,
+                                             (uint64_t)m->n_points * (uint64_t)m->point_data[i].n_components,
+                                             digits, r->keep, &r->n_keep);
+  }
+  for (int i = 0; i < m->n_cell_data; ++i) {
+    r->cell_data[i] = m->cell_data[i];
+    if (m->cell_data[i].type == EF_VTK_FLOAT64)
+      r->cell_data[i].values = rounded_copy(m->cell_data[i].values,
+                                            (uint64_t)m->n_cells * (uint64_t)m->cell_data[i].n_components,
+                                            digits, r->keep, &r->n_keep);
+  }
+  r->mesh.point_data = m->n_point_data ? r->point_data : NULL;
+  r->mesh.cell_data = m->n_cell_data ? r->cell_data : NULL;
+}
+
+static void free_rounded_mesh(rounded_mesh *r) {
+  for (int i = 0; i < r->n_keep; ++i) free(r->keep[i]);
+}
+
+/* Write m as <dir>/<name>.vtu with e, read it back, compare (ascii below 17 digits: with m's
+ * values rounded by printf, which the writer's own formatter must reproduce), leave the sidecar. */
 static void write_and_check(const char *name, const ef_vtu_mesh *m, const encoding *e) {
   char path[4096];
   snprintf(path, sizeof path, "%s/%s.vtu", dir, name);
   int err = ef_vtu_write(path, m, &e->opt);
+  rounded_mesh rounded;
+  int digits = e->ascii ? e->opt.precision : 0;
+  if (err == EF_SUCCESS && digits > 0 && digits < 17) {
+    round_mesh(m, digits, &rounded);
+    m = &rounded.mesh;
+  } else {
+    digits = 0;
+  }
   EXPECT(err == EF_SUCCESS, "%s: %s", path, ef_error_message());
   if (err) return;
   tvr_doc doc;
   char why[512];
   if (tvr_read(path, &doc, why, sizeof why)) {
     EXPECT(0, "%s: %s", path, why);
+    if (digits) free_rounded_mesh(&rounded);
     return;
   }
   EXPECT(doc.compressed == e->compressed && doc.ascii == e->ascii, "%s: compressed %d ascii %d", path,
@@ -52,6 +121,7 @@ static void write_and_check(const char *name, const ef_vtu_mesh *m, const encodi
   EXPECT(tvr_compare(&doc, m, why, sizeof why) == 0, "%s: %s", path, why);
   tvr_free(&doc);
   EXPECT(tvr_write_expect(path, m) == 0, "%s", path);
+  if (digits) free_rounded_mesh(&rounded);
 }
 
 /* A call that must fail with code and create nothing at path. */
@@ -204,13 +274,17 @@ int main(int argc, char **argv) {
   ef_vtk_data_array no_values = {"H", EF_VTK_FLOAT64, 1, NULL};
   bad.point_data = &no_values;
   expect_refused("no_values", &bad, NULL, EF_ERR_PARAMETER, "'H' has no values");
-  ef_vtu_write_options ascii_zlib = {EF_VTK_FORMAT_ASCII, 1, 0, 0, 0};
+  ef_vtu_write_options ascii_zlib = {.format = EF_VTK_FORMAT_ASCII, .compress = 1};
   expect_refused("ascii_zlib", &grid_mesh, &ascii_zlib, EF_ERR_PARAMETER, "binary");
+  ef_vtu_write_options digits18 = {.format = EF_VTK_FORMAT_ASCII, .precision = 18};
+  expect_refused("digits18", &grid_mesh, &digits18, EF_ERR_PARAMETER, "precision 18 is not 1..17");
+  ef_vtu_write_options digits_negative = {.format = EF_VTK_FORMAT_ASCII, .precision = -1};
+  expect_refused("digits_negative", &grid_mesh, &digits_negative, EF_ERR_PARAMETER, "precision -1");
 #ifdef TVR_HAVE_ZLIB
-  ef_vtu_write_options odd_block = {EF_VTK_FORMAT_BINARY, 1, 0, 1000, 0};
+  ef_vtu_write_options odd_block = {.format = EF_VTK_FORMAT_BINARY, .compress = 1, .block_size = 1000};
   expect_refused("odd_block", &grid_mesh, &odd_block, EF_ERR_PARAMETER, "block size 1000");
 #else
-  ef_vtu_write_options zlib = {EF_VTK_FORMAT_BINARY, 1, 0, 0, 0};
+  ef_vtu_write_options zlib = {.format = EF_VTK_FORMAT_BINARY, .compress = 1};
   expect_refused("no_zlib", &grid_mesh, &zlib, EF_ERR_UNSUPPORTED, "zlib");
 #endif
 

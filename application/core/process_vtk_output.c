@@ -4,7 +4,7 @@
  * plus a .pvd time series) with the same folder, naming and scheduling rules,
  * so a ParaView user finds the files where Kratos would have put them.
  * Settings we cannot honour are accepted where ignoring them is harmless
- * (output_precision, write_deformed_configuration) and named in one warning
+ * (write_deformed_configuration) and named in one warning
  * where data would be missing (variables and flags we do not have).
  */
 #include "process_internal.h"
@@ -190,8 +190,11 @@ static int ef_vtk_create(const ef_process_context *ctx, ef_parameters p, void **
     err = ef_error_push(err, __FILE__, __LINE__, "%s: file_format", v->label);
     goto fail;
   }
-  long precision;
+  long precision; /* significant digits of ascii floating-point values, as Kratos' VtkOutput */
   EF_CALL_GOTO(ef_parameters_get_int(p, "output_precision", &precision), fail);
+  EF_CHECK_GOTO(precision >= 1 && precision <= 17, EF_ERR_PARAMETER, fail,
+                "%s: output_precision = %ld must be 1..17 significant digits (17 reads back exactly)", v->label,
+                precision);
   EF_CALL_GOTO(ef_parameters_get_bool(p, "save_output_files_in_folder", &save_in_folder), fail);
   EF_CALL_GOTO(ef_parameters_get_string(p, "output_path", &path), fail);
   EF_CALL_GOTO(ef_parameters_get_string(p, "custom_name_prefix", &prefix), fail);
@@ -249,6 +252,7 @@ static int ef_vtk_create(const ef_process_context *ctx, ef_parameters p, void **
   opt.variables = (const char *const *)v->variables;
   opt.format = format;
   opt.compress = 0; /* Kratos' binary files are raw too */
+  opt.precision = (int)precision; /* ascii only: binary is exact */
   opt.write_ids = write_ids;
   opt.write_conditions = !strcmp(entity, "condition");
   opt.output_sub_model_parts = sub_parts;

@@ -10,10 +10,12 @@
 
 #include "edgeflow/ef_error.h"
 #include "edgeflow/ef_util.h"
+#include "number_format.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -254,48 +256,57 @@ static int vtu_write_raw(vtu_file *vf, const vtu_stream *s, unsigned char *chunk
   return EF_SUCCESS;
 }
 
-/* Inline text: doubles with 17 significant digits, which read back bit for bit. */
-static int vtu_write_ascii(vtu_file *vf, const vtu_stream *s, unsigned char *chunk) {
+/* Above this magnitude a double rounded to fewer than 17 digits may pass the largest double
+ * (1.7976931348623157e308 at 15 digits is 1.79769313486232e+308): it would read back as infinity,
+ * and VTK refuses the whole array, so these few values are written with 17 digits. */
+#define VTU_ASCII_EXACT_ABOVE 1.5e308
+
+/* Inline text: doubles at `digits` significant digits (17 reads back bit for bit), integers whole,
+ * formatted without a printf call per value (number_format.h), n_components or 6 values a line. */
+static int vtu_write_ascii(vtu_file *vf, const vtu_stream *s, unsigned char *chunk, int digits) {
   size_t es = vtu_type_size(s->type);
   size_t per_chunk = VTU_CHUNK_BYTES / es;
   uint64_t per_line = s->n_components > 1 ? (uint64_t)s->n_components : 6;
+  uint64_t left_on_line = per_line;
   char text[VTU_CHUNK_BYTES / 4];
   size_t used = 0;
   for (uint64_t first = 0; first < s->n_values; first += per_chunk) {
     size_t count = (size_t)(s->n_values - first < per_chunk ? s->n_values - first : per_chunk);
     vtu_stream_fill(s, first, count, chunk);
     for (size_t i = 0; i < count; ++i) {
-      if (used + 40 > sizeof text) {
+      if (used + EF_NUMBER_FORMAT_MAX + 1 > sizeof text) {
         EF_CALL(vtu_put(vf, text, used));
         used = 0;
       }
-      uint64_t k = first + i;
-      const char *sep = (k + 1) % per_line == 0 || k + 1 == s->n_values ? "\n" : " ";
-      int n;
       switch (s->type) {
         case EF_VTK_FLOAT64: {
           double v;
           memcpy(&v, chunk + i * 8, 8);
-          n = snprintf(text + used, sizeof text - used, "%.17g%s", v, sep);
+          used += ef_number_format_double(text + used, v, fabs(v) < VTU_ASCII_EXACT_ABOVE ? digits : 17);
           break;
         }
         case EF_VTK_INT64: {
           int64_t v;
           memcpy(&v, chunk + i * 8, 8);
-          n = snprintf(text + used, sizeof text - used, "%" PRId64 "%s", v, sep);
+          used += ef_number_format_int64(text + used, v);
           break;
         }
         case EF_VTK_INT32: {
           int32_t v;
           memcpy(&v, chunk + i * 4, 4);
-          n = snprintf(text + used, sizeof text - used, "%" PRId32 "%s", v, sep);
+          used += ef_number_format_int64(text + used, v);
           break;
         }
         default:
-          n = snprintf(text + used, sizeof text - used, "%u%s", (unsigned)chunk[i], sep);
+          used += ef_number_format_uint64(text + used, chunk[i]);
           break;
       }
-      used += (size_t)n;
+      if (--left_on_line == 0 || first + i + 1 == s->n_values) {
+        text[used++] = '\n';
+        left_on_line = per_line;
+      } else {
+        text[used++] = ' ';
+      }
     }
   }
   return vtu_put(vf, text, used);
@@ -425,8 +436,9 @@ static int vtu_data_stream(const char *path, const char *section, const ef_vtk_d
   return EF_SUCCESS;
 }
 
-/* The <DataArray> element of s: inline values (ascii) or an offset into the appended block. */
-static int vtu_write_data_array(vtu_file *vf, const vtu_stream *s, int ascii, unsigned char *chunk) {
+/* The <DataArray> element of s: inline values (ascii_digits: significant digits of doubles) or,
+ * with ascii_digits 0, an offset into the appended block. */
+static int vtu_write_data_array(vtu_file *vf, const vtu_stream *s, int ascii_digits, unsigned char *chunk) {
   EF_CALL(vtu_printf(vf, "        <DataArray type=\"%s\"", vtu_type_name(s->type)));
   if (s->name) {
     EF_CALL(vtu_printf(vf, " Name=\""));
@@ -434,14 +446,15 @@ static int vtu_write_data_array(vtu_file *vf, const vtu_stream *s, int ascii, un
     EF_CALL(vtu_printf(vf, "\""));
   }
   if (s->n_components > 1) EF_CALL(vtu_printf(vf, " NumberOfComponents=\"%d\"", s->n_components));
-  if (!ascii) return vtu_printf(vf, " format=\"appended\" offset=\"%" PRIu64 "\"/>\n", s->offset);
+  if (!ascii_digits) return vtu_printf(vf, " format=\"appended\" offset=\"%" PRIu64 "\"/>\n", s->offset);
   EF_CALL(vtu_printf(vf, " format=\"ascii\">\n"));
-  EF_CALL(vtu_write_ascii(vf, s, chunk));
+  EF_CALL(vtu_write_ascii(vf, s, chunk, ascii_digits));
   return vtu_printf(vf, "        </DataArray>\n");
 }
 
-/* XML header (and inline data when ascii), then the appended block when binary. */
-static int vtu_write_file(vtu_file *vf, const ef_vtu_mesh *m, vtu_stream *st, int n_st, int ascii,
+/* XML header (and inline data when ascii_digits, the digits of doubles, is not 0), then the
+ * appended block when binary. */
+static int vtu_write_file(vtu_file *vf, const ef_vtu_mesh *m, vtu_stream *st, int n_st, int ascii_digits,
                           int compress, unsigned char *chunk) {
   EF_CALL(vtu_printf(vf,
                      "<?xml version=\"1.0\"?>\n"
@@ -455,11 +468,11 @@ static int vtu_write_file(vtu_file *vf, const ef_vtu_mesh *m, vtu_stream *st, in
   for (int k = 0; k < 4; ++k) {
     EF_CALL(vtu_printf(vf, "      <%s>\n", sections[k]));
     for (int i = 0; i < n_st; ++i)
-      if (st[i].section == sections[k]) EF_CALL(vtu_write_data_array(vf, &st[i], ascii, chunk));
+      if (st[i].section == sections[k]) EF_CALL(vtu_write_data_array(vf, &st[i], ascii_digits, chunk));
     EF_CALL(vtu_printf(vf, "      </%s>\n", sections[k]));
   }
   EF_CALL(vtu_printf(vf, "    </Piece>\n  </UnstructuredGrid>\n"));
-  if (!ascii) {
+  if (!ascii_digits) {
     EF_CALL(vtu_printf(vf, "  <AppendedData encoding=\"raw\">\n   _"));
     for (int i = 0; i < n_st; ++i) {
       if (compress)
@@ -475,13 +488,16 @@ static int vtu_write_file(vtu_file *vf, const ef_vtu_mesh *m, vtu_stream *st, in
 /* Write one VTK XML UnstructuredGrid piece atomically (see ef_vtk_output.h). */
 int ef_vtu_write(const char *path, const ef_vtu_mesh *mesh, const ef_vtu_write_options *opt) {
   EF_CHECK(path && mesh, EF_ERR_PARAMETER, "ef_vtu_write: path and mesh are required");
-  ef_vtu_write_options o = {EF_VTK_FORMAT_BINARY, 0, 0, 0, 0};
+  ef_vtu_write_options o = {.format = EF_VTK_FORMAT_BINARY};
   if (opt) o = *opt;
   int ascii = o.format == EF_VTK_FORMAT_ASCII;
   EF_CHECK(ascii || o.format == EF_VTK_FORMAT_BINARY, EF_ERR_PARAMETER, "%s: unknown format %d",
            path, (int)o.format);
   EF_CHECK(!(ascii && o.compress), EF_ERR_PARAMETER,
            "%s: compression needs the binary format, not ascii", path);
+  EF_CHECK(o.precision >= 0 && o.precision <= 17, EF_ERR_PARAMETER,
+           "%s: ascii precision %d is not 1..17 significant digits (0: 17)", path, o.precision);
+  int ascii_digits = ascii ? (o.precision ? o.precision : 17) : 0;
 #ifndef EF_HAVE_ZLIB
   EF_CHECK(!o.compress, EF_ERR_UNSUPPORTED, "%s: this build has no zlib; write uncompressed", path);
 #endif
@@ -558,7 +574,7 @@ int ef_vtu_write(const char *path, const ef_vtu_mesh *mesh, const ef_vtu_write_o
   }
 
   EF_CALL_GOTO(vtu_file_open(path, &vf), done);
-  err = vtu_write_file(&vf, mesh, st, n_st, ascii, o.compress, chunk);
+  err = vtu_write_file(&vf, mesh, st, n_st, ascii_digits, o.compress, chunk);
   if (err)
     vtu_file_abort(&vf);
   else
@@ -747,6 +763,8 @@ int ef_vtk_output_create(const ef_vtk_output_options *opt, ef_vtk_output *out) {
            EF_ERR_PARAMETER, "VTK output: unknown format %d", (int)opt->format);
   EF_CHECK(!(opt->format == EF_VTK_FORMAT_ASCII && opt->compress), EF_ERR_PARAMETER,
            "VTK output: compression needs the binary format, not ascii");
+  EF_CHECK(opt->precision >= 0 && opt->precision <= 17, EF_ERR_PARAMETER,
+           "VTK output: ascii precision %d is not 1..17 significant digits (0: 17)", opt->precision);
 #ifndef EF_HAVE_ZLIB
   EF_CHECK(!opt->compress, EF_ERR_UNSUPPORTED,
            "VTK output: compression requested but this build has no zlib");
@@ -771,6 +789,7 @@ int ef_vtk_output_create(const ef_vtk_output_options *opt, ef_vtk_output *out) {
   o->n_sub_model_parts = opt->n_sub_model_parts;
   o->write.format = opt->format;
   o->write.compress = opt->compress;
+  o->write.precision = opt->precision;
   o->write_ids = opt->write_ids;
   o->write_conditions = opt->write_conditions;
   o->output_sub_model_parts = opt->output_sub_model_parts;
@@ -1208,7 +1227,7 @@ static int vtk_ascii_warning(ef_vtk_output o, const char *ascii_path, const ef_v
   char *probe;
   EF_MALLOC(probe, n);
   snprintf(probe, n, "%s/.binary_size_probe.%ld.vtu", o->folder, (long)getpid());
-  ef_vtu_write_options binary = {EF_VTK_FORMAT_BINARY, 0, 0, 0, 0};
+  ef_vtu_write_options binary = {.format = EF_VTK_FORMAT_BINARY};
   int err = ef_vtu_write(probe, mesh, &binary);
   struct stat sa, sb;
   if (!err && stat(ascii_path, &sa) == 0 && stat(probe, &sb) == 0 && sb.st_size > 0)

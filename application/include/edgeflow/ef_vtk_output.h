@@ -42,7 +42,7 @@ typedef enum {
 
 typedef enum {
   EF_VTK_FORMAT_BINARY = 0, /* appended raw binary: the default */
-  EF_VTK_FORMAT_ASCII = 1   /* inline text, %.17g for doubles (round-trip exact) */
+  EF_VTK_FORMAT_ASCII = 1   /* inline text; doubles at `precision` significant digits */
 } ef_vtk_format;
 
 /* A named point or cell data array: n_components values per tuple, interleaved. */
@@ -81,6 +81,9 @@ typedef struct {
   int64_t block_size;    /* bytes per compressed block, 32 KiB..1 MiB; 0: 64 KiB */
   int sync;              /* fsync the file and its folder around the rename (survives a machine
                             crash); 0: the atomic rename alone (survives a crash of the program) */
+  int precision;         /* ascii: significant digits of Float64 values (points, data arrays),
+                            1..17, each value correctly rounded as printf's %.*g; 0: 17, which
+                            reads back bit for bit.  Binary is always exact; integers always whole */
 } ef_vtu_write_options;
 
 /* Write mesh to path (a .vtu).  opt NULL: uncompressed binary.  Indices and
@@ -113,6 +116,8 @@ typedef struct {
   int n_sub_model_parts;       /* which ones (dotted paths); 0: every sub model part */
   const char *const *sub_model_parts;
   int sync;                    /* fsync every file as it is written; 0: only in ef_vtk_output_sync */
+  int precision;               /* ascii significant digits, 1..17 (ef_vtu_write_options.precision);
+                                  0: 17 (exact).  Kratos' output_precision, default 7 */
 } ef_vtk_output_options;
 
 typedef struct ef_vtk_output_s *ef_vtk_output;
