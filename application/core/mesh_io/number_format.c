@@ -115,8 +115,7 @@ static int nf_round(double a, int p, uint64_t *m, int *x) {
 /* m's p digits, trailing zeros removed, with decimal exponent x, in printf's %g layout. */
 static size_t nf_layout(char *out, uint64_t m, int p, int x) {
   char d[24];
-  char *first = nf_digits_back(d + p, m); /* m has exactly p digits */
-  (void)first;
+  nf_digits_back(d + p, m); /* m has exactly p digits: d[0..p) */
   int nd = p;
   while (nd > 1 && d[nd - 1] == '0') --nd;
   size_t n = 0;
