@@ -45,6 +45,9 @@ endif()
 
 # The 3D cavity uses its committed mesh (test_examples/cavity3d/cavity3d.msh).
 ef_add_validation_test(validation_cavity3d_re100 cavity3d 7200 SLOW)
+# The cube at Re 1000 against Albensoeder & Kuhlmann (2005): levels 1 and 2 on the case's OpenCL device
+# (about 75 s on an H100; hours on a 2-core CPU through PoCL).
+ef_add_validation_test(validation_cavity3d_re1000 cavity3d_re1000 14400 SLOW)
 
 if(NOT EF_WITH_GMSH_TESTS)
   message(STATUS "validation tests that mesh .geo files are off (EF_WITH_GMSH_TESTS=OFF)")
