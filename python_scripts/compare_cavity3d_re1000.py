@@ -50,12 +50,36 @@ def read_last_profiles(path):
     return last, {"u_vertical": (z, u), "w_horizontal": (x, w)}
 
 
+def plot(path, ref, prof, t, result):
+    import matplotlib  # noqa: PLC0415
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt  # noqa: PLC0415
+    fig, ax = plt.subplots(1, 2, figsize=(10, 4.6))
+    z, u = prof["u_vertical"]
+    x, w = prof["w_horizontal"]
+    au, aw = ref["u_vertical"], ref["w_horizontal"]
+    ax[0].plot(u, z, "-", label="edgeflow")
+    ax[0].plot(au[:, 1], au[:, 0], "ko", mfc="none", label="Albensoeder & Kuhlmann 2005")
+    ax[0].set(xlabel="u(0.5, 0.5, z)", ylabel="z", title="vertical centreline")
+    ax[1].plot(x, w, "-", label="edgeflow")
+    ax[1].plot(aw[:, 0], aw[:, 1], "ko", mfc="none", label="Albensoeder & Kuhlmann 2005")
+    ax[1].set(xlabel="x", ylabel="w(x, 0.5, 0.5)", title="horizontal centreline")
+    for a_ in ax:
+        a_.grid(alpha=0.3)
+        a_.legend(fontsize=8)
+    fig.suptitle(f"cube cavity, Re 1000, t = {t:.3g}: largest |difference| at the table points "
+                 f"{result['max_abs_difference']:.4f}")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("run_folder")
     ap.add_argument("--reference", default=REFERENCE)
     ap.add_argument("--tolerance", type=float, default=None, help="largest allowed |difference| (units of U)")
     ap.add_argument("--json", default=None)
+    ap.add_argument("--png", default=None, help="plot both centrelines against the table (matplotlib)")
     a = ap.parse_args()
     ref = read_reference(a.reference)
     t, prof = read_last_profiles(os.path.join(a.run_folder, "centrelines.csv"))
@@ -86,6 +110,9 @@ def main():
     result["max_abs_difference"] = worst
     result["tolerance"] = a.tolerance
     result["passed"] = a.tolerance is None or worst <= a.tolerance
+    if a.png:
+        plot(a.png, ref, prof, t, result)
+        print(f"wrote {a.png}")
     if a.json:
         with open(a.json, "w") as f:
             json.dump(result, f, indent=1)
