@@ -677,6 +677,7 @@ typedef struct {
   int *steps;
   double *times;
   char **files; /* .vtu names relative to the folder */
+  int n_synced;   /* files[0..n_synced) are fsync'd (ef_vtk_output_sync) and not written since */
   int fd;         /* the .pvd kept open for appends in place (-1: not yet) */
   int64_t tail;   /* offset of the closing tags */
   int64_t last;   /* offset of the last DataSet line */
@@ -810,13 +811,14 @@ static int vtk_fsync_path(const char *path, int is_folder) {
   return e ? VTU_IO_ERROR("cannot sync", path, e) : EF_SUCCESS;
 }
 
-/* fsync every listed file, each .pvd and the folder. */
+/* fsync every file written since the last call (so a run that syncs at each restart point pays for
+ * each file once), each .pvd and the folder. */
 int ef_vtk_output_sync(ef_vtk_output o) {
   if (!o) return EF_SUCCESS;
   size_t cap = strlen(o->folder) + 2;
   for (int i = 0; i < o->n_series; ++i) {
     vtk_series *s = &o->series[i];
-    for (int k = 0; k < s->n; ++k)
+    for (int k = s->n_synced; k < s->n; ++k)
       if (strlen(s->files[k]) + strlen(o->folder) + 2 > cap) cap = strlen(s->files[k]) + strlen(o->folder) + 2;
     if (strlen(s->pvd_name) + strlen(o->folder) + 2 > cap) cap = strlen(s->pvd_name) + strlen(o->folder) + 2;
   }
@@ -825,12 +827,13 @@ int ef_vtk_output_sync(ef_vtk_output o) {
   int err = EF_SUCCESS;
   for (int i = 0; i < o->n_series && !err; ++i) {
     vtk_series *s = &o->series[i];
-    for (int k = 0; k < s->n && !err; ++k) {
+    for (int k = s->n_synced; k < s->n && !err; ++k) { /* only those written since the last sync */
       snprintf(path, cap, "%s/%s", o->folder, s->files[k]);
       err = vtk_fsync_path(path, 0);
     }
     snprintf(path, cap, "%s/%s", o->folder, s->pvd_name);
     if (!err) err = vtk_fsync_path(path, 0);
+    if (!err) s->n_synced = s->n;
   }
   if (!err) err = vtk_fsync_path(o->folder, 1);
   free(path);
@@ -946,8 +949,12 @@ static int vtk_series_put(ef_vtk_output o, const char *pvd_name, int step, doubl
     EF_CALL(vtk_strdup(pvd_name, &s->pvd_name));
   }
   int k = 0;
-  while (k < s->n && s->steps[k] != step) ++k;
+  if (s->n > 0 && step > s->steps[s->n - 1])
+    k = s->n; /* the usual case, a later step: no search (a run writes hundreds of thousands) */
+  else
+    while (k < s->n && s->steps[k] != step) ++k;
   const int is_new = k == s->n;
+  if (k < s->n_synced) s->n_synced = k; /* rewritten: sync it again */
   if (k == s->n) {
     if (s->n == s->cap) {
       int cap = s->cap ? 2 * s->cap : 16;
