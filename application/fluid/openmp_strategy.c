@@ -270,6 +270,13 @@ static int ef_openmp_finalize(void *data) {
            "{\"steps\": %ld, \"cg_iterations\": %ld, \"cg_seconds\": %.6f, \"cg_us_per_iteration\": %.6g}",
            s->steps, s->iterations, total_cg, s->iterations ? 1e6 * total_cg / (double)s->iterations : 0.0);
   EF_CALL(ef_parameters_set_json(s->config.summary, "pressure_solver", json));
+  if (s->solver) { /* the solver's own report (e.g. the AMG hierarchy: levels, set-up seconds) */
+    ef_parameters ps, view;
+    EF_CALL(ef_parameters_get(s->config.summary, "pressure_solver", &ps));
+    EF_CALL(ef_parameters_set_json(ps, "view", "{}"));
+    EF_CALL(ef_parameters_get(ps, "view", &view));
+    EF_CALL(ef_linear_solver_view(s->solver, view));
+  }
   if (s->settings.viscous_implicit) {
     double tv = ef_log_event_seconds(s->ev_viscous);
     snprintf(json, sizeof json,
