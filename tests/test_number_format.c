@@ -158,7 +158,8 @@ int main(void) {
                            (int64_t)INT32_MAX + 1, INT64_MAX, INT64_MIN, INT64_MIN + 1, 9999999999999999999ull / 10,
                            1000000000000000000ll, -1000000000000000000ll};
   for (size_t i = 0; i < sizeof edges / sizeof edges[0]; ++i) check_int64(edges[i]);
-  for (int64_t p = 1, k = 0; k < 19; ++k, p *= 10) {
+  for (uint64_t q = 1, k = 0; k < 19; ++k, q *= 10) { /* q reaches 1e19 after the last pass: unsigned */
+    const int64_t p = (int64_t)q;
     check_int64(p);
     check_int64(p - 1);
     check_int64(-p);
