@@ -12,6 +12,19 @@
 #include "amg_rows.h"
 #include "ef_omp.h"
 
+/* Loops over fewer rows than this run on the calling thread (a work-sharing region costs a fork
+ * and a barrier, microseconds: more than a small level's loop; the K-cycle visits the small levels
+ * many times per application; with OMP_WAIT_POLICY=passive, as the tests run, every region is a futex
+ * wake-up).  Every row and every reduction block is computed the same way either way, so the result
+ * does not depend on it.  Measured on cavity3d level 1, 2 cores, FCG + AMG (levels of 24321, ~3000,
+ * ~300 and 29 rows): pressure solve 27.0 -> 19.4 ms a step under the passive policy, the same within
+ * noise under the default one, 8.0 -> 1.1 s a step on a machine loaded by two other busy processes
+ * (benchmarks/results/amg_openmp_VM2core_20261127). */
+#ifndef EF_AMG_HOST_PARALLEL_ROWS
+#define EF_AMG_HOST_PARALLEL_ROWS 4096
+#endif
+#define AMG_PARALLEL(rows) ((rows) >= EF_AMG_HOST_PARALLEL_ROWS)
+
 /* Row offsets of level L (int64 on the fine level, int32 below). */
 static inline int64_t amg_rp(const ef_amg_level *L, int64_t i) {
   return L->row_ptr64 ? L->row_ptr64[i] : (int64_t)L->row_ptr[i];
@@ -21,7 +34,7 @@ static inline int64_t amg_rp(const ef_amg_level *L, int64_t i) {
 static double amg_dot(int64_t n, const double *x, const double *y) {
   const int64_t bs = ef_reduction_block_rows(n), nb = (n + bs - 1) / bs;
   double part[1024 + 1], s = 0.0;
-  EF_OMP(omp parallel for schedule(static))
+  EF_OMP(omp parallel for schedule(static) if (AMG_PARALLEL(n)))
   for (int64_t b = 0; b < nb; ++b) {
     double a = 0.0;
     const int64_t e = (b + 1) * bs < n ? (b + 1) * bs : n;
@@ -34,14 +47,14 @@ static double amg_dot(int64_t n, const double *x, const double *y) {
 
 /* y = A x on level L. */
 static void amg_spmv(const ef_amg_level *L, const double *x, double *y) {
-  EF_OMP(omp parallel for schedule(static))
+  EF_OMP(omp parallel for schedule(static) if (AMG_PARALLEL(L->n)))
   for (int64_t i = 0; i < L->n; ++i) y[i] = -ef_amg_row_residual(amg_rp(L, i), amg_rp(L, i + 1), L->col, L->val, x, 0.0);
 }
 
 /* Coarse values of level l + 1 from level l's (segmented sums over the members). */
 static void amg_refresh_level(const ef_amg_level *F, ef_amg_level *C) {
   double *cv = C->own_val;
-  EF_OMP(omp parallel for schedule(static))
+  EF_OMP(omp parallel for schedule(static) if (AMG_PARALLEL(F->n)))
   for (int64_t I = 0; I < C->n; ++I) {
     const int64_t cb = C->row_ptr[I], ce = C->row_ptr[I + 1];
     for (int64_t k = cb; k < ce; ++k) cv[k] = 0.0;
@@ -65,7 +78,7 @@ int ef_amg_refresh_host_part(ef_amg *h, const double *fine_val, int coarse_value
   for (int l = 0; coarse_values && l + 1 < h->n_levels; ++l) amg_refresh_level(&h->lev[l], &h->lev[l + 1]);
   for (int l = 0; l < h->n_levels; ++l) {
     ef_amg_level *L = &h->lev[l];
-    EF_OMP(omp parallel for schedule(static))
+    EF_OMP(omp parallel for schedule(static) if (AMG_PARALLEL(L->n)))
     for (int64_t i = 0; i < L->n; ++i) L->dinv[i] = ef_amg_row_l1_inverse(amg_rp(L, i), amg_rp(L, i + 1), L->val);
   }
   const ef_amg_level *Lc = &h->lev[h->n_levels - 1];
@@ -86,7 +99,7 @@ int ef_amg_refresh_host_part(ef_amg *h, const double *fine_val, int coarse_value
 /* x = (sweep of level L) from x_in: x_out = x_in + omega D^-1 (r - A x_in). */
 static void amg_sweep(const ef_amg *h, const ef_amg_level *L, const double *r, const double *xin, double *xout) {
   const double omega = h->s.omega;
-  EF_OMP(omp parallel for schedule(static))
+  EF_OMP(omp parallel for schedule(static) if (AMG_PARALLEL(L->n)))
   for (int64_t i = 0; i < L->n; ++i)
     xout[i] = xin[i] + omega * L->dinv[i] *
                            ef_amg_row_residual(amg_rp(L, i), amg_rp(L, i + 1), L->col, L->val, xin, r[i]);
@@ -101,7 +114,7 @@ static void amg_correction(ef_amg *h, int c, const double *rc, double *xc) {
   const int64_t n = C->n;
   if (c == h->n_levels - 1) {
     const double *W = h->coarse_inv;
-    EF_OMP(omp parallel for schedule(static))
+    EF_OMP(omp parallel for schedule(static) if (AMG_PARALLEL(n * n / 16)))
     for (int64_t i = 0; i < n; ++i) {
       double s = 0.0;
       for (int64_t j = 0; j < n; ++j) s += W[j * n + i] * rc[j];
@@ -116,14 +129,14 @@ static void amg_correction(ef_amg *h, int c, const double *rc, double *xc) {
   amg_cycle(h, c, rc, C->v1);
   amg_spmv(C, C->v1, C->w1);
   const double rho1 = amg_dot(n, C->v1, C->w1), a1 = rho1 > 0.0 ? amg_dot(n, C->v1, rc) / rho1 : 0.0;
-  EF_OMP(omp parallel for schedule(static))
+  EF_OMP(omp parallel for schedule(static) if (AMG_PARALLEL(n)))
   for (int64_t i = 0; i < n; ++i) C->q[i] = rc[i] - a1 * C->w1[i];
   amg_cycle(h, c, C->q, C->v2);
   amg_spmv(C, C->v2, C->w2);
   const double gam = amg_dot(n, C->v2, C->w1), vw = amg_dot(n, C->v2, C->w2), vq = amg_dot(n, C->v2, C->q);
   const double beta = rho1 > 0.0 ? vw - gam * gam / rho1 : 0.0;
   const double a2 = beta > 0.0 ? vq / beta : 0.0, c1 = rho1 > 0.0 ? a1 - gam * a2 / rho1 : 0.0;
-  EF_OMP(omp parallel for schedule(static))
+  EF_OMP(omp parallel for schedule(static) if (AMG_PARALLEL(n)))
   for (int64_t i = 0; i < n; ++i) xc[i] = c1 * C->v1[i] + a2 * C->v2[i];
 }
 
@@ -135,7 +148,7 @@ static void amg_cycle(ef_amg *h, int l, const double *r, double *x) {
   /* Writes alternate between x and t so that the last of the 2 nu writes lands in x. */
   double *buf[2] = {x, L->t};
   double *cur = buf[(2 * nu - 1) & 1];
-  EF_OMP(omp parallel for schedule(static))
+  EF_OMP(omp parallel for schedule(static) if (AMG_PARALLEL(L->n)))
   for (int64_t i = 0; i < L->n; ++i) cur[i] = omega * L->dinv[i] * r[i];
   for (int k = 2; k <= nu; ++k) {
     double *next = buf[(2 * nu - k) & 1];
@@ -143,7 +156,7 @@ static void amg_cycle(ef_amg *h, int l, const double *r, double *x) {
     cur = next;
   }
   const double *xs = cur;
-  EF_OMP(omp parallel for schedule(static))
+  EF_OMP(omp parallel for schedule(static) if (AMG_PARALLEL(L->n)))
   for (int64_t I = 0; I < C->n; ++I) {
     double s = 0.0;
     for (int32_t m = L->mem_ptr[I]; m < L->mem_ptr[I + 1]; ++m) {
@@ -154,7 +167,7 @@ static void amg_cycle(ef_amg *h, int l, const double *r, double *x) {
   }
   amg_correction(h, l + 1, C->r, C->x);
   double *next = buf[(nu - 1) & 1];
-  EF_OMP(omp parallel for schedule(static))
+  EF_OMP(omp parallel for schedule(static) if (AMG_PARALLEL(L->n)))
   for (int64_t i = 0; i < L->n; ++i)
     next[i] = ef_amg_row_post(amg_rp(L, i), amg_rp(L, i + 1), L->col, L->val, xs, L->agg, C->x, alpha, omega,
                               L->dinv[i], r[i], (int32_t)i);
