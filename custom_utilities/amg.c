@@ -280,6 +280,7 @@ static void amg_level_free(ef_amg_level *L) {
   free(L->agg);
   free(L->mem_ptr);
   free(L->mem);
+  free(L->cpos);
   free(L->r);
   free(L->x);
   free(L->t);

@@ -30,7 +30,8 @@
  *
  * Memory (ef_amg_memory): the hierarchy's bytes (coarse matrices, aggregate maps, member
  * lists, l1 diagonals, dense coarsest inverse) against the fine matrix's bytes (4|8 (n+1) +
- * 12 nnz); work vectors are reported apart. */
+ * 12 nnz); work vectors are reported apart.  The host refresh adds 4 bytes per entry of every
+ * level but the coarsest (cpos: each entry's place in the coarse values), which this does not count. */
 #ifndef EF_AMG_H
 #define EF_AMG_H
 
@@ -89,6 +90,8 @@ typedef struct {
   int32_t *agg;     /* n: row of level + 1, or -1 */
   int32_t *mem_ptr; /* n_{l+1} + 1 */
   int32_t *mem;     /* members, ordered by aggregate then row */
+  int32_t *cpos;    /* nnz: host refresh only, built at its first call: where entry j of a member row
+                       adds into level + 1's values (-1: a column outside every aggregate) */
   /* work vectors of the host apply: rhs, solution, temporary, K-cycle vectors (q: the second
    * right-hand side r - a1 A v1) */
   double *r, *x, *t, *v1, *v2, *w1, *w2, *q;

@@ -51,21 +51,44 @@ static void amg_spmv(const ef_amg_level *L, const double *x, double *y) {
   for (int64_t i = 0; i < L->n; ++i) y[i] = -ef_amg_row_residual(amg_rp(L, i), amg_rp(L, i + 1), L->col, L->val, x, 0.0);
 }
 
-/* Coarse values of level l + 1 from level l's (segmented sums over the members). */
-static void amg_refresh_level(const ef_amg_level *F, ef_amg_level *C) {
+/* F->cpos: for each entry of a member row of F, its place in C's values (the binary search the
+ * refresh would otherwise repeat every time). */
+static int amg_refresh_positions(ef_amg_level *F, const ef_amg_level *C) {
+  F->cpos = malloc((size_t)(F->nnz > 0 ? F->nnz : 1) * sizeof *F->cpos);
+  EF_CHECK(F->cpos, EF_ERR_MEMORY, "AMG: out of memory for the refresh map");
+  int32_t *cpos = F->cpos;
+  EF_OMP(omp parallel for schedule(static) if (AMG_PARALLEL(F->n)))
+  for (int64_t I = 0; I < C->n; ++I) {
+    const int64_t cb = C->row_ptr[I], ce = C->row_ptr[I + 1];
+    for (int32_t m = F->mem_ptr[I]; m < F->mem_ptr[I + 1]; ++m) {
+      const int64_t i = F->mem[m];
+      for (int64_t j = amg_rp(F, i); j < amg_rp(F, i + 1); ++j) {
+        const int32_t J = F->agg[F->col[j]];
+        cpos[j] = J >= 0 ? (int32_t)ef_amg_find(cb, ce, C->col, J) : -1;
+      }
+    }
+  }
+  return EF_SUCCESS;
+}
+
+/* Coarse values of level l + 1 from level l's (segmented sums over the members, in member and
+ * entry order). */
+static int amg_refresh_level(ef_amg_level *F, ef_amg_level *C) {
+  if (!F->cpos) EF_CALL(amg_refresh_positions(F, C));
   double *cv = C->own_val;
+  const int32_t *cpos = F->cpos;
+  const double *fv = F->val;
   EF_OMP(omp parallel for schedule(static) if (AMG_PARALLEL(F->n)))
   for (int64_t I = 0; I < C->n; ++I) {
     const int64_t cb = C->row_ptr[I], ce = C->row_ptr[I + 1];
     for (int64_t k = cb; k < ce; ++k) cv[k] = 0.0;
     for (int32_t m = F->mem_ptr[I]; m < F->mem_ptr[I + 1]; ++m) {
       const int64_t i = F->mem[m];
-      for (int64_t j = amg_rp(F, i); j < amg_rp(F, i + 1); ++j) {
-        const int32_t J = F->agg[F->col[j]];
-        if (J >= 0) cv[ef_amg_find(cb, ce, C->col, J)] += F->val[j];
-      }
+      for (int64_t j = amg_rp(F, i); j < amg_rp(F, i + 1); ++j)
+        if (cpos[j] >= 0) cv[cpos[j]] += fv[j];
     }
   }
+  return EF_SUCCESS;
 }
 
 /* Coarse values, l1 diagonals and the coarsest inverse from the fine values. */
@@ -75,7 +98,7 @@ int ef_amg_refresh_host_part(ef_amg *h, const double *fine_val, int coarse_value
   EF_CHECK(h, EF_ERR_PARAMETER, "ef_amg_refresh_host: no hierarchy");
   double t0 = ef_wtime();
   if (fine_val) h->lev[0].val = fine_val;
-  for (int l = 0; coarse_values && l + 1 < h->n_levels; ++l) amg_refresh_level(&h->lev[l], &h->lev[l + 1]);
+  for (int l = 0; coarse_values && l + 1 < h->n_levels; ++l) EF_CALL(amg_refresh_level(&h->lev[l], &h->lev[l + 1]));
   for (int l = 0; l < h->n_levels; ++l) {
     ef_amg_level *L = &h->lev[l];
     EF_OMP(omp parallel for schedule(static) if (AMG_PARALLEL(L->n)))
