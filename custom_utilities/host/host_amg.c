@@ -16,11 +16,11 @@
  * and a barrier, microseconds: more than a small level's loop; the K-cycle visits the small levels
  * many times per application; with OMP_WAIT_POLICY=passive, as the tests run, every region is a futex
  * wake-up).  Every row and every reduction block is computed the same way either way, so the result
- * does not depend on it.  Measured on cavity3d level 1, 2 cores, FCG + AMG (levels of 24321, ~3000,
- * ~300 and 29 rows): pressure solve 27.0 -> 19.4 ms a step under the passive policy, the same within
- * noise under the default one (benchmarks/results/amg_openmp_VM2core_20261127).  Beside two other
- * busy processes one pair of runs gave 8.0 -> 1.1 s a step, but such oversubscribed runs vary
- * several-fold from run to run (the same Jacobi-CG: 0.38 and 2.7 s a step). */
+ * does not depend on it.  Measured on cavity3d level 1, 2 cores, FCG + AMG (24321 rows, 4 levels,
+ * the coarsest of 29 rows): pressure solve 27.0 -> 19.4 ms a step under the passive policy, the
+ * same within noise under the default one (benchmarks/results/amg_openmp_VM2core_20261127).
+ * Beside two other busy processes one pair of runs gave 8.0 -> 1.1 s a step, but such
+ * oversubscribed runs vary several-fold from run to run (the same Jacobi-CG: 0.38 and 2.7 s). */
 #ifndef EF_AMG_HOST_PARALLEL_ROWS
 #define EF_AMG_HOST_PARALLEL_ROWS 4096
 #endif
