@@ -53,4 +53,12 @@ if(EF_WITH_OPENCL AND EF_WITH_VTK_TESTS AND EF_WITH_GMSH_TESTS AND EF_GMSH_PROGR
                    --linear-solver bicgstab 1e-12)
   set_tests_properties(strategies_agree_bicgstab PROPERTIES LABELS "opencl;unit" SKIP_RETURN_CODE 77
                        TIMEOUT 300 ENVIRONMENT "OMP_WAIT_POLICY=passive")
+  # FCG with the AMG preconditioner (host AMG on OpenMP, device AMG on OpenCL; tolerance 1e-12:
+  # it stops on the unscaled residual too) on both strategies, against the same OpenMP CG run.
+  add_test(NAME strategies_agree_fcg_amg
+           COMMAND ${EF_SYSTEM_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/strategies_agree.py $<TARGET_FILE:edgeflow>
+                   ${EF_GMSH_PROGRAM} ${CMAKE_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/strategies_agree_fcg_amg
+                   --linear-solver fcg 1e-12 --preconditioner amg)
+  set_tests_properties(strategies_agree_fcg_amg PROPERTIES LABELS "opencl;unit" SKIP_RETURN_CODE 77
+                       TIMEOUT 300 ENVIRONMENT "OMP_WAIT_POLICY=passive")
 endif()

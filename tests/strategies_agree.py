@@ -13,8 +13,12 @@ must finish its 20 steps (a solve that does not converge within max_iteration st
 an error) and agree with the OpenMP run on CG at 1e-10 within the same bound 1e-7.  BiCGStab
 stops on the unscaled ||b - Hx|| / ||b||, CG on the Jacobi-scaled residual: at 1e-10 BiCGStab's
 pressure differs from CG's by 3e-6 (measured, OpenMP), at 1e-12 by 3e-8, so its test asks 1e-12.
+--preconditioner NAME (after --linear-solver) sets preconditioner_type too (e.g. fcg 1e-12
+--preconditioner amg: the host AMG on OpenMP, the device AMG on OpenCL; AMG-preconditioned
+solvers stop on ||b - Hx|| / ||b|| as BiCGStab does, hence 1e-12 again).
 
-usage: strategies_agree.py EDGEFLOW GMSH SOURCE_DIR WORK_DIR [--linear-solver NAME [TOLERANCE]]
+usage: strategies_agree.py EDGEFLOW GMSH SOURCE_DIR WORK_DIR [--linear-solver NAME [TOLERANCE]
+                                                             [--preconditioner NAME]]
 """
 import glob
 import json
@@ -27,13 +31,22 @@ SKIP = 77
 
 
 def main():
+    if len(sys.argv) < 5:
+        print(__doc__)
+        return 2
     edgeflow, gmsh, source, work = sys.argv[1:5]
-    solver, solver_tolerance = None, 1e-10
-    if len(sys.argv) in (7, 8) and sys.argv[5] == "--linear-solver":
-        solver = sys.argv[6]
-        if len(sys.argv) == 8:
-            solver_tolerance = float(sys.argv[7])
-    elif len(sys.argv) != 5:
+    solver, solver_tolerance, preconditioner = None, 1e-10, None
+    rest = sys.argv[5:]
+    if rest[:1] == ["--linear-solver"] and len(rest) >= 2:
+        solver = rest[1]
+        rest = rest[2:]
+        if rest and not rest[0].startswith("--"):
+            solver_tolerance = float(rest[0])
+            rest = rest[1:]
+        if rest[:1] == ["--preconditioner"] and len(rest) == 2:
+            preconditioner = rest[1]
+            rest = []
+    if rest:
         print(__doc__)
         return 2
     try:
@@ -61,11 +74,15 @@ def main():
     if solver:
         params["solver_settings"]["linear_solver_settings"]["solver_type"] = solver
         params["solver_settings"]["linear_solver_settings"]["tolerance"] = solver_tolerance
-        solver_path = os.path.join(work, f"ProjectParameters_{solver}.json")
+        name = solver
+        if preconditioner:
+            params["solver_settings"]["linear_solver_settings"]["preconditioner_type"] = preconditioner
+            name = f"{solver}_{preconditioner}"
+        solver_path = os.path.join(work, f"ProjectParameters_{name}.json")
         with open(solver_path, "w") as f:
             json.dump(params, f)
         runs = [("openmp_edge_based cg", "openmp_edge_based", path)] + [
-            (f"{strategy} {solver}", strategy, solver_path) for strategy in ("openmp_edge_based", "opencl_edge_based")]
+            (f"{strategy} {name}", strategy, solver_path) for strategy in ("openmp_edge_based", "opencl_edge_based")]
 
     fields = {}
     for label, strategy, run_path in runs:

@@ -42,6 +42,8 @@ def main():
     args = vcommon.parse_args(__doc__, options)
     import backward_facing_step as bfs  # noqa: PLC0415  (python_scripts/, on the path after parse_args)
 
+    vcommon.linear_solver_hook(bfs, "write_parameters", "file")  # EDGEFLOW_VALIDATION_LINEAR_SOLVER
+
     rep = vcommon.Report("backward_facing_step_" + ("quick" if args.quick else "sweep"), args)
     ref = bfs.read_reference(args.shared)
     if args.quick:

@@ -82,6 +82,8 @@ def main():
     args = vcommon.parse_args(__doc__, options)
     import flow_past_obstacle as fpo  # noqa: PLC0415 (python_scripts/, on the path after parse_args)
 
+    vcommon.linear_solver_hook(fpo, "case_parameters", "dict")  # EDGEFLOW_VALIDATION_LINEAR_SOLVER
+
     rep = vcommon.Report(f"flow_past_obstacle_{args.case}", args)
     ref = fpo.read_reference()
     (re20 if args.case == "re20" else re100)(args, rep, fpo, ref)

@@ -7,6 +7,15 @@ It meshes the case's .geo with gmsh into WORKDIR, writes the case's ProjectParam
 there with the edits the variant needs (stated in the driver), runs the analysis through the
 Python workflow (edgeflow.FluidAnalysis), prints every measured figure next to its bound,
 writes the figures as JSON (--results) and exits 1 when a bound is missed.
+
+EDGEFLOW_VALIDATION_LINEAR_SOLVER (environment; unset or empty: the cases as committed) runs every
+driver with another pressure solver: a JSON object merged key by key into
+solver_settings.linear_solver_settings of every case a driver writes (its keys win, the case's
+other keys, tolerance included, stay), e.g.
+    EDGEFLOW_VALIDATION_LINEAR_SOLVER='{"solver_type": "fcg", "preconditioner_type": "amg"}'
+The drivers that write their cases through python_scripts/ (backward_facing_step.py,
+flow_past_obstacle.py) get it through linear_solver_hook.  Every driver prints the object and
+the results JSON records it as "linear_solver_override".
 """
 import argparse
 import json
@@ -18,6 +27,48 @@ import sys
 import time
 
 SKIP = 77
+LINEAR_SOLVER_ENV = "EDGEFLOW_VALIDATION_LINEAR_SOLVER"
+
+
+def linear_solver_override():
+    """The JSON object of EDGEFLOW_VALIDATION_LINEAR_SOLVER, or None when it is unset or empty."""
+    text = os.environ.get(LINEAR_SOLVER_ENV, "").strip()
+    if not text:
+        return None
+    value = json.loads(text)
+    if not isinstance(value, dict):
+        raise ValueError(f"{LINEAR_SOLVER_ENV} must be a JSON object, got {text!r}")
+    return value
+
+
+def apply_linear_solver(params):
+    """Merge the override (if any) into params' solver_settings.linear_solver_settings; returns params."""
+    override = linear_solver_override()
+    if override is not None:
+        params.setdefault("solver_settings", {}).setdefault("linear_solver_settings", {}).update(override)
+    return params
+
+
+def linear_solver_hook(module, name, kind):
+    """With the override set, wrap function `name` of `module` (a python_scripts/ module whose case
+    writer the driver cannot reach through write_case) so that what it produces carries the override:
+    kind "dict" (it returns the parameters) or "file" (it writes them to the JSON path it returns)."""
+    if linear_solver_override() is None:
+        return
+    inner = getattr(module, name)
+
+    def dict_writer(*a, **k):
+        return apply_linear_solver(inner(*a, **k))
+
+    def file_writer(*a, **k):
+        path = inner(*a, **k)
+        with open(path) as f:
+            params = json.load(f)
+        with open(path, "w") as f:
+            json.dump(apply_linear_solver(params), f, indent=2)
+        return path
+
+    setattr(module, name, dict_writer if kind == "dict" else file_writer)
 
 
 def parse_args(description, extra=None):
@@ -40,6 +91,9 @@ def parse_args(description, extra=None):
     if args.results:
         args.results = os.path.abspath(args.results)
     os.chdir(args.work)  # relative output folders land in WORKDIR
+    override = linear_solver_override()  # a malformed value fails here, before any run
+    if override is not None:
+        print(f"{LINEAR_SOLVER_ENV}: linear_solver_settings += {json.dumps(override)}")
     if not os.path.isdir(os.path.join(args.shared, "reference")):
         print(f"no reference data in {args.shared}/reference: skipped")
         sys.exit(SKIP)
@@ -70,6 +124,7 @@ def write_case(args, case_json, out_name, edit=None):
     params["problem_data"]["output_folder"] = os.path.splitext(out_name)[0] + "_output"
     if edit:
         edit(params)
+    apply_linear_solver(params)
     path = os.path.join(args.work, out_name)
     with open(path, "w") as f:
         json.dump(params, f, indent=2)
@@ -163,6 +218,8 @@ class Report:
                            f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}",
                 "date": time.strftime("%Y-%m-%d %H:%M:%S"),
             }
+            if linear_solver_override() is not None:
+                out["linear_solver_override"] = linear_solver_override()
             d = os.path.dirname(os.path.abspath(self.args.results))
             os.makedirs(d, exist_ok=True)
             with open(self.args.results, "w") as f:
