@@ -5,7 +5,7 @@ set(EF_WORKFLOW_OUT ${CMAKE_CURRENT_BINARY_DIR}/workflow)
 ef_add_c_test(test_forces_poiseuille SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_forces_poiseuille.c
               LABELS validation ARGS ${EF_WORKFLOW_OUT}/forces_poiseuille)
 set_tests_properties(test_forces_poiseuille PROPERTIES ENVIRONMENT
-                     "EDGEFLOW_PLUGIN_DIR=${CMAKE_LIBRARY_OUTPUT_DIRECTORY};OMP_NUM_THREADS=2")
+                     "EDGEFLOW_PLUGIN_DIR=${CMAKE_LIBRARY_OUTPUT_DIRECTORY};OMP_NUM_THREADS=2;OMP_WAIT_POLICY=passive")
 
 # Probes: location, interpolation, scheduling and errors on small hand-made meshes.
 ef_add_c_test(test_probes SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_probes.c
@@ -26,7 +26,7 @@ if(EXISTS ${EF_SYSTEM_PYTHON})
            COMMAND ${EF_SYSTEM_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/workflow/test_steady_state.py
                    ${CMAKE_SOURCE_DIR} $<TARGET_FILE:edgeflow> ${EF_WORKFLOW_OUT}/steady_state)
   set_tests_properties(steady_state_stop PROPERTIES LABELS "unit" TIMEOUT 120
-                       ENVIRONMENT "EDGEFLOW_PLUGIN_DIR=${CMAKE_LIBRARY_OUTPUT_DIRECTORY};OMP_NUM_THREADS=2")
+                       ENVIRONMENT "EDGEFLOW_PLUGIN_DIR=${CMAKE_LIBRARY_OUTPUT_DIRECTORY};OMP_NUM_THREADS=2;OMP_WAIT_POLICY=passive")
 endif()
 
 # A fixed time_step cut by the stability limit: step-based schedules count the user's time steps.
@@ -35,7 +35,7 @@ if(EXISTS ${EF_SYSTEM_PYTHON})
            COMMAND ${EF_SYSTEM_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/workflow/test_time_step_semantics.py
                    ${CMAKE_SOURCE_DIR} $<TARGET_FILE:edgeflow> ${EF_WORKFLOW_OUT}/time_step_semantics)
   set_tests_properties(time_step_semantics PROPERTIES LABELS "unit;io" TIMEOUT 120
-                       ENVIRONMENT "EDGEFLOW_PLUGIN_DIR=${CMAKE_LIBRARY_OUTPUT_DIRECTORY};OMP_NUM_THREADS=2")
+                       ENVIRONMENT "EDGEFLOW_PLUGIN_DIR=${CMAKE_LIBRARY_OUTPUT_DIRECTORY};OMP_NUM_THREADS=2;OMP_WAIT_POLICY=passive")
 endif()
 
 # kill -9 during a run writing a VTK file per solver step: the .pvd parses and lists the files.
@@ -63,7 +63,7 @@ if(EXISTS ${EF_SYSTEM_PYTHON})
                      ${CMAKE_SOURCE_DIR} $<TARGET_FILE:edgeflow> ${EF_WORKFLOW_OUT}/vtk_async_${mode} ${mode}
                      openmp_edge_based)
     set_tests_properties(vtk_async_${mode} PROPERTIES LABELS "unit;io" TIMEOUT 120
-                         ENVIRONMENT "EDGEFLOW_PLUGIN_DIR=${CMAKE_LIBRARY_OUTPUT_DIRECTORY};OMP_NUM_THREADS=2")
+                         ENVIRONMENT "EDGEFLOW_PLUGIN_DIR=${CMAKE_LIBRARY_OUTPUT_DIRECTORY};OMP_NUM_THREADS=2;OMP_WAIT_POLICY=passive")
     if(EF_WITH_OPENCL)
       add_test(NAME vtk_async_${mode}_opencl
                COMMAND ${EF_SYSTEM_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/workflow/test_async_output.py
@@ -83,12 +83,12 @@ if(EXISTS ${EF_SYSTEM_PYTHON})
            COMMAND ${EF_SYSTEM_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/workflow/test_stop_when_steady.py
                    ${CMAKE_SOURCE_DIR} $<TARGET_FILE:edgeflow> ${EF_WORKFLOW_OUT}/stop_when_steady)
   set_tests_properties(stop_when_steady PROPERTIES LABELS "validation" TIMEOUT 300
-                       ENVIRONMENT "EDGEFLOW_PLUGIN_DIR=${CMAKE_LIBRARY_OUTPUT_DIRECTORY};OMP_NUM_THREADS=2")
+                       ENVIRONMENT "EDGEFLOW_PLUGIN_DIR=${CMAKE_LIBRARY_OUTPUT_DIRECTORY};OMP_NUM_THREADS=2;OMP_WAIT_POLICY=passive")
   add_test(NAME stop_when_steady_full
            COMMAND ${EF_SYSTEM_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/workflow/test_stop_when_steady.py
                    ${CMAKE_SOURCE_DIR} $<TARGET_FILE:edgeflow> ${EF_WORKFLOW_OUT}/stop_when_steady_full --full)
   set_tests_properties(stop_when_steady_full PROPERTIES LABELS "validation;slow" TIMEOUT 600
-                       ENVIRONMENT "EDGEFLOW_PLUGIN_DIR=${CMAKE_LIBRARY_OUTPUT_DIRECTORY};OMP_NUM_THREADS=2")
+                       ENVIRONMENT "EDGEFLOW_PLUGIN_DIR=${CMAKE_LIBRARY_OUTPUT_DIRECTORY};OMP_NUM_THREADS=2;OMP_WAIT_POLICY=passive")
 endif()
 
 # The Python binding under wrong call orders (EdgeflowError, not a segfault) and views that
