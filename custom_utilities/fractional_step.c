@@ -81,6 +81,10 @@ static int check_settings(const ef_fs_settings *s) {
            "fractional step: implicit viscosity needs a tolerance in (0, 1) and a positive iteration limit "
            "(got %g, %d)",
            s->viscous_rtol, s->viscous_max_iterations);
+  EF_CHECK(s->viscous_correction >= 0 && s->viscous_correction <= 3, EF_ERR_PARAMETER,
+           "fractional step: viscous correction must be 0 (lumped), 1 (viscous), 2 (viscous, unfiltered) or 3 "
+           "(rotational), got %d",
+           s->viscous_correction);
   EF_CHECK(!s->viscous_implicit || s->nu_nodal || s->nu > 0.0, EF_ERR_PARAMETER,
            "fractional step: implicit viscosity needs a positive viscosity (got %g)", s->nu);
   return EF_SUCCESS;
@@ -778,6 +782,124 @@ int ef_fs_momentum(ef_fs *fs, double t, double dt, const double *u_n, const doub
 }
 
 /* ---------------------------------------------------------------------------
+ * The corrections of viscous_correction 1-3 (issue 16, fix (a); docs/implicit_viscosity.md).
+ *
+ * The pressure row enforces  D u_{n+1} + tau (L p_{n+1} - st) = 0  with the lumped correction
+ * u_{n+1} = uh - c M^-1 G dp (D M^-1 G ~ -K); written E(p) := D uh + tau (L p - st), it is
+ * c K dp = -E(p_{n+1}).  Through A = M + gamma dt nu K the correction gives D A^-1 G, which is dense;
+ * where A commutes with the gradient (no boundary) D A^-1 G = (1 + gamma dt nu K M^-1)^-1 D M^-1 G, and
+ * multiplied through the row becomes  c K dp = -(1 + gamma dt nu K M^-1) E,  the filter taken with E at
+ * p_n (E(p_n) = H p_n - f, before the filter).  The filter must act on the continuity residual E, not on
+ * D uh alone: with OSS D u_n = O(tau), not O(dt), and a filtered D uh moves the pressure by
+ * -2 gamma nu M^-1 D uh every step even at a steady state (measured: first order on the start-up channel). */
+
+/* q = M^-1 E(p_n) = M^-1 (H p_n - f) at the free-pressure rows, 0 at fixed ones, into component 0 of
+ * fs->cg_z (H and f as assembled; a fixed pressure that changes in the step leaves its neighbours' q off
+ * by h_IJ (p_J(t + dt) - p_J(t))). */
+static void imex_continuity_residual(ef_fs *fs, const double *p_n) {
+  const int64_t n = fs->n, *hrp = fs->h_row_ptr;
+  const int32_t *hc = fs->h_col;
+  const double *hv = fs->h_val, *f = fs->f, *invm = fs->ed->inv_mass;
+  const uint8_t *pfix = fs->s.pressure_fixed;
+  double *q = fs->cg_z;
+  EF_OMP(omp parallel for schedule(static))
+  for (int64_t i = 0; i < n; ++i) {
+    double e = 0.0;
+    if (!(pfix && pfix[i])) {
+      e = -f[i];
+      for (int64_t k = hrp[i]; k < hrp[i + 1]; ++k) e += hv[k] * p_n[hc[k]];
+    }
+    q[3 * i] = e * invm[i];
+    q[3 * i + 1] = q[3 * i + 2] = 0.0;
+  }
+}
+
+/* viscous_correction 1: f_I -= gamma dt nu_I (K q)_I at the free-pressure rows, and the block partials of
+ * f again. */
+static void imex_filter_pressure_rhs(ef_fs *fs, double dt, const double *p_n) {
+  const ef_edge_data *ed = fs->ed;
+  const int dim = ed->dim, S = ed->stride;
+  const int64_t n = fs->n, nb = fs->n_blocks, B = fs->block, *rp = ed->row_ptr;
+  const int32_t *col = ed->col;
+  const double *ev = ed->values, *nun = fs->s.nu_nodal;
+  const uint8_t *pfix = fs->s.pressure_fixed;
+  double a[4][4], ai[4][4], b[4], c[4];
+  ef_fs_imex_tableau(a, ai, b, c);
+  const double gdt = ai[1][1] * dt, nu = fs->s.nu;
+  double *q = fs->cg_z, *f = fs->f, *pf = fs->part_f, *pabs = fs->part_abs;
+  imex_continuity_residual(fs, p_n);
+  EF_OMP(omp parallel for schedule(static))
+  for (int64_t blk = 0; blk < nb; ++blk) {
+    const int64_t i1 = (blk + 1) * B < n ? (blk + 1) * B : n;
+    double sf = 0.0, sa = 0.0;
+    for (int64_t i = blk * B; i < i1; ++i) {
+      if (pfix && pfix[i]) continue;
+      const int ne = (int)(rp[i + 1] - rp[i]);
+      const int32_t *ci = col + rp[i];
+      const double *ei = ev + rp[i] * S;
+      double y[3] = {0.0, 0.0, 0.0};
+      if (dim == 3)
+        ef_row_viscous_operator(3, i, ne, ci, ei, 0.0, q, y);
+      else
+        ef_row_viscous_operator(2, i, ne, ci, ei, 0.0, q, y);
+      f[i] -= gdt * (nun ? nun[i] : nu) * y[0];
+      sf += f[i];
+      sa += fabs(f[i]);
+    }
+    pf[blk] = sf;
+    pabs[blk] = sa;
+  }
+}
+
+/* delta = -c (M + gamma dt nu K)^-1 G dp into fs->imex_u, fixed components 0 and slip nodes projected
+ * (the stages' projected CG, start: the lumped -c M^-1 G dp); adds to the viscous solver figures. */
+static int imex_correction(ef_fs *fs, double dt, const double *p_n, const double *p_new) {
+  const ef_edge_data *ed = fs->ed;
+  const int dim = ed->dim, S = ed->stride;
+  const int64_t n = fs->n, *rp = ed->row_ptr;
+  const int32_t *col = ed->col;
+  const double *ev = ed->values, *invm = ed->inv_mass, *nun = fs->s.nu_nodal;
+  double a[4][4], ai[4][4], b[4], c[4];
+  ef_fs_imex_tableau(a, ai, b, c);
+  const double dscale = 1.0 / (ai[1][1] * dt), cc = 0.5 * dt, nu = fs->s.nu;
+  double *x = fs->imex_u, *rhs = fs->imex_rhs;
+  EF_OMP(omp parallel for schedule(static))
+  for (int64_t i = 0; i < n; ++i) {
+    const int ne = (int)(rp[i + 1] - rp[i]);
+    const int32_t *ci = col + rp[i];
+    const double *ei = ev + rp[i] * S;
+    const double dpi = p_new[i] - p_n[i];
+    double g[3] = {0.0, 0.0, 0.0};
+    for (int k = 0; k < ne; ++k) {
+      const int64_t j = ci[k];
+      const double dp = (p_new[j] - p_n[j]) - dpi;
+      for (int q = 0; q < dim; ++q) g[q] += EF_EDGE_NABLA(ei, k, dim, q) * dp;
+    }
+    const double w = dscale / (nun ? nun[i] : nu);
+    double x0[3] = {0.0, 0.0, 0.0}, r0[3] = {0.0, 0.0, 0.0};
+    for (int q = 0; q < dim; ++q) {
+      r0[q] = -cc * g[q] * w;
+      x0[q] = -cc * invm[i] * g[q];
+    }
+    imex_project(fs, dim, i, x0);
+    for (int q = 0; q < 3; ++q) {
+      x[3 * i + q] = x0[q];
+      rhs[3 * i + q] = r0[q];
+    }
+  }
+  int its = 0;
+  double res = 0.0;
+  const double t0 = ef_wtime();
+  const int err = viscous_solve(fs, dscale, rhs, x, &its, &res);
+  fs->v_seconds += ef_wtime() - t0;
+  fs->v_iterations += its;
+  if (its > fs->v_max_iterations) fs->v_max_iterations = its;
+  if (res > fs->v_residual) fs->v_residual = res;
+  if (err) return ef_error_push(err, __FILE__, __LINE__, "in the viscous velocity correction");
+  return EF_SUCCESS;
+}
+
+/* ---------------------------------------------------------------------------
  * Step 3. */
 
 /* Step 3 assembly: H and f with symmetric elimination, null-space check and projection. */
@@ -825,6 +947,8 @@ int ef_fs_assemble_pressure(ef_fs *fs, double dt, const double *uh, const double
                     "pressure right-hand side is not finite at node %lld (intermediate velocity "
                     "(%g, %g, %g))",
                     (long long)bad, uh[3 * bad], uh[3 * bad + 1], uh[3 * bad + 2]);
+  if (fs->s.viscous_implicit && fs->s.viscous_correction == 1) imex_filter_pressure_rhs(fs, dt, p_n);
+  if (fs->s.viscous_implicit && fs->s.viscous_correction == 3) imex_continuity_residual(fs, p_n);
   double imbalance = 0.0;
   fs->H.constant_null_space = n_fixed == 0;
   if (n_fixed == 0) {
@@ -898,6 +1022,12 @@ int ef_fs_correct(ef_fs *fs, double dt, const double *uh, const double *p_n, con
   const uint8_t *vfix = fs->s.velocity_fixed, *slip = fs->s.slip_type;
   const double *sn = fs->s.slip_normal, *st = fs->s.slip_tangent;
   const double cc = 0.5 * dt, bound2 = fs->s.velocity_bound * fs->s.velocity_bound;
+  const int viscous = fs->s.viscous_implicit && (fs->s.viscous_correction == 1 || fs->s.viscous_correction == 2);
+  if (viscous) {
+    EF_CALL(imex_alloc(fs));
+    EF_CALL(imex_correction(fs, dt, p_n, p_new));
+  }
+  const double *delta = fs->imex_u;
   int64_t bad = INT64_MAX;
   EF_OMP(omp parallel for schedule(static) reduction(min : bad))
   for (int64_t i = 0; i < n; ++i) {
@@ -905,7 +1035,9 @@ int ef_fs_correct(ef_fs *fs, double dt, const double *uh, const double *p_n, con
     const int32_t *ci = col + rp[i];
     const double *ei = ev + rp[i] * S;
     double u[3] = {0.0, 0.0, 0.0}, uref[3] = {0.0, 0.0, 0.0};
-    if (dim == 3)
+    if (viscous)
+      for (int c = 0; c < dim; ++c) u[c] = uh[3 * i + c] + delta[3 * i + c];
+    else if (dim == 3)
       ef_row_correction(3, i, ne, ci, ei, p_new, p_n, invm[i], cc, uh, u);
     else
       ef_row_correction(2, i, ne, ci, ei, p_new, p_n, invm[i], cc, uh, u);
@@ -952,7 +1084,21 @@ int ef_fs_step(ef_fs *fs, double t, double dt, double *velocity, double *pressur
   EF_CALL(ef_fs_pressure(fs, dt, fs->uh, pressure, fs->pnew, &st));
   const double t3 = ef_wtime();
   EF_CALL(ef_fs_correct(fs, dt, fs->uh, pressure, fs->pnew, fs->unew));
+  if (fs->s.viscous_implicit && fs->s.viscous_correction) ef_fs_viscous_stats(fs, &st);
   const int64_t n = fs->n;
+  if (fs->s.viscous_implicit && fs->s.viscous_correction == 3) {
+    /* Rotational pressure (experiment, ef_fs_step only): the lumped correction with phi = dp of the
+     * unfiltered row, then p_{n+1} = p_n + phi - 2 gamma nu_I q_I (q of the assembly) at the free-pressure
+     * nodes: what viscous_correction 1 gives where the operators commute (c K dp = c K phi - gamma dt nu K q). */
+    double a[4][4], ai[4][4], b[4], c[4];
+    ef_fs_imex_tableau(a, ai, b, c);
+    const double *q = fs->cg_z, *nun = fs->s.nu_nodal, g2 = 2.0 * ai[1][1], nu = fs->s.nu;
+    const uint8_t *pfix = fs->s.pressure_fixed;
+    double *pw = fs->pnew;
+    EF_OMP(omp parallel for schedule(static))
+    for (int64_t i = 0; i < n; ++i)
+      if (!(pfix && pfix[i])) pw[i] -= g2 * (nun ? nun[i] : nu) * q[3 * i];
+  }
   const double *un = fs->unew, *pn = fs->pnew;
   EF_OMP(omp parallel for schedule(static))
   for (int64_t i = 0; i < n; ++i) {

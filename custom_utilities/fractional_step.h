@@ -34,7 +34,8 @@
  *      each solved per component with the fixed components of t + c_i dt eliminated and slip
  *      nodes projected (projected Jacobi CG on the 1/nu_I-scaled, symmetric system);
  *      uh = U_3 + dt M^-1 sum_j (b_j - a_3j) F_j  (= u_n + dt M^-1 sum_j b_j (F_j + V_j)).
- *    The reaction uses Rbar = sum_j b_j (F_j + V_j) with V at the stage values.
+ *    The reaction uses Rbar = sum_j b_j (F_j + V_j) with V at the stage values.  Steps 3 and 4 change
+ *    only with viscous_correction != 0 (below): the correction through M + gamma dt nu K.
  * Boundary conditions (arrays borrowed from the caller, read at every step, so fixity may
  * change between steps):
  *  - velocity_fixed[3 I + c]: the component is prescribed.  Its value is taken from the
@@ -121,6 +122,15 @@ typedef struct {
    * steps are cut to it), and in CFL mode dt <= viscous_number_max min_I hmin_I^2/nu_I (<= 0: no cap;
    * default 100). */
   double viscous_number_max;
+  /* Velocity correction with viscous_implicit (docs/implicit_viscosity.md, issue 16 fix (a); none
+   * restores second order on Taylor-Green, so the default stays 0):
+   * 0 = lumped, u = uh - c M^-1 G dp (step 4, default);
+   * 1 = viscous, u = uh - c (M + gamma dt nu K)^-1 G dp (one more projected CG solve, fixed components
+   *     and slip as in the stages), the pressure row's continuity residual E filtered by
+   *     (1 + gamma dt nu K M^-1) at p_n, the form this correction implies where the operators commute;
+   * 2 = the viscous correction with the pressure row unchanged (experiment);
+   * 3 = rotational (experiment): the lumped correction, then p_{n+1} -= 2 gamma nu M^-1 E(p_n) (ef_fs_step). */
+  int viscous_correction;
 } ef_fs_settings;
 
 /* Defaults: nu = 0, stabilisation on with (c1, c2, c3) = (1, 4, 2), the constants of Kratos'

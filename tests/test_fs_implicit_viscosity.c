@@ -21,7 +21,11 @@
  *      steady state at the automatic implicit step: |u.n| <= 1e-12 on the slip wall, profile
  *      within 1 % of f/nu (y H - y^2/2) (of its maximum), bottom-wall reaction within 3 % of f L H;
  *  (e) the time-step rule: from rest the convective limit is infinite and dt is the cap
- *      viscous_number_max min hmin^2/nu; a fixed step 40x the explicit limit is not cut. */
+ *      viscous_number_max min hmin^2/nu; a fixed step 40x the explicit limit is not cut;
+ *  (d') (d) with viscous_correction 1 (the correction through M + gamma dt nu K, issue 16 fix (a)): the same
+ *      gates (the correction solve keeps fixity and slip, and the filtered pressure row leaves the steady
+ *      state alone); corrections 2 and 3 (experiments): 50 steps, slip and a finite profile; correction 4
+ *      refused. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -311,12 +315,18 @@ static void test_stability(void) {
   stability_run(1.0, 0);
 }
 
-/* (d) and (e) */
-static void test_slip_and_dt(void) {
+/* (d) and (e) (correction 0); (d) with the viscous correction (1); the two experimental corrections (2, 3):
+ * 50 steps, slip and finiteness only. */
+static void test_slip_and_dt(int correction) {
   channel c;
   const double nu = 0.1, f = 0.1, H = 1.0, L = 2.0, pi = 3.14159265358979323846;
   channel_make(&c, 20, 10, L, H, pi / 6.0, 1, f);
   ef_fs *fs = channel_executor(&c, nu, 1, 1);
+  if (correction) {
+    ef_fs_settings s = *ef_fs_get_settings(fs);
+    s.viscous_correction = correction;
+    ASSERT_OK(ef_fs_set_settings(fs, &s));
+  }
   ef_fs_dt_settings dts = {0, 0.0, 0.5, 1e-9, 1e30};
   double dt = 0.0, stable = 0.0;
   int reduced = -1;
@@ -335,7 +345,8 @@ static void test_slip_and_dt(void) {
   int steps = 0;
   ef_fs_stats st;
   long its = 0;
-  while (steps < 2000 && change > 1e-10) {
+  const int max_steps = correction >= 2 ? 50 : 2000;
+  while (steps < max_steps && change > 1e-10) {
     ASSERT_OK(ef_fs_compute_dt(fs, c.u, &dts, &dt, NULL, NULL));
     memcpy(uold, c.u, v * sizeof(double));
     ASSERT_OK(ef_fs_step(fs, t, dt, c.u, c.p, c.reaction, &st));
@@ -354,13 +365,18 @@ static void test_slip_and_dt(void) {
     if (c.slip[i]) un = fmax(un, fabs(c.u[3 * i] * c.normal[3 * i] + c.u[3 * i + 1] * c.normal[3 * i + 1]));
     if (c.m.boundary[i] & EF_TM_YMIN) rx += c.reaction[3 * i] * e0 + c.reaction[3 * i + 1] * e1;
   }
-  SAY("slip: %d steps to t = %.3g (last dt %.3g = %.3g hmin^2/nu), %ld stage CG iterations; max |u.n| %.2e, "
-         "profile error %.3e, bottom reaction %.5g vs f L H %.5g\n",
-         steps, t, dt, dt * nu / (c.hmin * c.hmin), its, un, perr, rx, f * L * H);
-  EXPECT(change <= 1e-10, "not steady after %d steps (change %.3e)", steps, change);
-  EXPECT(un <= 1e-12, "|u.n| = %.3e on the slip wall", un);
-  EXPECT(perr <= 0.01, "profile error %.4f of u_max", perr);
-  EXPECT(fabs(rx - f * L * H) <= 0.03 * f * L * H, "bottom-wall reaction %.6g, expected %.6g", rx, f * L * H);
+  SAY("slip, correction %d: %d steps to t = %.3g (last dt %.3g = %.3g hmin^2/nu), %ld viscous CG iterations; "
+      "max |u.n| %.2e, profile error %.3e, bottom reaction %.5g vs f L H %.5g\n",
+      correction, steps, t, dt, dt * nu / (c.hmin * c.hmin), its, un, perr, rx, f * L * H);
+  EXPECT(un <= 1e-12, "|u.n| = %.3e on the slip wall (correction %d)", un, correction);
+  if (correction >= 2) {
+    EXPECT(isfinite(perr) && perr < 1.0, "correction %d: profile error %.3e after %d steps", correction, perr, steps);
+  } else {
+    EXPECT(change <= 1e-10, "not steady after %d steps (change %.3e, correction %d)", steps, change, correction);
+    EXPECT(perr <= 0.01, "profile error %.4f of u_max (correction %d)", perr, correction);
+    EXPECT(fabs(rx - f * L * H) <= 0.03 * f * L * H, "bottom-wall reaction %.6g, expected %.6g (correction %d)", rx,
+           f * L * H, correction);
+  }
   free(uold);
   ef_fs_destroy(&fs);
   channel_free(&c);
@@ -371,6 +387,17 @@ int main(void) {
   test_tableau();
   test_order();
   test_stability();
-  test_slip_and_dt();
+  for (int k = 0; k <= 3; ++k) test_slip_and_dt(k);
+  {
+    ef_fs_settings s;
+    ef_fs_settings_default(&s);
+    s.viscous_correction = 4;
+    channel c;
+    channel_make(&c, 4, 2, 1.0, 1.0, 0.0, 0, 0.0);
+    ef_fs *fs = NULL;
+    EXPECT(ef_fs_create(&c.ed, &s, &fs) == EF_ERR_PARAMETER && !fs, "viscous_correction 4 accepted");
+    ef_error_clear();
+    channel_free(&c);
+  }
   return failures ? 1 : 0;
 }

@@ -4,7 +4,7 @@ self-convergence in time on a fixed mesh (against a run with dt/16 on the same m
 long-run stability at large nu dt / hmin^2, on test_examples/taylor_green and
 test_examples/poiseuille_startup.
 
-    python3 tools/implicit_viscosity_study.py --build build --work /tmp/ivs order [--case tg|ps]
+    python3 tools/implicit_viscosity_study.py --build build --work /tmp/ivs order [--case tg|ps] [--correction C]
     python3 tools/implicit_viscosity_study.py --build build --work /tmp/ivs stability [--case tg|ps]
 
 hmin is the smallest element height of the mesh (the dt rule's h_min).  Order: dt_r = r hmin^2/nu,
@@ -26,11 +26,11 @@ only half of the pressure impulse (the correction uses dt/2, eq. 4 of fractional
 velocity error of every scheme.
 Stability: 2000 steps at r = 100 and 1000; kinetic energy history, max growth between steps and the
 2dt indicator |u_{n+1} - 2u_n + u_{n-1}| / |u_n| at the end."""
-import argparse, json, math, os, pathlib, subprocess, sys
+import argparse, json, math, os, pathlib, shutil, subprocess, sys
 
 import numpy as np
 
-STAB = [0.0, True, "zero", "frozen", 1.0]  # tau_c1, use_oss, start-up p(0), --stab, dt_tau
+STAB = [0.0, True, "zero", "frozen", 1.0, "lumped"]  # tau_c1, use_oss, start-up p(0), --stab, dt_tau, correction
 SRC = pathlib.Path(__file__).resolve().parent.parent
 
 
@@ -85,12 +85,16 @@ def case_params(name, nu, scheme, dt, T, level):
     ss["model_import_settings"]["input_filename"] = os.path.abspath(msh)
     ss["viscosity"] = nu
     ss["viscous_time_integration"] = scheme
+    if scheme == "implicit" and STAB[5] != "lumped":
+        ss["implicit_viscosity"] = {"correction": STAB[5]}
     ss["time_stepping"] = {"automatic_time_step": False, "time_step": dt}
     c1 = dt / STAB[4] if STAB[3] == "frozen" else STAB[0]
     ss["stabilization"] = {"tau_c1": c1, "use_oss": STAB[1]}
     p["problem_data"]["end_time"] = T
     p["problem_data"]["echo_level"] = 0
-    p["problem_data"]["output_folder"] = os.path.abspath(f"out_{name}")
+    out = os.path.abspath(f"out_{name}")
+    shutil.rmtree(out, ignore_errors=True)  # each run writes its manifest there
+    p["problem_data"]["output_folder"] = out
     p.pop("output_processes", None)
     path = os.path.abspath(f"{name}_{scheme}.json")
     pathlib.Path(path).write_text(json.dumps(p, indent=1))
@@ -152,8 +156,11 @@ def main():
     ap.add_argument("--stab", choices=["frozen", "oss", "none"], default="frozen")
     ap.add_argument("--p0", choices=["zero", "exact"], default="zero")
     ap.add_argument("--schemes", default="implicit,explicit")
+    ap.add_argument("--correction", default="lumped",
+                    help="implicit: solver_settings.implicit_viscosity.correction (lumped, viscous, "
+                    "viscous_unfiltered, rotational; docs/implicit_viscosity.md, fix (a))")
     a = ap.parse_args()
-    STAB[0], STAB[1], STAB[2], STAB[3] = a.tau_c1, a.stab != "none", a.p0, a.stab
+    STAB[0], STAB[1], STAB[2], STAB[3], STAB[5] = a.tau_c1, a.stab != "none", a.p0, a.stab, a.correction
     a.build = os.path.abspath(a.build)
     if a.results:
         a.results = os.path.abspath(a.results)
@@ -187,7 +194,8 @@ def main():
                 print(f"  {scheme}: T {T:.4g}, r {rs}\n    errors {['%.3e' % e for e in errs]}\n"
                       f"    orders {['%.3f' % o for o in orders]}", flush=True)
                 out[f"{name}_{scheme}"] = {"r": rs, "T": T, "dt": dts, "hmin": h, "nodes": len(X), "stab": a.stab,
-                                           "tau_c1": a.tau_c1, "p0": a.p0, "errors": errs, "orders": orders}
+                                           "tau_c1": a.tau_c1, "p0": a.p0, "correction": a.correction, "errors": errs,
+                                           "orders": orders}
         else:
             STAB[0], STAB[1], STAB[3] = (a.tau_c1 or 1.0), a.stab != "none", "oss"  # production tau (c1 = 1)
             for r in (100, 1000):

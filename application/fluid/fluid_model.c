@@ -20,7 +20,8 @@ const char ef_fluid_settings_defaults[] =
     " \"stabilization\": {\"tau_c1\": 1.0, \"tau_c2\": 4.0, \"tau_c3\": 2.0, \"use_oss\": true},"
     " \"divergence_velocity_bound\": 1e6, \"divergence_velocity_factor\": 100.0,"
     " \"viscous_time_integration\": \"explicit\","
-    " \"implicit_viscosity\": {\"tolerance\": 1e-10, \"max_iteration\": 10000, \"maximum_viscous_number\": 100.0},"
+    " \"implicit_viscosity\": {\"tolerance\": 1e-10, \"max_iteration\": 10000, \"maximum_viscous_number\": 100.0,"
+    "     \"correction\": \"lumped\"},"
     " \"linear_solver_settings\": {}, \"device\": {}}";
 
 /* Keys only Kratos' own fluid solvers use: accepted with one warning. */

@@ -85,6 +85,16 @@ int ef_strategy_read_settings(const ef_strategy_config *config, ef_fs_settings *
            "solver_settings.implicit_viscosity.max_iteration must be in [1, 1e9], got %ld", max_it);
   fs->viscous_max_iterations = (int)max_it;
   EF_CALL(ef_parameters_get_double(iv, "maximum_viscous_number", &fs->viscous_number_max));
+  const char *corr = "lumped"; /* optional: settings built without the defaults (tests) lack it */
+  if (ef_parameters_has(iv, "correction")) EF_CALL(ef_parameters_get_string(iv, "correction", &corr));
+  EF_CHECK(!strcmp(corr, "lumped") || !strcmp(corr, "viscous") || !strcmp(corr, "viscous_unfiltered") ||
+               !strcmp(corr, "rotational"),
+           EF_ERR_PARAMETER,
+           "solver_settings.implicit_viscosity.correction must be \"lumped\", \"viscous\", "
+           "\"viscous_unfiltered\" or \"rotational\", got \"%s\"",
+           corr);
+  fs->viscous_correction =
+      !strcmp(corr, "lumped") ? 0 : !strcmp(corr, "viscous") ? 1 : !strcmp(corr, "viscous_unfiltered") ? 2 : 3;
   EF_CHECK(fs->viscous_rtol > 0 && fs->viscous_rtol < 1 && fs->viscous_max_iterations > 0, EF_ERR_PARAMETER,
            "solver_settings.implicit_viscosity: need 0 < tolerance < 1 and max_iteration > 0");
   EF_CHECK(fs->viscous_number_max >= 0, EF_ERR_PARAMETER,
