@@ -473,19 +473,27 @@ EF_INLINE double ef_row_pressure_system(const int dim, const ef_i64 i, const int
   return f;
 }
 
-/* Velocity correction (step 4): u_I = uh_I - c M_II^-1 sum_{J!=I} nabla_IJ (dp_J - dp_I),
- * dp = p_{n+1} - p_n. */
-EF_INLINE void ef_row_correction(const int dim, const ef_i64 i, const int ne, EF_GLOBAL const ef_i32 *col,
-                                 EF_GLOBAL const double *ev, EF_GLOBAL const double *pnew,
-                                 EF_GLOBAL const double *pold, const double inv_mass, const double cc,
-                                 EF_GLOBAL const double *uh, double *u) {
+/* The gradient of the pressure increment at I: g = sum_{J!=I} nabla_IJ (dp_J - dp_I), dp = p_{n+1} - p_n
+ * (g[dim..2] are left 0). */
+EF_INLINE void ef_row_increment_gradient(const int dim, const ef_i64 i, const int ne, EF_GLOBAL const ef_i32 *col,
+                                         EF_GLOBAL const double *ev, EF_GLOBAL const double *pnew,
+                                         EF_GLOBAL const double *pold, double *g) {
   const double dpi = pnew[i] - pold[i];
-  double g[3] = {0.0, 0.0, 0.0};
+  g[0] = g[1] = g[2] = 0.0;
   for (int k = 0; k < ne; ++k) {
     const ef_i64 j = col[k];
     const double dp = (pnew[j] - pold[j]) - dpi;
     for (int c = 0; c < dim; ++c) g[c] += EF_EDGE_NABLA(ev, k, dim, c) * dp;
   }
+}
+
+/* Velocity correction (step 4): u_I = uh_I - c M_II^-1 g_I, g from ef_row_increment_gradient. */
+EF_INLINE void ef_row_correction(const int dim, const ef_i64 i, const int ne, EF_GLOBAL const ef_i32 *col,
+                                 EF_GLOBAL const double *ev, EF_GLOBAL const double *pnew,
+                                 EF_GLOBAL const double *pold, const double inv_mass, const double cc,
+                                 EF_GLOBAL const double *uh, double *u) {
+  double g[3];
+  ef_row_increment_gradient(dim, i, ne, col, ev, pnew, pold, g);
   for (int c = 0; c < dim; ++c) u[c] = uh[3 * i + c] - cc * inv_mass * g[c];
 }
 

@@ -868,13 +868,11 @@ static int imex_correction(ef_fs *fs, double dt, const double *p_n, const double
     const int ne = (int)(rp[i + 1] - rp[i]);
     const int32_t *ci = col + rp[i];
     const double *ei = ev + rp[i] * S;
-    const double dpi = p_new[i] - p_n[i];
-    double g[3] = {0.0, 0.0, 0.0};
-    for (int k = 0; k < ne; ++k) {
-      const int64_t j = ci[k];
-      const double dp = (p_new[j] - p_n[j]) - dpi;
-      for (int q = 0; q < dim; ++q) g[q] += EF_EDGE_NABLA(ei, k, dim, q) * dp;
-    }
+    double g[3];
+    if (dim == 3)
+      ef_row_increment_gradient(3, i, ne, ci, ei, p_new, p_n, g);
+    else
+      ef_row_increment_gradient(2, i, ne, ci, ei, p_new, p_n, g);
     const double w = dscale / (nun ? nun[i] : nu);
     double x0[3] = {0.0, 0.0, 0.0}, r0[3] = {0.0, 0.0, 0.0};
     for (int q = 0; q < dim; ++q) {
