@@ -11,21 +11,8 @@ mkdir -p "$out"; out=$(cd "$out" && pwd)
 edgeflow=${EDGEFLOW:-$root/build/bin/edgeflow}
 for dt in "${@:-case}"; do
   dir="$out/dt_$dt"; mkdir -p "$dir"
-  python3 - "$case_dir" "$dir/case.json" "$strategy" "$dt" <<'PY'
-import json, os, sys
-src, dst, strategy, dt = sys.argv[1:5]
-p = json.load(open(os.path.join(src, "ProjectParameters.json")))
-ss = p["solver_settings"]
-ss["solver_type"] = strategy
-mis = ss["model_import_settings"]
-mis["input_filename"] = os.path.join(src, mis["input_filename"])
-ss["density"] = 1.0
-ss["dynamic_viscosity"] = 1e-3
-if dt != "case":
-    ss.setdefault("time_stepping", {})["time_step"] = float(dt)
-p["problem_data"]["end_time"] = 5.0
-json.dump(p, open(dst, "w"), indent=1)
-PY
+  ts=(); [ "$dt" = case ] || ts=(--time-step "$dt")
+  python3 "$root/benchmarks/prepare_kratos_case.py" "$case_dir" "$dir/case.json" "$strategy" "${ts[@]}" --end-time 5 || exit 1
   t0=$(date +%s.%N)
   (cd "$dir" && "$edgeflow" run case.json --skip-unsupported --output "$dir/run" --quiet > log 2>&1)
   rc=$?

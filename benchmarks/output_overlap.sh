@@ -16,31 +16,9 @@ edgeflow=${EDGEFLOW:-$root/build/bin/edgeflow}
 edgeflow=$(cd "$(dirname "$edgeflow")" && pwd)/$(basename "$edgeflow")
 for mode in false true; do
   dir="$out/async_$mode"; rm -rf "$dir"; mkdir -p "$dir"
-  python3 - "$case_dir" "$dir/case.json" "$strategy" "$mode" "$end_time" <<'PY'
-import json, os, sys
-src, dst, strategy, mode, end_time = sys.argv[1:6]
-p = json.load(open(os.path.join(src, "ProjectParameters.json")))
-ss = p["solver_settings"]
-ss["solver_type"] = strategy
-mis = ss["model_import_settings"]
-if not os.path.isabs(mis["input_filename"]):
-    mis["input_filename"] = os.path.join(src, mis["input_filename"])
-ss.setdefault("density", 1.0)
-if "viscosity" not in ss:
-    ss.setdefault("dynamic_viscosity", 1e-3)
-if end_time != "case":
-    p["problem_data"]["end_time"] = float(end_time)
-n = 0
-for blocks in p.get("output_processes", {}).values():
-    for b in blocks:
-        if b.get("python_module") == "vtk_output_process":
-            b.setdefault("Parameters", {})["asynchronous_write"] = mode == "true"
-            n += 1
-if n == 0:
-    sys.exit("the case has no vtk_output_process")
-json.dump(p, open(dst, "w"), indent=1)
-PY
-  [ $? -eq 0 ] || exit 1
+  te=(); [ "$end_time" = case ] || te=(--end-time "$end_time")
+  python3 "$root/benchmarks/prepare_kratos_case.py" "$case_dir" "$dir/case.json" "$strategy" "${te[@]}" \
+    --asynchronous-write "$mode" || exit 1
   t0=$(date +%s.%N)
   (cd "$dir" && "$edgeflow" run case.json --skip-unsupported --output "$dir/run" --quiet > log 2>&1)
   rc=$?
