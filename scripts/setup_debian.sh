@@ -9,7 +9,8 @@ packages=(build-essential cmake pkg-config ocl-icd-opencl-dev opencl-headers poc
           libcjson-dev libmatheval-dev zlib1g-dev gmsh python3 python3-numpy python3-vtk9 python3-matplotlib)
 for arg in "$@"; do
   case "$arg" in
-    --tests) packages+=(petsc-dev oclgrind xvfb xauth clang libclang-rt-14-dev llvm) ;; # clang: the fuzz smoke runs
+    --tests) packages+=(petsc-dev oclgrind xvfb xauth clang libclang-rt-14-dev llvm # clang: the fuzz smoke runs
+                        libopenmpi-dev openmpi-bin libmetis-dev) ;; # the MPI build and its mpirun tests (docs/mpi.md)
     --figures) packages+=(xvfb xauth) ;;
   esac
 done

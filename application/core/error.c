@@ -50,7 +50,7 @@ const char *ef_error_name(int code) {
                                 "EF_ERR_PARSE",      "EF_ERR_PARAMETER",  "EF_ERR_MESH",
                                 "EF_ERR_NOT_FOUND",  "EF_ERR_UNSUPPORTED", "EF_ERR_OPENCL",
                                 "EF_ERR_PETSC",      "EF_ERR_SOLVER",     "EF_ERR_DIVERGED",
-                                "EF_ERR_INTERNAL"};
+                                "EF_ERR_INTERNAL",   "EF_ERR_COMM"};
   if (code < 0 || code >= (int)(sizeof names / sizeof names[0])) return "EF_ERR_UNKNOWN";
   return names[code];
 }

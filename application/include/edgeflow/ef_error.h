@@ -27,7 +27,8 @@ enum {
   EF_ERR_PETSC = 9,       /* a PETSc call failed */
   EF_ERR_SOLVER = 10,     /* linear solver broke down or did not converge */
   EF_ERR_DIVERGED = 11,   /* the flow solution diverged */
-  EF_ERR_INTERNAL = 12    /* a broken invariant: a bug */
+  EF_ERR_INTERNAL = 12,   /* a broken invariant: a bug */
+  EF_ERR_COMM = 13        /* a communication (MPI) call failed */
 };
 
 /* Record an error message (printf style) for this thread and return code. */

@@ -1,0 +1,33 @@
+# MPI domain decomposition (docs/mpi.md).
+# The partition invariants, all ranks in one process (METIS when EDGEFLOW_MPI is on, slabs always).
+ef_add_c_test(test_partition SOURCES test_partition.c LABELS "unit")
+
+if(EF_HAVE_MPI)
+  # Under mpirun: partition, halo exchange, distributed Jacobi CG against the serial CG (ef_mpi_check).
+  # Containers and CI run as root and on fewer cores than ranks: --allow-run-as-root only for root,
+  # --oversubscribe, one OpenMP thread per rank, no CMA single-copy (blocked in containers), shared
+  # memory only and the local launcher (plm=isolated: CI installs no ssh, which the default launcher wants).
+  execute_process(COMMAND id -u OUTPUT_VARIABLE EF_UID OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+  set(EF_MPIRUN ${MPIEXEC_EXECUTABLE} --oversubscribe)
+  if(EF_UID STREQUAL "0")
+    list(APPEND EF_MPIRUN --allow-run-as-root)
+  endif()
+  set(EF_MPI_ENV "OMP_NUM_THREADS=1;OMP_WAIT_POLICY=passive;OMPI_MCA_btl_vader_single_copy_mechanism=none"
+                 "OMPI_MCA_rmaps_base_oversubscribe=1;OMPI_MCA_btl=self,vader;OMPI_MCA_plm=isolated;EDGEFLOW_PLUGIN_DIR=${CMAKE_LIBRARY_OUTPUT_DIRECTORY}")
+  function(ef_add_mpi_check name np)
+    add_test(NAME ${name} COMMAND ${EF_MPIRUN} ${MPIEXEC_NUMPROC_FLAG} ${np} $<TARGET_FILE:ef_mpi_check> ${ARGN})
+    set_tests_properties(${name} PROPERTIES LABELS "mpi" TIMEOUT 120 PROCESSORS ${np}
+                         PASS_REGULAR_EXPRESSION "ef_mpi_check: PASSED" FAIL_REGULAR_EXPRESSION "FAILED|rank [0-9]+ of"
+                         ENVIRONMENT "${EF_MPI_ENV}")
+  endfunction()
+  ef_add_mpi_check(mpi_cg_box2d_np2 2 --box2d 40)
+  ef_add_mpi_check(mpi_cg_box2d_np3 3 --box2d 40)
+  ef_add_mpi_check(mpi_cg_cavity3d_np2 2 --mesh ${CMAKE_SOURCE_DIR}/test_examples/cavity3d/cavity3d.msh)
+  ef_add_mpi_check(mpi_cg_cavity3d_np3 3 --mesh ${CMAKE_SOURCE_DIR}/test_examples/cavity3d/cavity3d.msh)
+  # One rank fails (as with bad input on its piece): mpirun exits non-zero within 60 s with its message.
+  add_test(NAME mpi_rank_failure_np3
+           COMMAND ${CMAKE_COMMAND} "-DCOMMAND=${EF_MPIRUN};${MPIEXEC_NUMPROC_FLAG};3;$<TARGET_FILE:ef_mpi_check>;--box2d;20;--fail-rank;2"
+                   "-DEXPECT=rank 2 of 3: .*injected failure" -DSECONDS=60
+                   -P ${CMAKE_SOURCE_DIR}/cmake/expect_failure.cmake)
+  set_tests_properties(mpi_rank_failure_np3 PROPERTIES LABELS "mpi" TIMEOUT 90 PROCESSORS 3 ENVIRONMENT "${EF_MPI_ENV}")
+endif()
