@@ -16,7 +16,8 @@
  *
  * Any error on any rank stops all of them with that rank's message (ef_comm_abort);
  * --fail-rank R makes rank R fail as a rank with bad input would, for the test of that path.
- * --box2d/--box3d: the jittered unit box of tests/ef_test_mesh.h (N cells a side).
+ * --box2d/--box3d: the jittered unit box of tests/ef_test_mesh.h (N cells a side; jitter 0.25 in 2D,
+ * 0.1 in 3D, where larger offsets can invert a tetrahedron).
  */
 #include <math.h>
 #include <stdio.h>
@@ -261,11 +262,12 @@ int main(int argc, char **argv) {
   } else {
     ef_test_mesh tm = {0};
     int bad = o.box_dim == 2 ? ef_test_mesh_2d(o.box_n, o.box_n, 1.0, 1.0, 0.25, 7, &tm)
-                             : ef_test_mesh_3d(o.box_n, o.box_n, o.box_n, 1.0, 1.0, 1.0, 0.25, 7, &tm);
+                             : ef_test_mesh_3d(o.box_n, o.box_n, o.box_n, 1.0, 1.0, 1.0, 0.1, 7, &tm);
     if (!bad) err = box_model_part(&tm, &mp);
     ef_test_mesh_free(&tm);
-    EF_CHECK_GOTO(!bad, EF_ERR_MEMORY, fail, "ef_mpi_check: the %dD box mesh of %d cells a side failed", o.box_dim,
-                  o.box_n);
+    EF_CHECK_GOTO(!bad, EF_ERR_MESH, fail,
+                  "ef_mpi_check: the %dD box mesh of %d cells a side failed (out of memory or an inverted element)",
+                  o.box_dim, o.box_n);
     if (err) goto fail;
   }
   dim = mp->dim;
@@ -275,8 +277,8 @@ int main(int argc, char **argv) {
   coords = mp->coords;
   elements = mp->elements;
   if (rank == o.fail_rank)
-    EF_CHECK_GOTO(0, EF_ERR_IO, fail, "ef_mpi_check: injected failure (--fail-rank %d): this rank cannot read its piece",
-                  o.fail_rank);
+    EF_CHECK_GOTO(0, EF_ERR_IO, fail,
+                  "ef_mpi_check: injected failure (--fail-rank %d): this rank cannot read its piece", o.fail_rank);
 
   /* Partition (every rank reads the mesh and runs the same METIS call). */
   double t0 = ef_wtime();

@@ -3,12 +3,11 @@
  * Strategy (docs/mpi.md): every rank reads the whole mesh and partitions it redundantly with the
  * same deterministic METIS call (METIS_PartGraphKway on the node graph, fixed seed); the ranks
  * check that they got the same partition (a checksum through two reductions) and each keeps its
- * piece.  No rank sends mesh data to another.  Memory: every rank holds the global mesh while it
- * partitions (coordinates 24 B/node, connectivity 4 (d+1) B/element, about 5.2 tetrahedra or 2
- * triangles per node) plus the node graph (4 B per directed edge, about 14 per node in 3D and 6 in
- * 2D, + 4 B/node) and METIS' work arrays (a few times the graph), about 0.25 kB per node in 3D: 2.5
- * GB per rank at 10M nodes.  Above that, rank 0 partitions and scatters, or ParMETIS (step 1's
- * later options).
+ * piece.  No rank sends mesh data to another.  Memory: while it partitions, every rank holds the
+ * global mesh (~200 B/node in 3D: coordinates, ids, 5-6 tetrahedra per node), the node graph (~64
+ * B/node in 3D), METIS' copy of it and METIS' work arrays: an estimated 0.5 kB per node in 3D, 5 GB
+ * per rank at 10M nodes (docs/mpi.md has the measurement).  Beyond that, rank 0 partitions and
+ * scatters, or ParMETIS (later options).
  *
  * A rank's piece: the owned nodes first (local 0..n_owned-1, ascending global index), then one
  * layer of ghost nodes (n_owned..n_nodes-1, grouped by owning rank, ascending, and inside a rank by
