@@ -277,6 +277,27 @@ int ef_partition_create(ef_comm comm, ef_model_part mp, int *part, ef_partition 
                    "partition: the ranks computed different partitions of the same mesh (checksums %.0f..%.0f): "
                    "METIS is not deterministic across these processes",
                    check[0][1], check[1][1]);
+  /* Every rank must own a node; all ranks see the same partition, so all fail alike. */
+  int64_t *owned = NULL;
+  if (!err) {
+    owned = calloc((size_t)size, sizeof *owned);
+    if (!owned) err = EF_ERROR(EF_ERR_MEMORY, "partition: out of memory (%d ranks)", size);
+  }
+  if (!err) {
+    int empty = 0, first = -1;
+    for (int64_t i = 0; i < n_nodes; ++i) owned[own[i]]++;
+    for (int q = size - 1; q >= 0; --q)
+      if (!owned[q]) {
+        empty++;
+        first = q;
+      }
+    if (empty)
+      err = EF_ERROR(EF_ERR_MESH,
+                     "partition: METIS left %d of %d ranks without a node (rank %d first): the mesh of %lld nodes is "
+                     "too small for %d ranks",
+                     empty, size, first, (long long)n_nodes, size);
+  }
+  free(owned);
   if (!err) err = ef_partition_build(mp, own, rank, size, out);
   if (own != part) free(own);
   return err;
