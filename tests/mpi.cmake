@@ -24,6 +24,10 @@ if(EF_HAVE_MPI)
   ef_add_mpi_check(mpi_cg_box2d_np3 3 --box2d 40)
   ef_add_mpi_check(mpi_cg_cavity3d_np2 2 --mesh ${CMAKE_SOURCE_DIR}/test_examples/cavity3d/cavity3d.msh)
   ef_add_mpi_check(mpi_cg_cavity3d_np3 3 --mesh ${CMAKE_SOURCE_DIR}/test_examples/cavity3d/cavity3d.msh)
+  # Pure Neumann (the closed cavity's pressure): constant null space, both CGs in 1-perp.
+  ef_add_mpi_check(mpi_cg_box2d_neumann_np2 2 --box2d 40 --neumann 1)
+  ef_add_mpi_check(mpi_cg_cavity3d_neumann_np3 3 --mesh ${CMAKE_SOURCE_DIR}/test_examples/cavity3d/cavity3d.msh
+                   --neumann 1)
   # One rank fails (as with bad input on its piece): mpirun exits non-zero within 60 s with its message.
   add_test(NAME mpi_rank_failure_np3
            COMMAND ${CMAKE_COMMAND} "-DCOMMAND=${EF_MPIRUN};${MPIEXEC_NUMPROC_FLAG};3;$<TARGET_FILE:ef_mpi_check>;--box2d;20;--fail-rank;2"

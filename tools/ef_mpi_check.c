@@ -5,11 +5,14 @@
  * same global system.
  *
  *   mpirun -n P ef_mpi_check (--mesh FILE | --box2d N | --box3d N) [--rtol R] [--max-it N]
- *                            [--max-diff D] [--max-its-diff K] [--fail-rank R]
+ *                            [--max-diff D] [--max-its-diff K] [--fail-rank R] [--neumann 1]
  *
  * The system: A = the edge Laplacian (L_IJ = tr L^d_IJ, A_II = -sum_J L_IJ, as the fractional
  * step's pressure matrix), with p = 0 on the nodes of the side x = max x (Dirichlet rows of the
  * identity, their columns eliminated, so A stays symmetric), b_I = M_I f(x_I) for a smooth f.
+ * --neumann 1: no Dirichlet node, as the pressure of a closed cavity: A 1 = 0, both CGs work in
+ * 1-perp (b's mean removed; host_cg.c's constant_null_space) and the solutions are compared with
+ * their means removed.
  * Checks: every node owned exactly once; a halo exchange of 1 and 3 components gives every ghost
  * its owner's value; max |x_P - x_1| / max |x_1| <= --max-diff (1e-8) at rtol (1e-12); the
  * iteration counts differ by at most --max-its-diff (2).  Exit status 0 when all hold.
@@ -39,7 +42,7 @@ typedef struct {
   const char *mesh;
   int box_dim, box_n;
   double rtol, max_diff;
-  int max_it, max_its_diff, fail_rank;
+  int max_it, max_its_diff, fail_rank, neumann;
 } options;
 
 /* Rows 0..n_rows-1 of a matrix over the columns of an edge data (diagonal inside, sorted). */
@@ -105,9 +108,16 @@ static double source(const double *x) { return 1.0 + sin(3.0 * x[0]) * cos(2.0 *
  * sqrt(b.D^-1 b) < rtol) with the sums of owned rows reduced over the ranks; x (n_nodes, ghosts
  * included) starts at 0.  Every decision uses reduced values, so all ranks take the same branch. */
 static int distributed_cg(ef_comm comm, ef_halo halo, const ef_partition *pt, const rows_csr *A, const double *b,
-                          double *x, double rtol, int max_it, int *iterations, double *residual) {
+                          int null_space, double *x, double rtol, int max_it, int *iterations, double *residual) {
   const int64_t n = pt->n_owned;
   int err = EF_SUCCESS;
+  /* A 1 = 0 (no Dirichlet row): solve in 1-perp, b's mean removed as the host CG does. */
+  double bmean = 0.0;
+  if (null_space) {
+    for (int64_t i = 0; i < n; ++i) bmean += b[i];
+    EF_CALL(ef_comm_allreduce(comm, &bmean, 1, EF_COMM_SUM));
+    bmean /= (double)pt->n_global_nodes;
+  }
   double *r = NULL, *p = NULL, *q = NULL, *dinv = NULL;
   r = malloc((size_t)n * sizeof *r);
   p = calloc((size_t)pt->n_nodes, sizeof *p);
@@ -121,10 +131,10 @@ static int distributed_cg(ef_comm comm, ef_halo halo, const ef_partition *pt, co
     EF_CHECK_GOTO(A->diag[i] > 0.0, EF_ERR_SOLVER, done, "distributed CG: diagonal of row %lld (global %lld) is %g",
                   (long long)i, (long long)pt->global_node[i], A->diag[i]);
     dinv[i] = 1.0 / A->diag[i];
-    r[i] = b[i];
+    r[i] = b[i] - bmean;
     p[i] = dinv[i] * r[i];
     sums[0] += r[i] * dinv[i] * r[i];
-    sums[1] += b[i] * dinv[i] * b[i];
+    sums[1] += r[i] * dinv[i] * r[i];
   }
   EF_CALL_GOTO(ef_comm_allreduce(comm, sums, 2, EF_COMM_SUM), done);
   double rz = sums[0];
@@ -172,8 +182,8 @@ done:
 }
 
 /* Dirichlet nodes: those on the side x = xmax. */
-static void mark_dirichlet(int64_t n, const double *coords, double xmax, double tol, unsigned char *dir) {
-  for (int64_t i = 0; i < n; ++i) dir[i] = coords[3 * i] >= xmax - tol;
+static void mark_dirichlet(int64_t n, const double *coords, double xmax, double tol, int neumann, unsigned char *dir) {
+  for (int64_t i = 0; i < n; ++i) dir[i] = !neumann && coords[3 * i] >= xmax - tol;
 }
 
 /* The jittered box of ef_test_mesh.h as a model part (nodes and elements only). */
@@ -195,7 +205,7 @@ static int box_model_part(const ef_test_mesh *tm, ef_model_part *out) {
 }
 
 static int parse(int argc, char **argv, options *o) {
-  *o = (options){NULL, 0, 0, 1e-12, 1e-8, 20000, 2, -1};
+  *o = (options){NULL, 0, 0, 1e-12, 1e-8, 20000, 2, -1, 0};
   for (int a = 1; a < argc; ++a) {
     const char *k = argv[a];
     EF_CHECK(a + 1 < argc, EF_ERR_PARAMETER, "ef_mpi_check: %s needs a value", k);
@@ -221,10 +231,12 @@ static int parse(int argc, char **argv, options *o) {
       o->max_its_diff = (int)x;
     } else if (!strcmp(k, "--fail-rank")) {
       o->fail_rank = (int)x;
+    } else if (!strcmp(k, "--neumann")) {
+      o->neumann = x != 0.0;
     } else {
       return EF_ERROR(EF_ERR_PARAMETER,
                       "ef_mpi_check: unknown option %s (usage: ef_mpi_check --mesh FILE | --box2d N | --box3d N "
-                      "[--rtol R] [--max-it N] [--max-diff D] [--max-its-diff K] [--fail-rank R])",
+                      "[--rtol R] [--max-it N] [--max-diff D] [--max-its-diff K] [--fail-rank R] [--neumann 1])",
                       k);
     }
   }
@@ -322,14 +334,14 @@ int main(int argc, char **argv) {
   b = malloc((size_t)pt.n_owned * sizeof *b);
   x = malloc((size_t)pt.n_nodes * sizeof *x);
   EF_CHECK_GOTO(dir && b && x, EF_ERR_MEMORY, fail, "ef_mpi_check: out of memory");
-  mark_dirichlet(pt.n_nodes, pt.coords, bounds[0], xtol, dir);
+  mark_dirichlet(pt.n_nodes, pt.coords, bounds[0], xtol, o.neumann, dir);
   EF_CALL_GOTO(assemble_rows(&ed, pt.n_owned, dir, &A), fail);
   for (int64_t i = 0; i < pt.n_owned; ++i) b[i] = dir[i] ? 0.0 : ed.mass[i] * source(pt.coords + 3 * i);
 
   int its = 0;
   double res = 0.0;
   t0 = ef_wtime();
-  EF_CALL_GOTO(distributed_cg(comm, halo, &pt, &A, b, x, o.rtol, o.max_it, &its, &res), fail);
+  EF_CALL_GOTO(distributed_cg(comm, halo, &pt, &A, b, o.neumann, x, o.rtol, o.max_it, &its, &res), fail);
   t_cg = ef_wtime() - t0;
   for (int64_t i = pt.n_owned; i < pt.n_nodes; ++i) /* the final exchange is a 1-component one */
     EF_CHECK_GOTO(isfinite(x[i]), EF_ERR_INTERNAL, fail, "ef_mpi_check: ghost %lld not received", (long long)i);
@@ -361,25 +373,31 @@ int main(int argc, char **argv) {
     gb = malloc((size_t)n * sizeof *gb);
     xs = calloc((size_t)n, sizeof *xs);
     EF_CHECK_GOTO(gdir && gb && xs, EF_ERR_MEMORY, fail, "ef_mpi_check: out of memory");
-    mark_dirichlet(n, coords, bounds[0], xtol, gdir);
+    mark_dirichlet(n, coords, bounds[0], xtol, o.neumann, gdir);
     EF_CALL_GOTO(assemble_rows(&ged, n, gdir, &G), fail);
     for (int64_t i = 0; i < n; ++i) gb[i] = gdir[i] ? 0.0 : ged.mass[i] * source(coords + 3 * i);
-    ef_csr S = {n, G.row_ptr[n], G.row_ptr, NULL, G.col, G.val, NULL, 0};
+    ef_csr S = {n, G.row_ptr[n], G.row_ptr, NULL, G.col, G.val, NULL, o.neumann};
     EF_CALL_GOTO(ef_host_cg_create(n, &cg), fail);
     int sits = 0;
     double sres = 0.0;
     EF_CALL_GOTO(ef_host_cg_solve(cg, &S, gb, xs, o.rtol, o.max_it, &sits, &sres), fail);
     t_serial = ef_wtime() - t0;
-    double dmax = 0.0, smax = 0.0;
+    /* Neumann: the solutions are compared up to a constant (their means removed). */
+    double dmax = 0.0, smax = 0.0, mg = 0.0, ms = 0.0;
+    for (int64_t i = 0; o.neumann && i < n; ++i) {
+      mg += xg[i] / (double)n;
+      ms += xs[i] / (double)n;
+    }
     for (int64_t i = 0; i < n; ++i) {
-      if (fabs(xg[i] - xs[i]) > dmax) dmax = fabs(xg[i] - xs[i]);
-      if (fabs(xs[i]) > smax) smax = fabs(xs[i]);
+      const double g = xg[i] - mg, v = xs[i] - ms;
+      if (fabs(g - v) > dmax) dmax = fabs(g - v);
+      if (fabs(v) > smax) smax = fabs(v);
     }
     const double rel = smax > 0.0 ? dmax / smax : dmax;
     const int ok = rel <= o.max_diff && abs(its - sits) <= o.max_its_diff;
-    printf("ef_mpi_check: %s (%dD, %lld nodes, %lld elements) on %d ranks (%s communicator)\n",
-           o.mesh ? o.mesh : (dim == 2 ? "box2d" : "box3d"), dim, (long long)n, (long long)ne, size,
-           ef_comm_name(comm));
+    printf("ef_mpi_check: %s (%dD, %lld nodes, %lld elements, %s) on %d ranks (%s communicator)\n",
+           o.mesh ? o.mesh : (dim == 2 ? "box2d" : "box3d"), dim, (long long)n, (long long)ne,
+           o.neumann ? "Neumann: constant null space" : "Dirichlet side x = max", size, ef_comm_name(comm));
     printf("  per rank: owned %.0f..%.0f, ghosts %.0f..%.0f, neighbours %.0f..%.0f, elements %.0f..%.0f\n",
            fig[0][0], fig[1][0], fig[0][1], fig[1][1], fig[0][2], fig[1][2], fig[0][3], fig[1][3]);
     printf("  partition %.3f s, edge data %.3f s, distributed CG %.3f s (slowest rank), serial %.3f s\n", times[0],
