@@ -14,8 +14,10 @@
  * 1-perp (b's mean removed; host_cg.c's constant_null_space) and the solutions are compared with
  * their means removed.
  * Checks: every node owned exactly once; a halo exchange of 1 and 3 components gives every ghost
- * its owner's value; max |x_P - x_1| / max |x_1| <= --max-diff (1e-8) at rtol (1e-12); the
- * iteration counts differ by at most --max-its-diff (2).  Exit status 0 when all hold.
+ * its owner's value; the owned rows of A (applied to a smooth vector) and of the lumped mass equal
+ * the global rows to 1e-12 (the pieces hold every element around an owned node);
+ * max |x_P - x_1| / max |x_1| <= --max-diff (1e-8) at rtol (1e-12); the iteration counts differ by
+ * at most --max-its-diff (2).  Exit status 0 when all hold.
  *
  * Any error on any rank stops all of them with that rank's message (ef_comm_abort);
  * --fail-rank R makes rank R fail as a rank with bad input would, for the test of that path.
@@ -261,7 +263,7 @@ int main(int argc, char **argv) {
   rows_csr A = {0}, G = {0};
   ef_host_cg *cg = NULL;
   unsigned char *dir = NULL, *gdir = NULL;
-  double *b = NULL, *x = NULL, *xg = NULL, *gb = NULL, *xs = NULL, *v3 = NULL;
+  double *b = NULL, *x = NULL, *xg = NULL, *gb = NULL, *xs = NULL, *v3 = NULL, *yg = NULL;
   int dim = 0, npe = 0;
   int64_t n = 0, ne = 0;
   const double *coords = NULL;
@@ -355,6 +357,20 @@ int main(int argc, char **argv) {
                   "ef_mpi_check: ghost %lld (global %lld) holds %.17g, its owner %.17g", (long long)i,
                   (long long)pt.global_node[i], x[i], xg[pt.global_node[i]]);
 
+  /* The owned rows on their own: y = A v (v smooth, ghosts by the halo exchange) and the lumped
+   * mass, gathered to compare with the global rows on rank 0. */
+  yg = calloc((size_t)(2 * n), sizeof *yg);
+  EF_CHECK_GOTO(yg, EF_ERR_MEMORY, fail, "ef_mpi_check: out of memory");
+  for (int64_t i = 0; i < pt.n_nodes; ++i) x[i] = i < pt.n_owned ? source(pt.coords + 3 * i) : NAN;
+  EF_CALL_GOTO(ef_halo_exchange(halo, x, 1), fail);
+  for (int64_t i = 0; i < pt.n_owned; ++i) {
+    double s = 0.0;
+    for (int64_t k = A.row_ptr[i]; k < A.row_ptr[i + 1]; ++k) s += A.val[k] * x[A.col[k]];
+    yg[pt.global_node[i]] = s;
+    yg[n + pt.global_node[i]] = ed.mass[i];
+  }
+  EF_CALL_GOTO(ef_comm_allreduce(comm, yg, (int)(2 * n), EF_COMM_SUM), fail);
+
   /* Per-rank figures: {owned, ghosts, neighbours, elements} min and max. */
   double fig[2][4] = {{(double)pt.n_owned, (double)(pt.n_nodes - pt.n_owned), (double)pt.n_neighbours,
                        (double)pt.n_elements}};
@@ -366,6 +382,7 @@ int main(int argc, char **argv) {
 
   /* Rank 0: the serial solve of the same global system, and the verdict. */
   double verdict[3] = {0.0, 0.0, 0.0}; /* failed, relative difference, serial iterations */
+  const double row_tol = 1e-12;       /* the owned rows against the global ones (rounding only) */
   if (rank == 0) {
     t0 = ef_wtime();
     EF_CALL_GOTO(ef_edge_data_build(dim, n, coords, ne, npe, elements, &ged), fail);
@@ -394,7 +411,18 @@ int main(int argc, char **argv) {
       if (fabs(v) > smax) smax = fabs(v);
     }
     const double rel = smax > 0.0 ? dmax / smax : dmax;
-    const int ok = rel <= o.max_diff && abs(its - sits) <= o.max_its_diff;
+    /* The rows: A v and the lumped mass of every node from its owner against the global ones. */
+    double ydiff = 0.0, ymax = 0.0, mdiff = 0.0, mmax = 0.0;
+    for (int64_t i = 0; i < n; ++i) {
+      double s = 0.0;
+      for (int64_t k = G.row_ptr[i]; k < G.row_ptr[i + 1]; ++k) s += G.val[k] * source(coords + 3 * (int64_t)G.col[k]);
+      if (fabs(yg[i] - s) > ydiff) ydiff = fabs(yg[i] - s);
+      if (fabs(s) > ymax) ymax = fabs(s);
+      if (fabs(yg[n + i] - ged.mass[i]) > mdiff) mdiff = fabs(yg[n + i] - ged.mass[i]);
+      if (ged.mass[i] > mmax) mmax = ged.mass[i];
+    }
+    const double yrel = ymax > 0.0 ? ydiff / ymax : ydiff, mrel = mmax > 0.0 ? mdiff / mmax : mdiff;
+    const int ok = rel <= o.max_diff && abs(its - sits) <= o.max_its_diff && yrel <= row_tol && mrel <= row_tol;
     printf("ef_mpi_check: %s (%dD, %lld nodes, %lld elements, %s) on %d ranks (%s communicator)\n",
            o.mesh ? o.mesh : (dim == 2 ? "box2d" : "box3d"), dim, (long long)n, (long long)ne,
            o.neumann ? "Neumann: constant null space" : "Dirichlet side x = max", size, ef_comm_name(comm));
@@ -405,6 +433,9 @@ int main(int argc, char **argv) {
     printf("  CG at rtol %.1e: %d iterations on %d ranks, %d serial (allowed difference %d); max |x_P - x_1| / "
            "max |x_1| = %.3e (allowed %.1e)\n",
            o.rtol, its, size, sits, o.max_its_diff, rel, o.max_diff);
+    printf("  owned rows against the global rows: max |A v| difference %.3e, lumped mass %.3e (relative, allowed "
+           "%.0e)\n",
+           yrel, mrel, row_tol);
     printf("  halo exchange (1 and 3 components): every ghost holds its owner's value\n");
     printf("ef_mpi_check: %s\n", ok ? "PASSED" : "FAILED");
     verdict[0] = ok ? 0.0 : 1.0;
@@ -430,6 +461,7 @@ int main(int argc, char **argv) {
   free(gb);
   free(xs);
   free(v3);
+  free(yg);
   ef_comm_mpi_finalize(&comm);
   return verdict[0] > 0.0 ? 1 : 0;
 fail:
