@@ -52,6 +52,7 @@ void ef_fs_settings_default(ef_fs_settings *s) {
   s->viscous_rtol = 1e-10;
   s->viscous_max_iterations = 10000;
   s->viscous_number_max = 100.0;
+  s->viscous_dt_growth = 1.2;
 }
 
 /* Reject settings the step cannot run with. */
@@ -302,8 +303,15 @@ void ef_fs_dt_choose(const ef_fs_dt_settings *s, double stable, double *dt, doub
 }
 
 void ef_fs_dt_cap_viscous(const ef_fs_dt_settings *s, const ef_fs_settings *fss, double hmin2_over_nu, double *dt) {
-  if (s->fixed || !fss->viscous_implicit || !(fss->viscous_number_max > 0.0) || hmin2_over_nu >= 1.0e300) return;
-  const double cap = fss->viscous_number_max * hmin2_over_nu;
+  if (s->fixed || !fss->viscous_implicit) return;
+  double cap = 1.0e300;
+  if (fss->viscous_number_max > 0.0 && hmin2_over_nu < 1.0e300) cap = fss->viscous_number_max * hmin2_over_nu;
+  if (fss->viscous_dt_growth > 0.0) {
+    const double g = s->dt_previous > 0.0       ? fss->viscous_dt_growth * s->dt_previous
+                     : hmin2_over_nu < 1.0e300 ? 0.25 * s->cfl * hmin2_over_nu
+                                               : 1.0e300;
+    if (g < cap) cap = g;
+  }
   if (*dt > cap) *dt = cap > s->dt_min ? cap : s->dt_min;
 }
 

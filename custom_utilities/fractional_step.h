@@ -122,6 +122,12 @@ typedef struct {
    * steps are cut to it), and in CFL mode dt <= viscous_number_max min_I hmin_I^2/nu_I (<= 0: no cap;
    * default 100). */
   double viscous_number_max;
+  /* ... and, in CFL mode, dt <= viscous_dt_growth * the previous automatic step (ef_fs_dt_settings'
+   * dt_previous; <= 0: no limit; default 1.2), the first automatic step of a run being the explicit
+   * rule's at rest, cfl min_I hmin_I^2/(4 nu_I): from rest, or from a state that the step does not yet
+   * resolve, one step of up to viscous_number_max h^2/nu carries an O(dt) splitting error of the size
+   * of the flow itself (a pressure-driven start-up: 30x the exact velocity). */
+  double viscous_dt_growth;
   /* Velocity correction with viscous_implicit (docs/implicit_viscosity.md, issue 16 fix (a); none
    * restores second order on Taylor-Green, so the default stays 0):
    * 0 = lumped, u = uh - c M^-1 G dp (step 4, default);
@@ -146,6 +152,8 @@ typedef struct {
   double dt_fixed;
   double cfl;       /* CFL mode: dt = min_I cfl / (|u_I|/hmin_I + 4 nu_I/hmin_I^2) */
   double dt_min, dt_max; /* CFL mode bounds */
+  double dt_previous;    /* implicit viscosity, CFL mode: the previous automatic step (0: none yet);
+                          * the strategy keeps it (and its restart files) */
 } ef_fs_dt_settings;
 
 /* Per-step figures. */
@@ -180,9 +188,11 @@ int ef_fs_dt_check(const ef_fs_dt_settings *s);
 void ef_fs_dt_choose(const ef_fs_dt_settings *s, double stable, double *dt, double *dt_stable, int *reduced);
 /* EF_ERR_DIVERGED when the stable step (cfl * stable, or stable for a fixed step) is below dt_min. */
 int ef_fs_dt_floor_check(const ef_fs_dt_settings *s, double stable);
-/* Implicit viscosity in CFL mode: dt = min(dt, fss->viscous_number_max hmin2_over_nu) (not below
- * dt_min), hmin2_over_nu = min_I hmin_I^2/nu_I; nothing for fixed steps, the explicit scheme or a
- * cap <= 0. */
+/* Implicit viscosity in CFL mode: dt = min(dt, fss->viscous_number_max hmin2_over_nu,
+ * fss->viscous_dt_growth s->dt_previous) (not below dt_min; with no previous step the last term is
+ * the explicit rule at rest, s->cfl hmin2_over_nu / 4), hmin2_over_nu = min_I hmin_I^2/nu_I; nothing
+ * for fixed steps or the explicit scheme, and no term for a cap or a growth <= 0.  The caller sets
+ * s->dt_previous to the step returned. */
 void ef_fs_dt_cap_viscous(const ef_fs_dt_settings *s, const ef_fs_settings *fss, double hmin2_over_nu, double *dt);
 
 /* Time step for the state `velocity` (3 per node).  dt_stable is the limit with cfl = 1

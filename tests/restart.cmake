@@ -11,6 +11,10 @@ if(EXISTS ${EF_SYSTEM_PYTHON})
   add_test(NAME restart_identity_amg_openmp COMMAND ${EF_RESTART_TEST} identity_amg openmp_edge_based)
   set_tests_properties(restart_identity_amg_openmp PROPERTIES LABELS "unit;io" TIMEOUT 300
                        ENVIRONMENT "${EF_RESTART_ENV}")
+  # The implicit viscosity at its automatic step: the step's growth limit restarts from the saved step.
+  add_test(NAME restart_identity_implicit_openmp COMMAND ${EF_RESTART_TEST} identity_implicit openmp_edge_based)
+  set_tests_properties(restart_identity_implicit_openmp PROPERTIES LABELS "unit;io" TIMEOUT 300
+                       ENVIRONMENT "${EF_RESTART_ENV}")
   if(EF_WITH_OPENCL)
     add_test(NAME restart_identity_amg_opencl COMMAND ${EF_RESTART_TEST} identity_amg opencl_edge_based)
     set_tests_properties(restart_identity_amg_opencl PROPERTIES LABELS "opencl;unit;io" TIMEOUT 600

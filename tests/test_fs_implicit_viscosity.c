@@ -327,13 +327,32 @@ static void test_slip_and_dt(int correction) {
     s.viscous_correction = correction;
     ASSERT_OK(ef_fs_set_settings(fs, &s));
   }
-  ef_fs_dt_settings dts = {0, 0.0, 0.5, 1e-9, 1e30};
+  ef_fs_dt_settings dts = {0, 0.0, 0.5, 1e-9, 1e30, 0.0};
   double dt = 0.0, stable = 0.0;
   int reduced = -1;
   ASSERT_OK(ef_fs_compute_dt(fs, c.u, &dts, &dt, &stable, &reduced));
   EXPECT(stable == 1e300 && reduced == 0, "at rest the convective limit is %g", stable);
-  EXPECT_NEAR(dt, 100.0 * c.hmin * c.hmin / nu, 1e-12 * dt);
-  ef_fs_dt_settings fixed = {1, 10.0 * c.hmin * c.hmin / nu, 0.0, 0.0, 0.0};
+  /* At rest with no previous step: the explicit rule, cfl hmin^2/(4 nu); then at most 1.2x the
+   * previous step, and never above maximum_viscous_number (100) hmin^2/nu. */
+  const double h2nu = c.hmin * c.hmin / nu;
+  EXPECT_NEAR(dt, 0.25 * 0.5 * h2nu, 1e-12 * dt);
+  dts.dt_previous = 50.0 * h2nu;
+  ASSERT_OK(ef_fs_compute_dt(fs, c.u, &dts, &dt, NULL, NULL));
+  EXPECT_NEAR(dt, 60.0 * h2nu, 1e-12 * dt);
+  dts.dt_previous = 90.0 * h2nu;
+  ASSERT_OK(ef_fs_compute_dt(fs, c.u, &dts, &dt, NULL, NULL));
+  EXPECT_NEAR(dt, 100.0 * h2nu, 1e-12 * dt);
+  {
+    ef_fs_settings s = *ef_fs_get_settings(fs), s0 = s;
+    s.viscous_dt_growth = 0.0; /* no growth limit: the cap alone, from the first step */
+    ASSERT_OK(ef_fs_set_settings(fs, &s));
+    dts.dt_previous = 0.0;
+    ASSERT_OK(ef_fs_compute_dt(fs, c.u, &dts, &dt, NULL, NULL));
+    EXPECT_NEAR(dt, 100.0 * h2nu, 1e-12 * dt);
+    ASSERT_OK(ef_fs_set_settings(fs, &s0));
+  }
+  dts.dt_previous = 0.0;
+  ef_fs_dt_settings fixed = {1, 10.0 * c.hmin * c.hmin / nu, 0.0, 0.0, 0.0, 0.0};
   double dtf = 0.0;
   ASSERT_OK(ef_fs_compute_dt(fs, c.u, &fixed, &dtf, NULL, &reduced));
   EXPECT(reduced == 0 && dtf == fixed.dt_fixed, "a fixed step of 40x the explicit limit was cut to %g", dtf);
@@ -348,6 +367,7 @@ static void test_slip_and_dt(int correction) {
   const int max_steps = correction >= 2 ? 50 : 2000;
   while (steps < max_steps && change > 1e-10) {
     ASSERT_OK(ef_fs_compute_dt(fs, c.u, &dts, &dt, NULL, NULL));
+    dts.dt_previous = dt; /* as the strategies do */
     memcpy(uold, c.u, v * sizeof(double));
     ASSERT_OK(ef_fs_step(fs, t, dt, c.u, c.p, c.reaction, &st));
     its += st.viscous_iterations;

@@ -59,12 +59,12 @@ int main(void) {
   if (err) return 1;
 
   /* Time-step control: a fixed step above the limit is cut and flagged. */
-  ef_fs_dt_settings dts = {0, 0.0, 0.8, 1e-6, 1.0};
+  ef_fs_dt_settings dts = {0, 0.0, 0.8, 1e-6, 1.0, 0.0};
   double dt = 0.0, dt_stable = 0.0;
   int reduced = -1;
   err = ef_fs_compute_dt(fs, u, &dts, &dt, &dt_stable, &reduced);
   EXPECT(!err && reduced == 0 && fabs(dt - 0.8 * dt_stable) <= 1e-15 * dt, "CFL step %g vs limit %g", dt, dt_stable);
-  ef_fs_dt_settings fixed = {1, 10.0 * dt_stable, 0.0, 0.0, 0.0};
+  ef_fs_dt_settings fixed = {1, 10.0 * dt_stable, 0.0, 0.0, 0.0, 0.0};
   double dtf = 0.0;
   err = ef_fs_compute_dt(fs, u, &fixed, &dtf, NULL, &reduced);
   EXPECT(!err && reduced == 1 && dtf == dt_stable, "fixed step not reduced: %g (limit %g)", dtf, dt_stable);

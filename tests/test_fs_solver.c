@@ -248,7 +248,7 @@ static void test_executor(void) {
   memcpy(p2, p, (size_t)n * sizeof(double));
   const int64_t victim = n / 2 + 3;
   u2[3 * victim] = NAN;
-  ef_fs_dt_settings dcfl = {0, 0.0, 0.5, 1e-9, 1.0};
+  ef_fs_dt_settings dcfl = {0, 0.0, 0.5, 1e-9, 1.0, 0.0};
   double dtx = 0.0;
   err = ef_fs_compute_dt(fs, u2, &dcfl, &dtx, NULL, NULL);
   EXPECT(err == EF_ERR_DIVERGED && strstr(ef_error_message(), "not finite"), "dt with NaN: %d %s", err,
@@ -301,7 +301,7 @@ static void test_executor(void) {
       p[i] = phase == 0 ? 0.0 : 3.0 + bvec[0] * m.coords[3 * i] + bvec[1] * m.coords[3 * i + 1];
     s.nu = phase == 0 ? 0.05 : 0.0;
     ef_fs_set_settings(fs, &s);
-    ef_fs_dt_settings dts = {0, 0.0, 0.8, 1e-6, 0.01};
+    ef_fs_dt_settings dts = {0, 0.0, 0.8, 1e-6, 0.01, 0.0};
     double t = 0.0;
     const int steps = phase == 0 ? 200 : 20;
     for (int k = 0; k < steps && !err; ++k) {

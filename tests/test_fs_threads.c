@@ -89,7 +89,7 @@ static int run(const ef_test_mesh *m, int threads, int steps, run_result *out) {
   ef_fs *fs = NULL;
   int err = ef_fs_create(&out->ed, &s, &fs);
   double t = 0.0;
-  ef_fs_dt_settings dts = {0, 0.0, 0.7, 1e-6, 0.01};
+  ef_fs_dt_settings dts = {0, 0.0, 0.7, 1e-6, 0.01, 0.0};
   for (int k = 0; k < steps && !err; ++k) {
     double dt;
     err = ef_fs_compute_dt(fs, out->u, &dts, &dt, NULL, NULL);

@@ -242,7 +242,7 @@ static int run_case(ef_cl_context *ctx, int dim) {
 
   /* Time step: dt_I = 1/(|u|/hmin + 4 nu/hmin^2), a norm and two divisions; min is exact. */
   {
-    ef_fs_dt_settings ds = {0, 0.0, 0.7, 1e-9, 1.0};
+    ef_fs_dt_settings ds = {0, 0.0, 0.7, 1e-9, 1.0, 0.0};
     double dh, dd, sh, sd;
     ASSERT_OK(ef_fs_compute_dt(hfs, t.un, &ds, &dh, &sh, NULL));
     ASSERT_OK(ef_cl_fs_compute_dt(fs, &ds, &dd, &sd, NULL));

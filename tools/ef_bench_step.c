@@ -170,7 +170,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "ef_bench_step: %s\n", ef_error_message());
     return 1;
   }
-  ef_fs_dt_settings dts = {0, 0.0, cfl, 1e-8, 1.0};
+  ef_fs_dt_settings dts = {0, 0.0, cfl, 1e-8, 1.0, 0.0};
   double t = 0.0;
   ef_fs_stats sum, st;
   memset(&sum, 0, sizeof sum);

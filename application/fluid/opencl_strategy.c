@@ -387,6 +387,7 @@ static int ef_opencl_compute_time_step(void *data, double *dt) {
   EF_CALL(ef_opencl_upload_modified(s, 0, &seconds));
   s->pending_upload += seconds;
   EF_CALL(ef_cl_fs_compute_dt(s->fs, &s->dt_settings, dt, &stable, &reduced));
+  s->dt_settings.dt_previous = *dt; /* the implicit option's growth limit (the automatic step, unclipped) */
   (void)stable;
   (void)reduced; /* the analysis warns once, with what it does about it */
   return EF_SUCCESS;
@@ -485,6 +486,7 @@ static int ef_opencl_save_state(void *data, ef_restart_writer *w) {
   EF_CALL(ef_cl_fs_read(s->fs, NULL, s->scratch, NULL));
   EF_CALL(ef_fluid_save_state(w, s->mp->n_nodes, s->scratch, 0.0, s->steps, s->iterations));
   EF_CALL(ef_restart_write_double(w, "velocity_scale", s->divergence.scale));
+  EF_CALL(ef_restart_write_double(w, "dt_previous", s->dt_settings.dt_previous));
   EF_CALL(ef_restart_writer_section(w, "linear_solver"));
   return ef_linear_solver_save_state(s->solver, w);
 }
@@ -498,6 +500,7 @@ static int ef_opencl_load_state(void *data, ef_restart_reader *r, int same_kind)
   EF_CALL(ef_cl_fs_set_state(s->fs, NULL, s->scratch));
   s->mp->device_newer = 0;
   if (ef_restart_count(r, "velocity_scale") == 1) EF_CALL(ef_restart_read_double(r, "velocity_scale", &s->divergence.scale));
+  if (ef_restart_count(r, "dt_previous") == 1) EF_CALL(ef_restart_read_double(r, "dt_previous", &s->dt_settings.dt_previous));
   if (same_kind && ef_restart_reader_section(r, "linear_solver")) EF_CALL(ef_linear_solver_load_state(s->solver, r));
   return EF_SUCCESS;
 }

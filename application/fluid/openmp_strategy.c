@@ -149,6 +149,7 @@ static int ef_openmp_compute_time_step(void *data, double *dt) {
   double stable;
   int reduced = 0;
   EF_CALL(ef_fs_compute_dt(s->fs, s->velocity_var->values, &s->dt_settings, dt, &stable, &reduced));
+  s->dt_settings.dt_previous = *dt; /* the implicit option's growth limit (the automatic step, unclipped) */
   (void)stable;
   (void)reduced; /* the analysis warns once, with what it does about it */
   return EF_SUCCESS;
@@ -297,6 +298,7 @@ static int ef_openmp_save_state(void *data, ef_restart_writer *w) {
   EF_CALL(ef_fluid_save_state(w, s->mp->n_nodes, s->pressure, s->last_dt, s->steps, s->iterations));
   EF_CALL(ef_restart_write_doubles(w, "pressure_previous", s->pressure_prev, s->mp->n_nodes));
   EF_CALL(ef_restart_write_double(w, "velocity_scale", s->divergence.scale));
+  EF_CALL(ef_restart_write_double(w, "dt_previous", s->dt_settings.dt_previous));
   EF_CALL(ef_restart_writer_section(w, "linear_solver"));
   return ef_linear_solver_save_state(s->solver, w);
 }
@@ -305,6 +307,7 @@ static int ef_openmp_load_state(void *data, ef_restart_reader *r, int same_kind)
   ef_openmp_strategy *s = data;
   EF_CALL(ef_fluid_load_state(r, s->mp->n_nodes, s->pressure, &s->last_dt, &s->steps, &s->iterations));
   if (ef_restart_count(r, "velocity_scale") == 1) EF_CALL(ef_restart_read_double(r, "velocity_scale", &s->divergence.scale));
+  if (ef_restart_count(r, "dt_previous") == 1) EF_CALL(ef_restart_read_double(r, "dt_previous", &s->dt_settings.dt_previous));
   if (ef_restart_count(r, "pressure_previous") == s->mp->n_nodes)
     EF_CALL(ef_restart_read_doubles(r, "pressure_previous", s->pressure_prev, s->mp->n_nodes));
   /* The executor reads VELOCITY's array itself; the pressure is the one just read, not rho p / rho. */

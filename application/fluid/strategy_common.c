@@ -85,6 +85,11 @@ int ef_strategy_read_settings(const ef_strategy_config *config, ef_fs_settings *
            "solver_settings.implicit_viscosity.max_iteration must be in [1, 1e9], got %ld", max_it);
   fs->viscous_max_iterations = (int)max_it;
   EF_CALL(ef_parameters_get_double(iv, "maximum_viscous_number", &fs->viscous_number_max));
+  if (ef_parameters_has(iv, "maximum_time_step_growth")) /* optional, as correction */
+    EF_CALL(ef_parameters_get_double(iv, "maximum_time_step_growth", &fs->viscous_dt_growth));
+  EF_CHECK(fs->viscous_dt_growth == 0.0 || fs->viscous_dt_growth >= 1.0, EF_ERR_PARAMETER,
+           "solver_settings.implicit_viscosity.maximum_time_step_growth must be 0 (no limit) or >= 1, got %g",
+           fs->viscous_dt_growth);
   const char *corr = "lumped"; /* optional: settings built without the defaults (tests) lack it */
   if (ef_parameters_has(iv, "correction")) EF_CALL(ef_parameters_get_string(iv, "correction", &corr));
   EF_CHECK(!strcmp(corr, "lumped") || !strcmp(corr, "viscous") || !strcmp(corr, "viscous_unfiltered") ||

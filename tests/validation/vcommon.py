@@ -16,6 +16,13 @@ other keys, tolerance included, stay), e.g.
 The drivers that write their cases through python_scripts/ (backward_facing_step.py,
 flow_past_obstacle.py) get it through linear_solver_hook.  Every driver prints the object and
 the results JSON records it as "linear_solver_override".
+
+EDGEFLOW_VALIDATION_SOLVER_SETTINGS does the same for solver_settings itself, merged recursively
+(objects key by key, anything else replaced), e.g. the implicit viscosity of issue 16 at its own
+automatic step:
+    EDGEFLOW_VALIDATION_SOLVER_SETTINGS='{"viscous_time_integration": "implicit"}'
+recorded as "solver_settings_override"; the drivers that step through Monitor also record the time
+steps they took ("time_step": first, smallest, largest, last).
 """
 import argparse
 import json
@@ -28,21 +35,45 @@ import time
 
 SKIP = 77
 LINEAR_SOLVER_ENV = "EDGEFLOW_VALIDATION_LINEAR_SOLVER"
+SOLVER_SETTINGS_ENV = "EDGEFLOW_VALIDATION_SOLVER_SETTINGS"
+STEPS = {}  # the time steps Monitor took: first, min, max, last
 
 
-def linear_solver_override():
-    """The JSON object of EDGEFLOW_VALIDATION_LINEAR_SOLVER, or None when it is unset or empty."""
-    text = os.environ.get(LINEAR_SOLVER_ENV, "").strip()
+def _env_object(name):
+    """The JSON object of environment variable `name`, or None when it is unset or empty."""
+    text = os.environ.get(name, "").strip()
     if not text:
         return None
     value = json.loads(text)
     if not isinstance(value, dict):
-        raise ValueError(f"{LINEAR_SOLVER_ENV} must be a JSON object, got {text!r}")
+        raise ValueError(f"{name} must be a JSON object, got {text!r}")
     return value
 
 
+def linear_solver_override():
+    """The JSON object of EDGEFLOW_VALIDATION_LINEAR_SOLVER, or None when it is unset or empty."""
+    return _env_object(LINEAR_SOLVER_ENV)
+
+
+def solver_settings_override():
+    """The JSON object of EDGEFLOW_VALIDATION_SOLVER_SETTINGS, or None when it is unset or empty."""
+    return _env_object(SOLVER_SETTINGS_ENV)
+
+
+def _merge(dst, src):
+    for k, v in src.items():
+        if isinstance(v, dict) and isinstance(dst.get(k), dict):
+            _merge(dst[k], v)
+        else:
+            dst[k] = v
+
+
 def apply_linear_solver(params):
-    """Merge the override (if any) into params' solver_settings.linear_solver_settings; returns params."""
+    """Merge the overrides (if any) into params' solver_settings (and its linear_solver_settings);
+    returns params."""
+    override = solver_settings_override()
+    if override is not None:
+        _merge(params.setdefault("solver_settings", {}), override)
     override = linear_solver_override()
     if override is not None:
         params.setdefault("solver_settings", {}).setdefault("linear_solver_settings", {}).update(override)
@@ -53,7 +84,7 @@ def linear_solver_hook(module, name, kind):
     """With the override set, wrap function `name` of `module` (a python_scripts/ module whose case
     writer the driver cannot reach through write_case) so that what it produces carries the override:
     kind "dict" (it returns the parameters) or "file" (it writes them to the JSON path it returns)."""
-    if linear_solver_override() is None:
+    if linear_solver_override() is None and solver_settings_override() is None:
         return
     inner = getattr(module, name)
 
@@ -94,6 +125,9 @@ def parse_args(description, extra=None):
     override = linear_solver_override()  # a malformed value fails here, before any run
     if override is not None:
         print(f"{LINEAR_SOLVER_ENV}: linear_solver_settings += {json.dumps(override)}")
+    override = solver_settings_override()
+    if override is not None:
+        print(f"{SOLVER_SETTINGS_ENV}: solver_settings += {json.dumps(override)}")
     if not os.path.isdir(os.path.join(args.shared, "reference")):
         print(f"no reference data in {args.shared}/reference: skipped")
         sys.exit(SKIP)
@@ -150,7 +184,12 @@ class Monitor:
         a.FinalizeSolutionStep()
         a.OutputSolutionStep()
         u1 = a.model_part.values("VELOCITY")
-        self.rate = float(abs(u1 - u0).max()) / a.delta_time
+        dt = a.delta_time
+        self.rate = float(abs(u1 - u0).max()) / dt
+        STEPS.setdefault("first", dt)
+        STEPS["min"] = min(STEPS.get("min", dt), dt)
+        STEPS["max"] = max(STEPS.get("max", dt), dt)
+        STEPS["last"] = dt
 
     def run_to_steady(self, rate_tol, t_max, t_min=0.0):
         a = self.a
@@ -220,6 +259,10 @@ class Report:
             }
             if linear_solver_override() is not None:
                 out["linear_solver_override"] = linear_solver_override()
+            if solver_settings_override() is not None:
+                out["solver_settings_override"] = solver_settings_override()
+            if STEPS:
+                out["time_step"] = dict(STEPS)
             d = os.path.dirname(os.path.abspath(self.args.results))
             os.makedirs(d, exist_ok=True)
             with open(self.args.results, "w") as f:
