@@ -404,6 +404,42 @@ EF_INLINE void ef_row_viscous_operator(const int dim, const ef_i64 i, const int 
   for (int c = 0; c < dim; ++c) y[c] += d * x[3 * i + c];
 }
 
+/* IMEX stage right-hand side of dof k (fractional_step.h, 2'), scaled to the symmetric stage system:
+ *   rhs_k = (M_II u_n,k + dt sum_{j<s} (a_sj F_j,k + ai_sj V_j,k)) w,   w = 1/(nu_I gamma dt),
+ * F, V the stage residuals j = 0..s-1, stage j at offset j n3 (n3 = 3 n); as, ais: row s of the explicit and
+ * implicit tableaux (private arrays of at least s entries). */
+EF_INLINE double ef_dof_imex_rhs(const int s, const double *as, const double *ais, EF_GLOBAL const double *F,
+                                 EF_GLOBAL const double *V, const ef_i64 n3, const ef_i64 k, const double mass,
+                                 const double un, const double dt, const double w) {
+  double e = 0.0;
+  for (int j = 0; j < s; ++j) e += as[j] * F[j * n3 + k] + ais[j] * V[j * n3 + k];
+  return (mass * un + dt * e) * w;
+}
+
+/* The end of the IMEX stages at dof k: uh_k = U_3,k + dt M_II^-1 sum_j (b_j - a_3j) F_j,k (returned; the
+ * implicit part is stiffly accurate) and *rbar = sum_j b_j (F_j,k + V_j,k), the weighted residual of the
+ * reaction; layout of F, V as ef_dof_imex_rhs, b and a3 (row 3 of the explicit tableau) 4 entries each. */
+EF_INLINE double ef_dof_imex_final(const double *b, const double *a3, EF_GLOBAL const double *F,
+                                   EF_GLOBAL const double *V, const ef_i64 n3, const ef_i64 k, const double u3,
+                                   const double inv_mass, const double dt, double *rbar) {
+  double e = 0.0, rb = 0.0;
+  for (int j = 0; j < 4; ++j) {
+    e += (b[j] - a3[j]) * F[j * n3 + k];
+    rb += b[j] * (F[j * n3 + k] + V[j * n3 + k]);
+  }
+  *rbar = rb;
+  return u3 + dt * inv_mass * e;
+}
+
+/* One CSR row's residual of a node scalar: -f_I + sum_k hval[k] p[hcol[k]] over the row's cnt entries
+ * (the implicit option's continuity residual E(p) = H p - f, in the row's stored order). */
+EF_INLINE double ef_row_csr_residual(const int cnt, EF_GLOBAL const ef_i32 *hcol, EF_GLOBAL const double *hval,
+                                     const double fi, EF_GLOBAL const double *p) {
+  double e = -fi;
+  for (int k = 0; k < cnt; ++k) e += hval[k] * p[hcol[k]];
+  return e;
+}
+
 /* Open-boundary traction at node I with a prescribed pressure and no fixed velocity component
  * (pressure inlet/outlet): the weak gradient P_I leaves out the boundary integral -p n; adding it
  * turns P_I into the Galerkin -int N_I grad p_h = -sum_{J!=I} nabla_IJ (p_J - p_I), i.e.
@@ -484,6 +520,23 @@ EF_INLINE void ef_row_increment_gradient(const int dim, const ef_i64 i, const in
     const ef_i64 j = col[k];
     const double dp = (pnew[j] - pold[j]) - dpi;
     for (int c = 0; c < dim; ++c) g[c] += EF_EDGE_NABLA(ev, k, dim, c) * dp;
+  }
+}
+
+/* Start of the viscous velocity correction (implicit option, correction "viscous"): with g the increment
+ * gradient, the scaled right-hand side r0 = -c g w (w = 1/(nu_I gamma dt)) and the lumped start
+ * x0 = -c M_II^-1 g (components >= dim left 0; the caller projects x0). */
+EF_INLINE void ef_row_viscous_correction_start(const int dim, const ef_i64 i, const int ne,
+                                               EF_GLOBAL const ef_i32 *col, EF_GLOBAL const double *ev,
+                                               EF_GLOBAL const double *pnew, EF_GLOBAL const double *pold,
+                                               const double cc, const double inv_mass, const double w, double *x0,
+                                               double *r0) {
+  double g[3];
+  ef_row_increment_gradient(dim, i, ne, col, ev, pnew, pold, g);
+  for (int q = 0; q < 3; ++q) x0[q] = r0[q] = 0.0;
+  for (int q = 0; q < dim; ++q) {
+    r0[q] = -cc * g[q] * w;
+    x0[q] = -cc * inv_mass * g[q];
   }
 }
 

@@ -317,3 +317,420 @@ FS_KERNEL void fs_gather_fixed(const int count, __global const int *restrict dof
   const int d = dofs[k];
   values[k] = d < n3 ? u[d] : p[d - n3];
 }
+
+/* ---------------------------------------------------------------------------
+ * Implicit viscosity: the IMEX ARS(3,4,3) stages (fractional_step.h, 2'; docs/implicit_viscosity.md), the
+ * projected Jacobi CG of the stage systems, and the velocity corrections of implicit_viscosity.correction.
+ * Node vectors of the stages: F and V hold the four stage residuals, stage j at offset 3 n j. */
+
+/* Row i's edge count, columns and records (as FS_ROW, for the functions that take them apart). */
+#define FS_ROW_NE(i) (int)(row_ptr[(i) + 1] - row_ptr[i])
+#define FS_ROW_EV(i) (ev + (row_ptr[i] - edge_base) * EF_EDGE_STRIDE(EF_DIM))
+
+/* The constraint projection of the stage solves on w (private, 3): fixed components 0, slip projected. */
+EF_INLINE void fs_node_project(const long i, __global const uchar *vfix, __global const uchar *slip_type,
+                               __global const double *slip_normal, __global const double *slip_tangent, double *w) {
+  const double zero[3] = {0.0, 0.0, 0.0};
+  fs_node_bc(i, vfix, slip_type, slip_normal, slip_tangent, zero, w);
+}
+
+/* F and V of ef_row_imex_residual at the state us into stage slice `off` (doubles) of F and V, with the
+ * open-boundary traction in F as the explicit stage has it. */
+FS_KERNEL void fs_imex_residual(FS_ROW_ARGS, const double nu, __global const double *restrict mass,
+                                __global const double *restrict tau, __global const double *restrict xi,
+                                __global const double *restrict body_force, __global const double *restrict us,
+                                __global const double *restrict p_n, __global const uchar *restrict vfix,
+                                __global const uchar *restrict pfix, const long off, __global double *restrict F,
+                                __global double *restrict V) {
+  const long i = row_begin + get_global_id(0);
+  if (i >= row_begin + n_rows)
+    return;
+  double b[3] = {0.0, 0.0, 0.0}, f[3] = {0.0, 0.0, 0.0}, v[3] = {0.0, 0.0, 0.0};
+  for (int c = 0; c < EF_DIM; ++c)
+    b[c] = body_force[3 * i + c];
+  ef_row_imex_residual(EF_DIM, i, FS_ROW(i), us, p_n, xi, mass[i], b, tau[i], nu, f, v);
+  if (pfix[i] && !(vfix[3 * i] || vfix[3 * i + 1] || vfix[3 * i + 2]))
+    ef_row_open_boundary_traction(EF_DIM, i, FS_ROW(i), p_n, f);
+  for (int c = 0; c < 3; ++c) {
+    F[off + 3 * i + c] = f[c];
+    V[off + 3 * i + c] = v[c];
+  }
+}
+
+/* Stage s's scaled right-hand side (ef_dof_imex_rhs), w = 1/(nu gamma dt); a0..a2, ai0..ai2: row s of the
+ * explicit and implicit tableaux. */
+FS_KERNEL void fs_imex_rhs(const long n, const int s, const double a0, const double a1, const double a2,
+                           const double ai0, const double ai1, const double ai2, const double dt, const double w,
+                           __global const double *restrict mass, __global const double *restrict u_n,
+                           __global const double *restrict F, __global const double *restrict V,
+                           __global double *restrict rhs) {
+  const long i = get_global_id(0);
+  if (i >= n)
+    return;
+  const double as[3] = {a0, a1, a2}, ais[3] = {ai0, ai1, ai2};
+  for (int c = 0; c < 3; ++c) {
+    const long k = 3 * i + c;
+    rhs[k] = ef_dof_imex_rhs(s, as, ais, F, V, 3 * n, k, mass[i], u_n[k], dt, w);
+  }
+}
+
+/* The stage's start: slip nodes without a fixed component projected (fixed components keep their
+ * values, the prescribed ones of the stage time). */
+FS_KERNEL void fs_imex_project(const long n, __global double *restrict u, __global const uchar *restrict vfix,
+                               __global const uchar *restrict slip_type, __global const double *restrict slip_normal,
+                               __global const double *restrict slip_tangent) {
+  const long i = get_global_id(0);
+  if (i >= n)
+    return;
+  double w[3], ref[3];
+  for (int c = 0; c < 3; ++c)
+    w[c] = ref[c] = u[3 * i + c];
+  fs_node_bc(i, vfix, slip_type, slip_normal, slip_tangent, ref, w);
+  for (int c = 0; c < 3; ++c)
+    u[3 * i + c] = w[c];
+}
+
+/* End of the stages (ef_dof_imex_final): uh = U_3 + dt M^-1 sum (b_j - a_3j) F_j, acc = Rbar, the boundary
+ * conditions with u_n's values (or, with use_fixed_values, the prescribed values of t + dt, which U_3
+ * carries), reaction = Rbar - M (uh - u_n)/dt on fixed components, pnew = p_n with the prescribed
+ * pressures of t + dt (fixp): the warm start of the pressure solve. */
+FS_KERNEL void fs_imex_final(const long n, const double b0, const double b1, const double b2, const double b3,
+                             const double a30, const double a31, const double a32, const double a33, const double dt,
+                             const double inv_dt, __global const double *restrict mass,
+                             __global const double *restrict inv_mass, __global const double *restrict u_n,
+                             __global const double *restrict p_n, __global const double *restrict U,
+                             __global const double *restrict F, __global const double *restrict V,
+                             __global double *restrict acc, __global double *restrict uh,
+                             __global const uchar *restrict vfix, __global const uchar *restrict slip_type,
+                             __global const double *restrict slip_normal, __global const double *restrict slip_tangent,
+                             const int use_fixed_values, __global const double *restrict fixp,
+                             __global const uchar *restrict pfix, __global double *restrict reaction,
+                             __global double *restrict pnew) {
+  const long i = get_global_id(0);
+  if (i >= n)
+    return;
+  const double b[4] = {b0, b1, b2, b3}, a3[4] = {a30, a31, a32, a33};
+  const double im = inv_mass[i];
+  double u[3] = {0.0, 0.0, 0.0}, uref[3] = {0.0, 0.0, 0.0}, rb[3] = {0.0, 0.0, 0.0};
+  for (int c = 0; c < 3; ++c) {
+    const long k = 3 * i + c;
+    const double v = ef_dof_imex_final(b, a3, F, V, 3 * n, k, U[k], im, dt, &rb[c]);
+    acc[k] = rb[c];
+    uref[c] = u_n[k];
+    u[c] = c < EF_DIM ? v : 0.0;
+  }
+  fs_node_bc(i, vfix, slip_type, slip_normal, slip_tangent, uref, u);
+  if (use_fixed_values)
+    for (int c = 0; c < 3; ++c)
+      if (vfix[3 * i + c])
+        u[c] = U[3 * i + c];
+  const double m = mass[i];
+  for (int c = 0; c < 3; ++c) {
+    const long q = 3 * i + c;
+    uh[q] = u[c];
+    reaction[q] = vfix[q] ? rb[c] - m * (u[c] - u_n[q]) * inv_dt : 0.0;
+  }
+  pnew[i] = use_fixed_values && pfix[i] ? fixp[i] : p_n[i];
+}
+
+/* The stage solve's CG state (doubles of fs_visc_reduce's `cgs`). */
+#define FS_CG_BNORM 0
+#define FS_CG_TARGET 1
+#define FS_CG_RZ 2
+#define FS_CG_RNORM 3
+#define FS_CG_PQ 4
+#define FS_CG_ALPHA 5
+#define FS_CG_BETA 6
+#define FS_CG_IT 7
+#define FS_CG_DONE 8
+#define FS_CG_BREAKDOWN 9
+
+/* Projected Jacobi CG for P (D + K) P x = P rhs, D_I = M_II dscale/nu, start: r = P (rhs - A x),
+ * z = r/diag, p = z, diag = D_I + K_II; per work-group the sums of |P rhs|^2, r.z and r.r into
+ * partials[3 (group_base + group) + 0..2]. */
+FS_KERNEL void fs_visc_init(FS_ROW_ARGS, const double dscale, const double nu, __global const double *restrict mass,
+                            __global const double *restrict x, __global const double *restrict rhs,
+                            __global const uchar *restrict vfix, __global const uchar *restrict slip_type,
+                            __global const double *restrict slip_normal, __global const double *restrict slip_tangent,
+                            __global double *restrict r, __global double *restrict z, __global double *restrict p,
+                            __global double *restrict diag, const long group_base, __global double *restrict partials) {
+  __local double scratch[FS_WGS];
+  const long i = row_begin + get_global_id(0);
+  double sb = 0.0, srz = 0.0, srr = 0.0;
+  if (i < row_begin + n_rows) {
+    const double d = mass[i] * dscale / nu;
+    double y[3] = {0.0, 0.0, 0.0}, w[3] = {0.0, 0.0, 0.0};
+    ef_row_viscous_operator(EF_DIM, i, FS_ROW(i), d, x, y);
+    const double dg = d + ef_row_stiffness_diagonal(EF_DIM, FS_ROW_NE(i), FS_ROW_EV(i));
+    diag[i] = dg;
+    for (int c = 0; c < EF_DIM; ++c) {
+      w[c] = rhs[3 * i + c];
+      y[c] = w[c] - y[c];
+    }
+    fs_node_project(i, vfix, slip_type, slip_normal, slip_tangent, w);
+    fs_node_project(i, vfix, slip_type, slip_normal, slip_tangent, y);
+    for (int c = 0; c < 3; ++c) {
+      const double zc = y[c] / dg;
+      r[3 * i + c] = y[c];
+      z[3 * i + c] = zc;
+      p[3 * i + c] = zc;
+      sb += w[c] * w[c];
+      srz += y[c] * zc;
+      srr += y[c] * y[c];
+    }
+  }
+  sb = fs_group_sum(sb, scratch);
+  srz = fs_group_sum(srz, scratch);
+  srr = fs_group_sum(srr, scratch);
+  if (get_local_id(0) == 0) {
+    const long g = 3 * (group_base + get_group_id(0));
+    partials[g] = sb;
+    partials[g + 1] = srz;
+    partials[g + 2] = srr;
+  }
+}
+
+/* q = P A p; per work-group the sum of p.q into partials[group_base + group]. */
+FS_KERNEL void fs_visc_apply(FS_ROW_ARGS, const double dscale, const double nu, __global const double *restrict mass,
+                             __global const double *restrict p, __global const uchar *restrict vfix,
+                             __global const uchar *restrict slip_type, __global const double *restrict slip_normal,
+                             __global const double *restrict slip_tangent, __global double *restrict q,
+                             const long group_base, __global double *restrict partials) {
+  __local double scratch[FS_WGS];
+  const long i = row_begin + get_global_id(0);
+  double spq = 0.0;
+  if (i < row_begin + n_rows) {
+    const double d = mass[i] * dscale / nu;
+    double y[3] = {0.0, 0.0, 0.0};
+    ef_row_viscous_operator(EF_DIM, i, FS_ROW(i), d, p, y);
+    fs_node_project(i, vfix, slip_type, slip_normal, slip_tangent, y);
+    for (int c = 0; c < 3; ++c) {
+      q[3 * i + c] = y[c];
+      spq += p[3 * i + c] * y[c];
+    }
+  }
+  spq = fs_group_sum(spq, scratch);
+  if (get_local_id(0) == 0)
+    partials[group_base + get_group_id(0)] = spq;
+}
+
+/* One work-group: the count partials of `width` sums (3: start, 1: p.q, 2: r.z and r.r) added in a fixed
+ * order, then the CG scalars in cgs:
+ *  width 3: |P b|, target = rtol |P b| (|P b| = 0: the residual's norm, or 1), rz, |r|, it = 0, done when
+ *           |r| <= target (a converged warm start);
+ *  width 1: alpha = rz / p.q; p.q not positive or not finite: breakdown (and done), alpha = 0;
+ *  width 2: beta = r.z_new / rz, rz, |r|, it + 1; done when |r| <= target or it = max_iterations.
+ * Once done, nothing changes any more (alpha = 0, fs_visc_direction returns), so the host may read the
+ * state back only every check_every iterations. */
+FS_KERNEL void fs_visc_reduce(const long count, const int width, __global const double *restrict partials,
+                              const double rtol, const int max_iterations, __global double *restrict cgs) {
+  __local double scratch[FS_WGS];
+  double s0 = 0.0, s1 = 0.0, s2 = 0.0;
+  for (long k = get_local_id(0); k < count; k += FS_WGS) {
+    s0 += partials[width * k];
+    if (width > 1)
+      s1 += partials[width * k + 1];
+    if (width > 2)
+      s2 += partials[width * k + 2];
+  }
+  s0 = fs_group_sum(s0, scratch);
+  s1 = fs_group_sum(s1, scratch);
+  s2 = fs_group_sum(s2, scratch);
+  if (get_local_id(0) != 0)
+    return;
+  if (width == 3) {
+    const double rnorm = sqrt(s2);
+    double bnorm = sqrt(s0);
+    if (bnorm == 0.0)
+      bnorm = rnorm > 0.0 ? rnorm : 1.0;
+    cgs[FS_CG_BNORM] = bnorm;
+    cgs[FS_CG_TARGET] = rtol * bnorm;
+    cgs[FS_CG_RZ] = s1;
+    cgs[FS_CG_RNORM] = rnorm;
+    cgs[FS_CG_PQ] = 0.0;
+    cgs[FS_CG_ALPHA] = 0.0;
+    cgs[FS_CG_BETA] = 0.0;
+    cgs[FS_CG_IT] = 0.0;
+    cgs[FS_CG_DONE] = rnorm > rtol * bnorm && max_iterations > 0 ? 0.0 : 1.0;
+    cgs[FS_CG_BREAKDOWN] = 0.0;
+  } else if (cgs[FS_CG_DONE] != 0.0) {
+    cgs[FS_CG_ALPHA] = 0.0;
+  } else if (width == 1) {
+    cgs[FS_CG_PQ] = s0;
+    if (s0 > 0.0 && isfinite(s0)) {
+      cgs[FS_CG_ALPHA] = cgs[FS_CG_RZ] / s0;
+    } else {
+      cgs[FS_CG_ALPHA] = 0.0;
+      cgs[FS_CG_BREAKDOWN] = 1.0;
+      cgs[FS_CG_DONE] = 1.0;
+    }
+  } else {
+    const double rnorm = sqrt(s1), it = cgs[FS_CG_IT] + 1.0;
+    cgs[FS_CG_BETA] = s0 / cgs[FS_CG_RZ];
+    cgs[FS_CG_RZ] = s0;
+    cgs[FS_CG_RNORM] = rnorm;
+    cgs[FS_CG_IT] = it;
+    if (rnorm <= cgs[FS_CG_TARGET] || it >= (double)max_iterations)
+      cgs[FS_CG_DONE] = 1.0;
+  }
+}
+
+/* x += alpha p, r -= alpha q, z = r/diag (nothing once done); per work-group the sums of r.z and r.r into
+ * partials[2 group + 0..1]. */
+FS_KERNEL void fs_visc_update(const long n, __global double *restrict x, __global const double *restrict p,
+                              __global const double *restrict q, __global double *restrict r,
+                              __global double *restrict z, __global const double *restrict diag,
+                              __global const double *restrict cgs, __global double *restrict partials) {
+  __local double scratch[FS_WGS];
+  const long i = get_global_id(0);
+  const double alpha = cgs[FS_CG_ALPHA];
+  const int live = cgs[FS_CG_DONE] == 0.0;
+  double srz = 0.0, srr = 0.0;
+  if (i < n && live) {
+    const double dg = diag[i];
+    for (int c = 0; c < 3; ++c) {
+      const long k = 3 * i + c;
+      x[k] += alpha * p[k];
+      const double rk = r[k] - alpha * q[k];
+      const double zk = rk / dg;
+      r[k] = rk;
+      z[k] = zk;
+      srz += rk * zk;
+      srr += rk * rk;
+    }
+  }
+  srz = fs_group_sum(srz, scratch);
+  srr = fs_group_sum(srr, scratch);
+  if (get_local_id(0) == 0) {
+    partials[2 * get_group_id(0)] = srz;
+    partials[2 * get_group_id(0) + 1] = srr;
+  }
+}
+
+/* p = z + beta p (nothing once done). */
+FS_KERNEL void fs_visc_direction(const long n, __global double *restrict p, __global const double *restrict z,
+                                 __global const double *restrict cgs) {
+  const long i = get_global_id(0);
+  if (i >= n || cgs[FS_CG_DONE] != 0.0)
+    return;
+  const double beta = cgs[FS_CG_BETA];
+  for (int c = 0; c < 3; ++c)
+    p[3 * i + c] = z[3 * i + c] + beta * p[3 * i + c];
+}
+
+/* Time step of the implicit option, first stage: as fs_dt_partial with the convective limit
+ * dt_I = hmin_I / |u_I| (ef_node_dt_convective, cfl = 1). */
+FS_KERNEL void fs_dt_partial_convective(const long n, __global const double *restrict hmin,
+                                        __global const double *restrict u, __global double *restrict partials) {
+  __local double scratch[FS_WGS];
+  double m = 1.0e300;
+  for (long i = get_global_id(0); i < n; i += get_global_size(0)) {
+    const double d = ef_node_dt_convective(hmin[i], ef_node_norm(EF_DIM, i, u), 1.0);
+    if (d < m)
+      m = d;
+  }
+  m = fs_group_min(m, scratch);
+  if (get_local_id(0) == 0)
+    partials[get_group_id(0)] = m;
+}
+
+/* Correction "viscous" / "viscous_unfiltered", start (ef_row_viscous_correction_start): rhs = -c G dp w, the
+ * lumped start x = -c M^-1 G dp projected (fixed components 0, slip nodes projected). */
+FS_KERNEL void fs_imex_correction_start(FS_ROW_ARGS, const double cc, const double w,
+                                        __global const double *restrict inv_mass, __global const double *restrict p_n,
+                                        __global const double *restrict p_new, __global const uchar *restrict vfix,
+                                        __global const uchar *restrict slip_type,
+                                        __global const double *restrict slip_normal,
+                                        __global const double *restrict slip_tangent, __global double *restrict x,
+                                        __global double *restrict rhs) {
+  const long i = row_begin + get_global_id(0);
+  if (i >= row_begin + n_rows)
+    return;
+  double x0[3], r0[3];
+  ef_row_viscous_correction_start(EF_DIM, i, FS_ROW(i), p_new, p_n, cc, inv_mass[i], w, x0, r0);
+  fs_node_project(i, vfix, slip_type, slip_normal, slip_tangent, x0);
+  for (int c = 0; c < 3; ++c) {
+    x[3 * i + c] = x0[c];
+    rhs[3 * i + c] = r0[c];
+  }
+}
+
+/* Correction "viscous" / "viscous_unfiltered", end: u = uh + delta with the boundary conditions (fixed
+ * components keep uh's values) and the divergence check of fs_correct. */
+FS_KERNEL void fs_imex_correct(const long n, __global const double *restrict uh, __global const double *restrict delta,
+                               __global const double *restrict p_new, __global double *restrict u_new,
+                               __global const uchar *restrict vfix, __global const uchar *restrict slip_type,
+                               __global const double *restrict slip_normal,
+                               __global const double *restrict slip_tangent, const double bound2,
+                               __global int *restrict flags) {
+  const long i = get_global_id(0);
+  if (i >= n)
+    return;
+  double u[3] = {0.0, 0.0, 0.0}, uref[3] = {0.0, 0.0, 0.0};
+  for (int c = 0; c < EF_DIM; ++c) {
+    u[c] = uh[3 * i + c] + delta[3 * i + c];
+    uref[c] = uh[3 * i + c];
+  }
+  fs_node_bc(i, vfix, slip_type, slip_normal, slip_tangent, uref, u);
+  double u2 = 0.0;
+  for (int c = 0; c < 3; ++c) {
+    u_new[3 * i + c] = u[c];
+    u2 += u[c] * u[c];
+  }
+  if (!(u2 <= bound2) || !isfinite(p_new[i]))
+    atomic_min(&flags[0], (int)i);
+}
+
+/* q = M^-1 E(p_n) = M^-1 (H p_n - f) at the free-pressure rows (ef_row_csr_residual on row i of H, which
+ * starts at row_ptr[i] + i), 0 at fixed ones, into component 0 of q (the others 0). */
+FS_KERNEL void fs_imex_continuity(FS_ROW_ARGS, __global const int *restrict hcol, __global const double *restrict hval,
+                                  __global const double *restrict f, __global const double *restrict p_n,
+                                  __global const double *restrict inv_mass, __global const uchar *restrict pfix,
+                                  __global double *restrict q) {
+  const long i = row_begin + get_global_id(0);
+  if (i >= row_begin + n_rows)
+    return;
+  (void)col;
+  (void)ev;
+  (void)edge_base;
+  double e = 0.0;
+  if (!pfix[i]) {
+    const long o = row_ptr[i] + i;
+    e = ef_row_csr_residual(FS_ROW_NE(i) + 1, hcol + o, hval + o, f[i], p_n);
+  }
+  q[3 * i] = e * inv_mass[i];
+  q[3 * i + 1] = q[3 * i + 2] = 0.0;
+}
+
+/* Correction "viscous": f_I -= gamma dt nu (K q)_I at the free-pressure rows; per work-group the sums of
+ * f and |f| over the free rows into partials[2 (group_base + group)] as fs_pressure_system's. */
+FS_KERNEL void fs_imex_filter(FS_ROW_ARGS, const double gdt_nu, __global const double *restrict q,
+                              __global const uchar *restrict pfix, __global double *restrict f, const long group_base,
+                              __global double *restrict partials) {
+  __local double scratch[FS_WGS];
+  const long i = row_begin + get_global_id(0);
+  double sf = 0.0, sa = 0.0;
+  if (i < row_begin + n_rows && !pfix[i]) {
+    double y[3] = {0.0, 0.0, 0.0};
+    ef_row_viscous_operator(EF_DIM, i, FS_ROW(i), 0.0, q, y);
+    const double fi = f[i] - gdt_nu * y[0];
+    f[i] = fi;
+    sf = fi;
+    sa = fabs(fi);
+  }
+  sf = fs_group_sum(sf, scratch);
+  sa = fs_group_sum(sa, scratch);
+  if (get_local_id(0) == 0) {
+    partials[2 * (group_base + get_group_id(0))] = sf;
+    partials[2 * (group_base + get_group_id(0)) + 1] = sa;
+  }
+}
+
+/* Correction "rotational" (experiment): p_{n+1} -= 2 gamma nu q at the free-pressure nodes. */
+FS_KERNEL void fs_imex_rotational(const long n, const double g2_nu, __global const double *restrict q,
+                                  __global const uchar *restrict pfix, __global double *restrict p) {
+  const long i = get_global_id(0);
+  if (i >= n || pfix[i])
+    return;
+  p[i] -= g2_nu * q[3 * i];
+}

@@ -676,9 +676,7 @@ static int imex_momentum(ef_fs *fs, double t, double dt, const double *u_n, cons
       const double w = dscale / (nun ? nun[i] : nu);
       for (int cc = 0; cc < 3; ++cc) {
         const int64_t k = 3 * i + cc;
-        double e = 0.0;
-        for (int j = 0; j < s; ++j) e += a[s][j] * F[j * n3 + k] + ai[s][j] * V[j * n3 + k];
-        rhs[k] = (mass[i] * u_n[k] + dt * e) * w;
+        rhs[k] = ef_dof_imex_rhs(s, a[s], ai[s], F, V, n3, k, mass[i], u_n[k], dt, w);
       }
     }
     EF_CALL(eval_fixed(fs, t + c[s] * dt, U, fs->pscratch));
@@ -712,14 +710,11 @@ static int imex_momentum(ef_fs *fs, double t, double dt, const double *u_n, cons
     double u[3] = {0.0, 0.0, 0.0}, uref[3] = {0.0, 0.0, 0.0};
     for (int cc = 0; cc < 3; ++cc) {
       const int64_t k = 3 * i + cc;
-      double e = 0.0, rb = 0.0;
-      for (int j = 0; j < 4; ++j) {
-        e += (b[j] - a[3][j]) * F[j * n3 + k];
-        rb += b[j] * (F[j * n3 + k] + V[j * n3 + k]);
-      }
+      double rb = 0.0;
+      const double v = ef_dof_imex_final(b, a[3], F, V, n3, k, U[k], invm[i], dt, &rb);
       acc[k] = rb;
       uref[cc] = u_n[k];
-      u[cc] = cc < dim ? U[k] + dt * invm[i] * e : 0.0;
+      u[cc] = cc < dim ? v : 0.0;
     }
     ef_node_apply_bc(dim, vfix ? vfix + 3 * i : none, slip ? slip[i] : EF_SLIP_NONE, sn ? sn + 3 * i : zero,
                      st ? st + 3 * i : zero, uref, u);
@@ -813,10 +808,7 @@ static void imex_continuity_residual(ef_fs *fs, const double *p_n) {
   EF_OMP(omp parallel for schedule(static))
   for (int64_t i = 0; i < n; ++i) {
     double e = 0.0;
-    if (!(pfix && pfix[i])) {
-      e = -f[i];
-      for (int64_t k = hrp[i]; k < hrp[i + 1]; ++k) e += hv[k] * p_n[hc[k]];
-    }
+    if (!(pfix && pfix[i])) e = ef_row_csr_residual((int)(hrp[i + 1] - hrp[i]), hc + hrp[i], hv + hrp[i], f[i], p_n);
     q[3 * i] = e * invm[i];
     q[3 * i + 1] = q[3 * i + 2] = 0.0;
   }
@@ -876,17 +868,12 @@ static int imex_correction(ef_fs *fs, double dt, const double *p_n, const double
     const int ne = (int)(rp[i + 1] - rp[i]);
     const int32_t *ci = col + rp[i];
     const double *ei = ev + rp[i] * S;
-    double g[3];
-    if (dim == 3)
-      ef_row_increment_gradient(3, i, ne, ci, ei, p_new, p_n, g);
-    else
-      ef_row_increment_gradient(2, i, ne, ci, ei, p_new, p_n, g);
     const double w = dscale / (nun ? nun[i] : nu);
-    double x0[3] = {0.0, 0.0, 0.0}, r0[3] = {0.0, 0.0, 0.0};
-    for (int q = 0; q < dim; ++q) {
-      r0[q] = -cc * g[q] * w;
-      x0[q] = -cc * invm[i] * g[q];
-    }
+    double x0[3], r0[3];
+    if (dim == 3)
+      ef_row_viscous_correction_start(3, i, ne, ci, ei, p_new, p_n, cc, invm[i], w, x0, r0);
+    else
+      ef_row_viscous_correction_start(2, i, ne, ci, ei, p_new, p_n, cc, invm[i], w, x0, r0);
     imex_project(fs, dim, i, x0);
     for (int q = 0; q < 3; ++q) {
       x[3 * i + q] = x0[q];

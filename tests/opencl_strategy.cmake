@@ -9,8 +9,13 @@ if(EF_WITH_OPENCL)
   # Whole steps: the OpenCL and OpenMP strategies side by side (2D and 3D cavities).
   ef_add_c_test(test_ocl_fs_steps SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_ocl_fs_steps.c
                 LABELS "opencl;unit" ARGS --cache ${EF_OCLFS_CACHE})
-  set_tests_properties(test_ocl_fs_kernels test_ocl_fs_steps PROPERTIES TIMEOUT 300
+  # The implicit viscosity option (IMEX ARS(3,4,3) with the device stage solves) on both strategies:
+  # the same two cavities (3D: slip walls, no-slip walls, lid, a fixed pressure; 2D: a time-dependent
+  # lid) at viscosity 0.5, every implicit_viscosity.correction, the same bounds (test_ocl_fs_steps.c).
+  add_test(NAME strategies_agree_implicit COMMAND test_ocl_fs_steps --implicit --cache ${EF_OCLFS_CACHE})
+  set_tests_properties(test_ocl_fs_kernels test_ocl_fs_steps strategies_agree_implicit PROPERTIES TIMEOUT 300
                        ENVIRONMENT "EDGEFLOW_PLUGIN_DIR=${CMAKE_LIBRARY_OUTPUT_DIRECTORY};OMP_NUM_THREADS=2;OMP_WAIT_POLICY=passive;EDGEFLOW_CACHE_DIR=${EF_OCLFS_CACHE}")
+  set_tests_properties(strategies_agree_implicit PROPERTIES LABELS "opencl;unit" SKIP_RETURN_CODE 77)
   # Two steps on tiny meshes under oclgrind: no data races, no invalid accesses.
   find_program(EF_OCLGRIND_EXECUTABLE oclgrind)
   if(EF_OCLGRIND_EXECUTABLE)
@@ -19,8 +24,14 @@ if(EF_WITH_OPENCL)
                      $<TARGET_FILE:test_ocl_fs_steps> ${CMAKE_CURRENT_BINARY_DIR}/ocl_fs_oclgrind)
     set_tests_properties(test_ocl_fs_oclgrind PROPERTIES LABELS "opencl;unit" SKIP_RETURN_CODE 77 TIMEOUT 300
                          ENVIRONMENT "EDGEFLOW_PLUGIN_DIR=${CMAKE_LIBRARY_OUTPUT_DIRECTORY};OMP_NUM_THREADS=2;OMP_WAIT_POLICY=passive")
+    # The implicit option's kernels (stages, stage CG, corrections), two steps of each case.
+    add_test(NAME test_ocl_fs_oclgrind_implicit
+             COMMAND sh ${EF_TEST_DATA}/opencl_strategy/oclgrind_check.sh ${EF_OCLGRIND_EXECUTABLE}
+                     $<TARGET_FILE:test_ocl_fs_steps> ${CMAKE_CURRENT_BINARY_DIR}/ocl_fs_oclgrind_implicit --implicit)
+    set_tests_properties(test_ocl_fs_oclgrind_implicit PROPERTIES LABELS "opencl;unit" SKIP_RETURN_CODE 77 TIMEOUT 300
+                         ENVIRONMENT "EDGEFLOW_PLUGIN_DIR=${CMAKE_LIBRARY_OUTPUT_DIRECTORY};OMP_NUM_THREADS=2;OMP_WAIT_POLICY=passive")
     if(EF_SANITIZE)
-      set_property(TEST test_ocl_fs_oclgrind APPEND PROPERTY ENVIRONMENT
+      set_property(TEST test_ocl_fs_oclgrind test_ocl_fs_oclgrind_implicit APPEND PROPERTY ENVIRONMENT
                    "ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0")
     endif()
   endif()
@@ -61,4 +72,14 @@ if(EF_WITH_OPENCL AND EF_WITH_VTK_TESTS AND EF_WITH_GMSH_TESTS AND EF_GMSH_PROGR
                    --linear-solver fcg 1e-12 --preconditioner amg)
   set_tests_properties(strategies_agree_fcg_amg PROPERTIES LABELS "opencl;unit" SKIP_RETURN_CODE 77
                        TIMEOUT 300 ENVIRONMENT "OMP_WAIT_POLICY=passive")
+  # The implicit viscosity option through the command line on the same duct, corrections "lumped" and
+  # "viscous" (the cavities and the slip channel: strategies_agree_implicit above).
+  foreach(correction lumped viscous)
+    add_test(NAME strategies_agree_implicit_duct_${correction}
+             COMMAND ${EF_SYSTEM_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/strategies_agree.py $<TARGET_FILE:edgeflow>
+                     ${EF_GMSH_PROGRAM} ${CMAKE_SOURCE_DIR}
+                     ${CMAKE_CURRENT_BINARY_DIR}/strategies_agree_implicit_duct_${correction} --implicit ${correction})
+    set_tests_properties(strategies_agree_implicit_duct_${correction} PROPERTIES LABELS "opencl;unit"
+                         SKIP_RETURN_CODE 77 TIMEOUT 300 ENVIRONMENT "OMP_WAIT_POLICY=passive")
+  endforeach()
 endif()

@@ -49,6 +49,11 @@ typedef struct {
   ef_variable *velocity_var, *pressure_var, *reaction_var;
   ef_divergence_bound divergence;
   long steps, iterations;
+  /* Implicit viscosity: the stage solves' read-back interval and run totals (as the OpenMP strategy's). */
+  int viscous_check_every, viscous_max_stage_iterations;
+  long viscous_iterations;
+  double viscous_max_residual, t_viscous;
+  int ev_viscous;
   double pending_download; /* GPU->CPU seconds since the last step's report */
   double pending_upload;   /* CPU->GPU seconds of compute_time_step, reported with the step */
   /* Run totals of the Table-5 phases. */
@@ -147,9 +152,22 @@ static int ef_opencl_create(const ef_strategy_config *config, void **out) {
   s->mp = config->model_part;
   EF_CALL_GOTO(ef_strategy_read_settings(config, &s->settings, &s->dt_settings), fail);
   EF_CALL_GOTO(ef_divergence_bound_read(config, &s->divergence), fail);
-  EF_CHECK_GOTO(!s->settings.viscous_implicit, EF_ERR_UNSUPPORTED, fail,
-                "opencl_edge_based: viscous_time_integration \"implicit\" runs on the openmp_edge_based "
-                "strategy only (the device stage solves are not built yet)");
+  EF_CHECK_GOTO(!s->settings.viscous_implicit || s->settings.nu > 0.0, EF_ERR_PARAMETER, fail,
+                "opencl_edge_based: viscous_time_integration \"implicit\" needs a positive viscosity, got %g",
+                s->settings.nu);
+  /* implicit_viscosity.check_every: the device stage solves' convergence read-back interval. */
+  s->viscous_check_every = 8;
+  {
+    ef_parameters iv;
+    EF_CALL_GOTO(ef_parameters_get(config->settings, "implicit_viscosity", &iv), fail);
+    if (ef_parameters_has(iv, "check_every")) {
+      long every = 0;
+      EF_CALL_GOTO(ef_parameters_get_int(iv, "check_every", &every), fail);
+      EF_CHECK_GOTO(every >= 1 && every <= 1000, EF_ERR_PARAMETER, fail,
+                    "solver_settings.implicit_viscosity.check_every must be 1..1000, got %ld", every);
+      s->viscous_check_every = (int)every;
+    }
+  }
   /* Any registered device solver; its keys are checked now, its settings read when created. */
   EF_CALL_GOTO(ef_parameters_get(config->settings, "linear_solver_settings", &s->solver_settings), fail);
   EF_CALL_GOTO(ef_linear_solver_validate(s->solver_settings, EF_MEMORY_DEVICE), fail);
@@ -161,7 +179,9 @@ static int ef_opencl_create(const ef_strategy_config *config, void **out) {
   EF_CALL_GOTO(ef_model_part_get_variable(s->mp, "REACTION", &s->reaction_var), fail);
   s->ev_build = ef_log_event("setup", "edge data build");
   s->ev_upload = ef_log_event("step", "0 CPU->GPU");
-  s->ev_step1 = ef_log_event("step", "1 momentum (tau, projections, RK4)");
+  s->ev_step1 = ef_log_event("step", s->settings.viscous_implicit ? "1 momentum (tau, projections, IMEX stages)"
+                                                                  : "1 momentum (tau, projections, RK4)");
+  if (s->settings.viscous_implicit) s->ev_viscous = ef_log_event("step", "1 viscous stage CG (wall)");
   s->ev_step2 = ef_log_event("step", "2 pressure (assembly + CG)");
   s->ev_assembly = ef_log_event("step", "2a pressure assembly");
   s->ev_solve = ef_log_event("step", "2b pressure CG");
@@ -344,6 +364,7 @@ static int ef_opencl_initialize(void *data) {
   os.fs = s->settings;
   os.fs.velocity_bound = ef_divergence_bound_update(&s->divergence, mp, 1);
   os.work_group_bits = s->work_group_bits;
+  os.viscous_check_every = s->viscous_check_every;
   EF_CALL(ef_cl_fs_create(s->ctx, &s->edges, &os, &s->fs));
   double seconds;
   EF_CALL(ef_opencl_upload_modified(s, 1, &seconds));
@@ -427,6 +448,14 @@ static int ef_opencl_solve_step(void *data, double t, double dt, ef_step_info *i
   s->t_step3 += st.seconds_step3;
   s->t_assembly += st.seconds_assembly;
   s->t_solve += st.seconds_solve;
+  if (s->settings.viscous_implicit) {
+    ef_log_event_add(s->ev_viscous, st.seconds_viscous);
+    s->t_viscous += st.seconds_viscous;
+    s->viscous_iterations += st.viscous_iterations;
+    if (st.viscous_max_stage_iterations > s->viscous_max_stage_iterations)
+      s->viscous_max_stage_iterations = st.viscous_max_stage_iterations;
+    if (st.viscous_residual > s->viscous_max_residual) s->viscous_max_residual = st.viscous_residual;
+  }
   info->pressure_iterations = st.cg_iterations;
   info->pressure_residual = st.cg_residual;
   info->seconds_momentum = st.seconds_step1;
@@ -476,6 +505,15 @@ static int ef_opencl_finalize(void *data) {
            s->t_step3 / steps, s->t_download / steps, s->n_downloads,
            s->fs ? ef_cl_fs_bytes_per_step(s->fs, (int)lround((double)s->iterations / steps)) : 0.0);
   EF_CALL(ef_parameters_set_json(s->config.summary, "phases", json));
+  if (s->settings.viscous_implicit) {
+    snprintf(json, sizeof json,
+             "{\"scheme\": \"IMEX ARS(3,4,3)\", \"stage_solves\": %ld, \"cg_iterations\": %ld, "
+             "\"max_stage_iterations\": %d, \"max_scaled_residual\": %.3e, \"tolerance\": %.3e, "
+             "\"cg_seconds\": %.6f, \"check_every\": %d}",
+             3 * s->steps, s->viscous_iterations, s->viscous_max_stage_iterations, s->viscous_max_residual,
+             s->settings.viscous_rtol, s->t_viscous, s->viscous_check_every);
+    EF_CALL(ef_parameters_set_json(s->config.summary, "viscous_solver", json));
+  }
   return EF_SUCCESS;
 }
 

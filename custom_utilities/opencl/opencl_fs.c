@@ -31,6 +31,21 @@ enum {
   K_DT_FINAL,
   K_SCATTER,
   K_GATHER,
+  K_IMEX_RESIDUAL, /* the implicit option's kernels */
+  K_IMEX_RHS,
+  K_IMEX_PROJECT,
+  K_IMEX_FINAL,
+  K_VISC_INIT,
+  K_VISC_APPLY,
+  K_VISC_REDUCE,
+  K_VISC_UPDATE,
+  K_VISC_DIRECTION,
+  K_DT_CONVECTIVE,
+  K_IMEX_CORR_START,
+  K_IMEX_CORRECT,
+  K_IMEX_CONTINUITY,
+  K_IMEX_FILTER,
+  K_IMEX_ROTATIONAL,
   K_N_KERNELS,
   R_UPLOAD = K_N_KERNELS, /* boundary values to the device */
   R_FLAGS,                /* flag/sum fill and read-back of a step */
@@ -40,7 +55,10 @@ enum {
 static const char *const fs_record_names[R_COUNT] = {
     "fs_prepare",       "fs_rk_stage",     "fs_pressure_system", "fs_sum_partials",
     "fs_remove_mean",   "fs_correct",      "fs_dt_partial",      "fs_dt_final",
-    "fs_scatter_fixed", "fs_gather_fixed", "boundary values upload", "step flags fill/read",
+    "fs_scatter_fixed", "fs_gather_fixed", "fs_imex_residual", "fs_imex_rhs", "fs_imex_project",
+    "fs_imex_final",    "fs_visc_init",    "fs_visc_apply",      "fs_visc_reduce",  "fs_visc_update",
+    "fs_visc_direction", "fs_dt_partial_convective", "fs_imex_correction_start", "fs_imex_correct",
+    "fs_imex_continuity", "fs_imex_filter", "fs_imex_rotational", "boundary values upload", "step flags fill/read",
     "CG solve (opencl_cg, wall)"};
 
 /* Phases of a step, for the Table-5 breakdown; FS_PHASE_NONE: outside a step. */
@@ -95,10 +113,10 @@ struct ef_cl_fs_s {
   int32_t *fixed_dofs;
   double *fixed_cur; /* the values u_n/p_n hold at the fixed dofs (kinematic pressure) */
   int fixed_cur_valid;
-  cl_mem d_fixed_dofs, d_fixed_vals[2]; /* [0]: t + dt, [1]: t + dt/2 */
+  cl_mem d_fixed_dofs, d_fixed_vals[3]; /* [0]: t + dt, [1]: t + dt/2 (implicit: t + c_1 dt), [2]: t + c_2 dt */
   cl_mem pin_fixed;
-  double *h_fixed;                      /* pinned, 2 * cap_fixed */
-  cl_event fixed_write[2];
+  double *h_fixed;                      /* pinned, 3 * cap_fixed */
+  cl_event fixed_write[3];
   double *eval_u, *eval_p;              /* host targets of the callback (3n, n) */
   /* Pinned read-back of u, p and the reactions (7n). */
   cl_mem pin_state;
@@ -116,6 +134,14 @@ struct ef_cl_fs_s {
   fs_record rec[R_COUNT];
   fs_pending *pend;
   int n_pend, cap_pend;
+  /* Implicit viscosity (s.fs.viscous_implicit; fractional_step.h 2'): the four stage residuals F, V (12n
+   * each, stage j at 3n j), the stage velocity U and right-hand side (3n; also the viscous correction's
+   * delta and rhs), the stage CG's vectors and Jacobi diagonal, its partial sums and state (fs_visc_reduce). */
+  cl_mem imex_f, imex_v, imex_u, imex_rhs, cg_r, cg_z, cg_p, cg_q, vdiag, vpart, cgs;
+  int64_t node_groups;       /* work-groups of the node kernels: n / wgs rounded up */
+  double hmin2_over_nu;      /* min_I hmin_I^2 / nu (the viscous cap of the automatic step) */
+  int v_iterations, v_max_iterations;
+  double v_residual, v_seconds;
   /* The last step. */
   int stepped;
   double last_dt, last_residual;
@@ -384,6 +410,7 @@ int ef_cl_fs_read_array(ef_cl_fs *fs, ef_cl_fs_array which, double *host) {
 void ef_cl_fs_settings_default(ef_cl_fs_settings *s) {
   memset(s, 0, sizeof *s);
   ef_fs_settings_default(&s->fs);
+  s->viscous_check_every = 8;
 }
 
 /* Finish the queue, drop the profile, release kernels and buffers. */
@@ -401,7 +428,7 @@ void ef_cl_fs_destroy(ef_cl_fs **pfs) {
   }
   if (fs->copy_queue) clReleaseCommandQueue(fs->copy_queue);
   ef_cl_csr_release(&fs->H);
-  for (int i = 0; i < 2; ++i)
+  for (int i = 0; i < 3; ++i)
     if (fs->fixed_write[i]) clReleaseEvent(fs->fixed_write[i]);
   fs_pinned_release(fs, &fs->pin_fixed, &fs->h_fixed);
   fs_pinned_release(fs, &fs->pin_state, &fs->h_state);
@@ -412,7 +439,9 @@ void ef_cl_fs_destroy(ef_cl_fs **pfs) {
                    &fs->acc,     &fs->ua,    &fs->ub,       &fs->uh,       &fs->reaction, &fs->fixu,
                    &fs->fixp,    &fs->f,     &fs->vfix,     &fs->pfix,     &fs->slip,     &fs->slip_normal,
                    &fs->slip_tangent, &fs->body_force, &fs->partials, &fs->state, &fs->flags,
-                   &fs->d_fixed_dofs, &fs->d_fixed_vals[0], &fs->d_fixed_vals[1]};
+                   &fs->d_fixed_dofs, &fs->d_fixed_vals[0], &fs->d_fixed_vals[1], &fs->d_fixed_vals[2],
+                   &fs->imex_f, &fs->imex_v, &fs->imex_u, &fs->imex_rhs, &fs->cg_r, &fs->cg_z, &fs->cg_p,
+                   &fs->cg_q, &fs->vdiag, &fs->vpart, &fs->cgs};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i) fs_release_mem(all[i]);
   for (int i = 0; i < K_N_KERNELS; ++i)
     if (fs->k[i]) clReleaseKernel(fs->k[i]);
@@ -518,14 +547,30 @@ int ef_cl_fs_create(ef_cl_context *ctx, const ef_edge_data *ed, const ef_cl_fs_s
            "fractional step: kinematic viscosity must be finite and >= 0, got %g", s.fs.nu);
   EF_CHECK(s.fs.velocity_bound > 0.0 && s.fs.fixed_pressure_scale > 0.0 && s.fs.flux_imbalance_tolerance >= 0.0,
            EF_ERR_PARAMETER, "fractional step: velocity bound and pressure scale must be positive");
+  if (s.fs.viscous_implicit) {
+    EF_CHECK(s.fs.nu > 0.0, EF_ERR_PARAMETER,
+             "implicit viscosity: the kinematic viscosity must be positive, got %g", s.fs.nu);
+    EF_CHECK(s.fs.viscous_correction >= 0 && s.fs.viscous_correction <= 3, EF_ERR_PARAMETER,
+             "implicit viscosity: unknown correction %d", s.fs.viscous_correction);
+    EF_CHECK(s.fs.viscous_rtol > 0.0 && s.fs.viscous_max_iterations > 0 && s.viscous_check_every >= 1,
+             EF_ERR_PARAMETER,
+             "implicit viscosity: need tolerance > 0, max_iteration > 0 and check_every >= 1 (got %g, %d, %d)",
+             s.fs.viscous_rtol, s.fs.viscous_max_iterations, s.viscous_check_every);
+  }
   EF_CHECK(s.work_group_bits >= 0 && s.work_group_bits <= 10, EF_ERR_PARAMETER,
            "work_group_bits must be 0 (automatic) or 1..10, got %d", s.work_group_bits);
   /* Fixed dofs are int32 indices into [0, 4n). */
   EF_CHECK(ed->n_nodes <= INT32_MAX / 4, EF_ERR_UNSUPPORTED,
            "the OpenCL fractional step supports at most %d nodes, the mesh has %lld", INT32_MAX / 4,
            (long long)ed->n_nodes);
-  EF_CALL(ef_cl_context_check_memory(ctx, ef_cl_fs_memory_bytes(ed),
-                                     "the OpenCL fractional step (edge data, vectors, pressure matrix and CG)"));
+  /* The implicit option's vectors: F and V (12n each), U, rhs and the CG's four (3n each), the diagonal, the
+   * partial sums (at most 3 per row). */
+  const uint64_t implicit_bytes = s.fs.viscous_implicit ? 8u * (uint64_t)ed->n_nodes * (24u + 18u + 1u + 3u) : 0u;
+  EF_CALL(ef_cl_context_check_memory(ctx, ef_cl_fs_memory_bytes(ed) + implicit_bytes,
+                                     s.fs.viscous_implicit ? "the OpenCL fractional step (edge data, vectors, "
+                                                             "pressure matrix and CG, implicit stages)"
+                                                           : "the OpenCL fractional step (edge data, vectors, "
+                                                             "pressure matrix and CG)"));
 
   ef_cl_fs *fs = calloc(1, sizeof *fs);
   EF_CHECK(fs, EF_ERR_MEMORY, "out of memory");
@@ -599,6 +644,23 @@ int ef_cl_fs_create(ef_cl_context *ctx, const ef_edge_data *ed, const ef_cl_fs_s
   EF_CALL_GOTO(fs_buffer(fs, FS_STATE_SIZE * 8, NULL, "step scalars", &fs->state), fail);
   EF_CALL_GOTO(fs_buffer(fs, 2 * sizeof(cl_int), NULL, "step flags", &fs->flags), fail);
   EF_CALL_GOTO(fs_matrix_structure(fs), fail);
+  fs->node_groups = (int64_t)(fs_round_up(n, fs->wgs) / fs->wgs);
+  if (s.fs.viscous_implicit) {
+    cl_mem *iv[] = {&fs->imex_u, &fs->imex_rhs, &fs->cg_r, &fs->cg_z, &fs->cg_p, &fs->cg_q};
+    for (size_t i = 0; i < sizeof iv / sizeof iv[0]; ++i)
+      EF_CALL_GOTO(fs_buffer(fs, v8, NULL, "a node vector of the implicit stages", iv[i]), fail);
+    EF_CALL_GOTO(fs_buffer(fs, 4 * v8, NULL, "the implicit stages' explicit residuals", &fs->imex_f), fail);
+    EF_CALL_GOTO(fs_buffer(fs, 4 * v8, NULL, "the implicit stages' viscous residuals", &fs->imex_v), fail);
+    EF_CALL_GOTO(fs_buffer(fs, n8, NULL, "the stage solves' diagonal", &fs->vdiag), fail);
+    const int64_t np = 3 * (fs->assembly_groups > fs->node_groups ? fs->assembly_groups : fs->node_groups);
+    EF_CALL_GOTO(fs_buffer(fs, (size_t)np * 8, NULL, "the stage solves' partial sums", &fs->vpart), fail);
+    EF_CALL_GOTO(fs_buffer(fs, 16 * 8, NULL, "the stage solves' state", &fs->cgs), fail);
+    /* ef_fs_compute_dt's viscous cap, with the same arithmetic (the viscosity is uniform here). */
+    fs->hmin2_over_nu = 1.0e300;
+    for (int64_t i = 0; i < n; ++i)
+      if (s.fs.nu > 0.0 && ed->hmin[i] * ed->hmin[i] / s.fs.nu < fs->hmin2_over_nu)
+        fs->hmin2_over_nu = ed->hmin[i] * ed->hmin[i] / s.fs.nu;
+  }
   EF_CL_CALL_GOTO(clFinish(ctx->queue), fail);
   *out = fs;
   return EF_SUCCESS;
@@ -678,7 +740,7 @@ int ef_cl_fs_set_bc(ef_cl_fs *fs, const ef_fs_settings *bc) {
   fs->n_fixed_pressure = n_fixed_p;
   if (count > fs->cap_fixed) {
     int64_t cap = count + count / 4 + 16;
-    for (int i = 0; i < 2; ++i)
+    for (int i = 0; i < 3; ++i)
       if (fs->fixed_write[i]) {
         clWaitForEvents(1, &fs->fixed_write[i]);
         clReleaseEvent(fs->fixed_write[i]);
@@ -689,6 +751,7 @@ int ef_cl_fs_set_bc(ef_cl_fs *fs, const ef_fs_settings *bc) {
     fs_release_mem(&fs->d_fixed_dofs);
     fs_release_mem(&fs->d_fixed_vals[0]);
     fs_release_mem(&fs->d_fixed_vals[1]);
+    fs_release_mem(&fs->d_fixed_vals[2]);
     free(fs->fixed_dofs);
     free(fs->fixed_cur);
     fs->fixed_dofs = NULL;
@@ -699,7 +762,8 @@ int ef_cl_fs_set_bc(ef_cl_fs *fs, const ef_fs_settings *bc) {
     EF_CALL(fs_buffer(fs, (size_t)cap * 4, NULL, "fixed dofs", &fs->d_fixed_dofs));
     EF_CALL(fs_buffer(fs, (size_t)cap * 8, NULL, "fixed values", &fs->d_fixed_vals[0]));
     EF_CALL(fs_buffer(fs, (size_t)cap * 8, NULL, "fixed values", &fs->d_fixed_vals[1]));
-    EF_CALL(fs_pinned(fs, (size_t)cap * 16, &fs->pin_fixed, &fs->h_fixed));
+    EF_CALL(fs_buffer(fs, (size_t)cap * 8, NULL, "fixed values", &fs->d_fixed_vals[2]));
+    EF_CALL(fs_pinned(fs, (size_t)cap * 24, &fs->pin_fixed, &fs->h_fixed));
     fs->cap_fixed = cap;
   }
   int64_t k = 0;
@@ -862,8 +926,10 @@ static int fs_enqueue_stage(ef_cl_fs *fs, int stage, double dt, cl_mem un, cl_me
   return EF_SUCCESS;
 }
 
-/* Step 2 assembly into (hval, f); with want_sums (no fixed pressure) also the flux sums and
- * the mean removal.  has_fixed = 0 gives the matrix before elimination. */
+static int fs_enqueue_nullspace(ef_cl_fs *fs, cl_mem f, int phase);
+
+/* Step 2 assembly into (hval, f); with want_sums 1 (no fixed pressure) also the flux sums and
+ * the mean removal, with 2 only the partial sums.  has_fixed = 0 gives the matrix before elimination. */
 static int fs_enqueue_assembly(ef_cl_fs *fs, double dt, cl_mem uh, cl_mem pn, cl_mem pf, cl_mem hval, cl_mem f,
                                int has_fixed, int want_sums, int phase) {
   cl_kernel k = fs->k[K_PRESSURE];
@@ -876,7 +942,12 @@ static int fs_enqueue_assembly(ef_cl_fs *fs, double dt, cl_mem uh, cl_mem pn, cl
                    EF_CL_ARG(fs->partials));
     EF_CALL(fs_launch_block(fs, K_PRESSURE, phase, &blk, 0, 0));
   }
-  if (!want_sums) return EF_SUCCESS;
+  if (want_sums != 1) return EF_SUCCESS; /* 2: the partials only (fs_enqueue_imex_assembly finishes) */
+  return fs_enqueue_nullspace(fs, f, phase);
+}
+
+/* The flux sums of the assembly's partials into state and the mean removed from f (no fixed pressure). */
+static int fs_enqueue_nullspace(ef_cl_fs *fs, cl_mem f, int phase) {
   const cl_long count = fs->assembly_groups, n = fs->n;
   EF_CL_SET_ARGS(fs->k[K_SUM], EF_CL_ARG(count), EF_CL_ARG(fs->partials), EF_CL_ARG(n), EF_CL_ARG(fs->state));
   EF_CALL(fs_launch(fs, K_SUM, phase, fs->wgs, fs->wgs, 16.0 * (double)count + 24.0));
@@ -912,6 +983,192 @@ static int fs_enqueue_scatter(ef_cl_fs *fs, cl_mem vals, cl_mem u, cl_mem p, int
   EF_CL_SET_ARGS(fs->k[K_SCATTER], EF_CL_ARG(count), EF_CL_ARG(fs->d_fixed_dofs), EF_CL_ARG(vals), EF_CL_ARG(n3),
                  EF_CL_ARG(u), EF_CL_ARG(p));
   return fs_launch(fs, K_SCATTER, phase, fs_round_up(count, fs->wgs), fs->wgs, 20.0 * (double)count);
+}
+
+/* ---------------------------------------------------------------------------
+ * Implicit viscosity (fractional_step.h 2'; the kernels' section of fs_kernels.cl). */
+
+/* A node kernel over n items (one per node) and its bytes. */
+static int fs_launch_nodes(ef_cl_fs *fs, int record, int phase, double bytes) {
+  return fs_launch(fs, record, phase, fs_round_up(fs->n, fs->wgs), fs->wgs, bytes);
+}
+
+/* F and V of the state us into stage slice `stage` of imex_f, imex_v. */
+static int fs_enqueue_imex_residual(ef_cl_fs *fs, int stage, cl_mem us, cl_mem pn, int phase) {
+  cl_kernel k = fs->k[K_IMEX_RESIDUAL];
+  const cl_long off = (cl_long)stage * 3 * fs->n;
+  for (fs_block blk = FS_BLOCK_START; fs_block_next(fs, &blk);) {
+    EF_CL_SET_ARGS(k, FS_BLOCK_ARGS(fs, blk), EF_CL_ARG(fs->s.fs.nu), EF_CL_ARG(fs->mass), EF_CL_ARG(fs->tau),
+                   EF_CL_ARG(fs->xi), EF_CL_ARG(fs->body_force), EF_CL_ARG(us), EF_CL_ARG(pn), EF_CL_ARG(fs->vfix),
+                   EF_CL_ARG(fs->pfix), EF_CL_ARG(off), EF_CL_ARG(fs->imex_f), EF_CL_ARG(fs->imex_v));
+    EF_CALL(fs_launch_block(fs, K_IMEX_RESIDUAL, phase, &blk, 0, 0));
+  }
+  return EF_SUCCESS;
+}
+
+/* Projected Jacobi CG for P (D + K) P x = P rhs, D_I = M_II dscale/nu (viscous_solve of fractional_step.c):
+ * x enters with the prescribed values and a start.  Device-side reductions; the state is read back every
+ * viscous_check_every iterations.  Adds to the step's viscous figures; the host's error messages. */
+static int fs_visc_solve(ef_cl_fs *fs, double dscale, cl_mem rhs, cl_mem x, int phase, const char *what) {
+  const double w0 = ef_wtime(), nu = fs->s.fs.nu, rtol = fs->s.fs.viscous_rtol;
+  const cl_int max_it = fs->s.fs.viscous_max_iterations;
+  const cl_long n = fs->n, groups = fs->assembly_groups, ngroups = fs->node_groups;
+  const cl_int w3 = 3, w1 = 1, w2 = 2;
+  const double nb = (double)fs->n;
+  for (fs_block blk = FS_BLOCK_START; fs_block_next(fs, &blk);) {
+    EF_CL_SET_ARGS(fs->k[K_VISC_INIT], FS_BLOCK_ARGS(fs, blk), EF_CL_ARG(dscale), EF_CL_ARG(nu), EF_CL_ARG(fs->mass),
+                   EF_CL_ARG(x), EF_CL_ARG(rhs), EF_CL_ARG(fs->vfix), EF_CL_ARG(fs->slip), EF_CL_ARG(fs->slip_normal),
+                   EF_CL_ARG(fs->slip_tangent), EF_CL_ARG(fs->cg_r), EF_CL_ARG(fs->cg_z), EF_CL_ARG(fs->cg_p),
+                   EF_CL_ARG(fs->vdiag), EF_CL_ARG(blk.group_base), EF_CL_ARG(fs->vpart));
+    EF_CALL(fs_launch(fs, K_VISC_INIT, phase, blk.global, fs->wgs,
+                      fs_edge_bytes(blk.rows, blk.edges, fs->dim, 0.0, 8.0 * 20.0)));
+  }
+  EF_CL_SET_ARGS(fs->k[K_VISC_REDUCE], EF_CL_ARG(groups), EF_CL_ARG(w3), EF_CL_ARG(fs->vpart), EF_CL_ARG(rtol),
+                 EF_CL_ARG(max_it), EF_CL_ARG(fs->cgs));
+  EF_CALL(fs_launch(fs, K_VISC_REDUCE, phase, fs->wgs, fs->wgs, 24.0 * (double)groups));
+  double state[16];
+  for (;;) {
+    for (int b = 0; b < fs->s.viscous_check_every; ++b) {
+      for (fs_block blk = FS_BLOCK_START; fs_block_next(fs, &blk);) {
+        EF_CL_SET_ARGS(fs->k[K_VISC_APPLY], FS_BLOCK_ARGS(fs, blk), EF_CL_ARG(dscale), EF_CL_ARG(nu),
+                       EF_CL_ARG(fs->mass), EF_CL_ARG(fs->cg_p), EF_CL_ARG(fs->vfix), EF_CL_ARG(fs->slip),
+                       EF_CL_ARG(fs->slip_normal), EF_CL_ARG(fs->slip_tangent), EF_CL_ARG(fs->cg_q),
+                       EF_CL_ARG(blk.group_base), EF_CL_ARG(fs->vpart));
+        EF_CALL(fs_launch(fs, K_VISC_APPLY, phase, blk.global, fs->wgs,
+                          fs_edge_bytes(blk.rows, blk.edges, fs->dim, 0.0, 8.0 * 8.0)));
+      }
+      EF_CL_SET_ARGS(fs->k[K_VISC_REDUCE], EF_CL_ARG(groups), EF_CL_ARG(w1), EF_CL_ARG(fs->vpart), EF_CL_ARG(rtol),
+                     EF_CL_ARG(max_it), EF_CL_ARG(fs->cgs));
+      EF_CALL(fs_launch(fs, K_VISC_REDUCE, phase, fs->wgs, fs->wgs, 8.0 * (double)groups));
+      EF_CL_SET_ARGS(fs->k[K_VISC_UPDATE], EF_CL_ARG(n), EF_CL_ARG(x), EF_CL_ARG(fs->cg_p), EF_CL_ARG(fs->cg_q),
+                     EF_CL_ARG(fs->cg_r), EF_CL_ARG(fs->cg_z), EF_CL_ARG(fs->vdiag), EF_CL_ARG(fs->cgs),
+                     EF_CL_ARG(fs->vpart));
+      EF_CALL(fs_launch_nodes(fs, K_VISC_UPDATE, phase, 8.0 * 19.0 * nb));
+      EF_CL_SET_ARGS(fs->k[K_VISC_REDUCE], EF_CL_ARG(ngroups), EF_CL_ARG(w2), EF_CL_ARG(fs->vpart), EF_CL_ARG(rtol),
+                     EF_CL_ARG(max_it), EF_CL_ARG(fs->cgs));
+      EF_CALL(fs_launch(fs, K_VISC_REDUCE, phase, fs->wgs, fs->wgs, 16.0 * (double)ngroups));
+      EF_CL_SET_ARGS(fs->k[K_VISC_DIRECTION], EF_CL_ARG(n), EF_CL_ARG(fs->cg_p), EF_CL_ARG(fs->cg_z),
+                     EF_CL_ARG(fs->cgs));
+      EF_CALL(fs_launch_nodes(fs, K_VISC_DIRECTION, phase, 8.0 * 9.0 * nb));
+    }
+    EF_CL_CALL(clEnqueueReadBuffer(fs->ctx->queue, fs->cgs, CL_TRUE, 0, 10 * 8, state, 0, NULL, NULL));
+    if (state[8] != 0.0) break; /* FS_CG_DONE */
+  }
+  const int its = (int)state[7];
+  const double bnorm = state[0], rnorm = state[3];
+  fs->v_seconds += ef_wtime() - w0;
+  fs->v_iterations += its;
+  if (its > fs->v_max_iterations) fs->v_max_iterations = its;
+  if (rnorm / bnorm > fs->v_residual) fs->v_residual = rnorm / bnorm;
+  int err = EF_SUCCESS;
+  if (state[9] != 0.0)
+    err = EF_ERROR(EF_ERR_SOLVER, "implicit viscous stage: CG broke down (p.Ap = %g at iteration %d)", state[4], its);
+  else if (!(rnorm <= state[1]))
+    err = EF_ERROR(EF_ERR_SOLVER,
+                   "implicit viscous stage: CG did not converge in %d iterations (scaled residual %.3e > %.3e)", its,
+                   rnorm / bnorm, rtol);
+  if (err) return ef_error_push(err, __FILE__, __LINE__, "%s", what);
+  return EF_SUCCESS;
+}
+
+/* Step 1 with implicit viscosity after fs_prepare: the ARS(3,4,3) stages from (un, pn) into uh, with the
+ * reactions (Rbar = sum_j b_j (F_j + V_j) in acc) and the warm start pnew (imex_momentum of
+ * fractional_step.c).  fixed_values: slots 1, 2 and 0 of d_fixed_vals hold the prescribed values of
+ * t + c_1 dt, t + c_2 dt and t + dt. */
+static int fs_enqueue_imex_momentum(ef_cl_fs *fs, double t, double dt, cl_mem un, cl_mem pn, cl_mem pnew,
+                                    int fixed_values, int phase) {
+  double a[4][4], ai[4][4], b[4], c[4];
+  ef_fs_imex_tableau(a, ai, b, c);
+  const double gamma = ai[1][1], dscale = 1.0 / (gamma * dt), w = dscale / fs->s.fs.nu, inv_dt = 1.0 / dt;
+  const cl_long n = fs->n;
+  const double nb = (double)fs->n;
+  fs->v_iterations = fs->v_max_iterations = 0;
+  fs->v_residual = fs->v_seconds = 0.0;
+  EF_CALL(fs_enqueue_imex_residual(fs, 0, un, pn, phase));
+  EF_CL_CALL(clEnqueueCopyBuffer(fs->ctx->queue, un, fs->imex_u, 0, 0, (size_t)n * 24, 0, NULL, NULL));
+  for (int st = 1; st < 4; ++st) {
+    const cl_int sc = st;
+    EF_CL_SET_ARGS(fs->k[K_IMEX_RHS], EF_CL_ARG(n), EF_CL_ARG(sc), EF_CL_ARG(a[st][0]), EF_CL_ARG(a[st][1]),
+                   EF_CL_ARG(a[st][2]), EF_CL_ARG(ai[st][0]), EF_CL_ARG(ai[st][1]), EF_CL_ARG(ai[st][2]), EF_CL_ARG(dt),
+                   EF_CL_ARG(w), EF_CL_ARG(fs->mass), EF_CL_ARG(un), EF_CL_ARG(fs->imex_f), EF_CL_ARG(fs->imex_v),
+                   EF_CL_ARG(fs->imex_rhs));
+    EF_CALL(fs_launch_nodes(fs, K_IMEX_RHS, phase, 8.0 * (1.0 + 3.0 + 6.0 * st + 3.0) * nb));
+    /* The prescribed values of t + c_s dt into U (and the pressures, read only after stage 3, into fixp). */
+    if (fixed_values) EF_CALL(fs_enqueue_scatter(fs, fs->d_fixed_vals[st == 3 ? 0 : st], fs->imex_u, fs->fixp, phase));
+    EF_CL_SET_ARGS(fs->k[K_IMEX_PROJECT], EF_CL_ARG(n), EF_CL_ARG(fs->imex_u), EF_CL_ARG(fs->vfix), EF_CL_ARG(fs->slip),
+                   EF_CL_ARG(fs->slip_normal), EF_CL_ARG(fs->slip_tangent));
+    EF_CALL(fs_launch_nodes(fs, K_IMEX_PROJECT, phase, 8.0 * 12.0 * nb));
+    char what[128];
+    snprintf(what, sizeof what, "in stage %d of the implicit viscous step (t = %.9g)", st, t + c[st] * dt);
+    EF_CALL(fs_visc_solve(fs, dscale, fs->imex_rhs, fs->imex_u, phase, what));
+    EF_CALL(fs_enqueue_imex_residual(fs, st, fs->imex_u, pn, phase));
+  }
+  const cl_int fixed = fixed_values != 0;
+  EF_CL_SET_ARGS(fs->k[K_IMEX_FINAL], EF_CL_ARG(n), EF_CL_ARG(b[0]), EF_CL_ARG(b[1]), EF_CL_ARG(b[2]), EF_CL_ARG(b[3]),
+                 EF_CL_ARG(a[3][0]), EF_CL_ARG(a[3][1]), EF_CL_ARG(a[3][2]), EF_CL_ARG(a[3][3]), EF_CL_ARG(dt),
+                 EF_CL_ARG(inv_dt), EF_CL_ARG(fs->mass), EF_CL_ARG(fs->inv_mass), EF_CL_ARG(un), EF_CL_ARG(pn),
+                 EF_CL_ARG(fs->imex_u), EF_CL_ARG(fs->imex_f), EF_CL_ARG(fs->imex_v), EF_CL_ARG(fs->acc),
+                 EF_CL_ARG(fs->uh), EF_CL_ARG(fs->vfix), EF_CL_ARG(fs->slip), EF_CL_ARG(fs->slip_normal),
+                 EF_CL_ARG(fs->slip_tangent), EF_CL_ARG(fixed), EF_CL_ARG(fs->fixp), EF_CL_ARG(fs->pfix),
+                 EF_CL_ARG(fs->reaction), EF_CL_ARG(pnew));
+  return fs_launch_nodes(fs, K_IMEX_FINAL, phase, 8.0 * (2.0 * 24.0 + 12.0 + 4 * 48.0 + 3 * 24.0 + 8.0) * nb);
+}
+
+/* Step 2 with implicit_viscosity.correction "viscous" (1) or "rotational" (3) after the assembly's row
+ * kernels (their partials written when nullspace): q = M^-1 E(p_n) into cg_z; for 1 the filter of f (and
+ * the partials again); then the null-space sums and mean. */
+static int fs_enqueue_imex_assembly(ef_cl_fs *fs, double dt, cl_mem pn, int nullspace, int phase) {
+  double a[4][4], ai[4][4], b[4], c[4];
+  ef_fs_imex_tableau(a, ai, b, c);
+  const double gdt_nu = ai[1][1] * dt * fs->s.fs.nu;
+  for (fs_block blk = FS_BLOCK_START; fs_block_next(fs, &blk);) {
+    EF_CL_SET_ARGS(fs->k[K_IMEX_CONTINUITY], FS_BLOCK_ARGS(fs, blk), EF_CL_ARG(fs->H.col_idx), EF_CL_ARG(fs->H.values),
+                   EF_CL_ARG(fs->f), EF_CL_ARG(pn), EF_CL_ARG(fs->inv_mass), EF_CL_ARG(fs->pfix), EF_CL_ARG(fs->cg_z));
+    EF_CALL(fs_launch(fs, K_IMEX_CONTINUITY, phase, blk.global, fs->wgs,
+                      fs_edge_bytes(blk.rows, blk.edges, 0, 12.0, 8.0 * 7.0)));
+  }
+  if (fs->s.fs.viscous_correction == 1)
+    for (fs_block blk = FS_BLOCK_START; fs_block_next(fs, &blk);) {
+      EF_CL_SET_ARGS(fs->k[K_IMEX_FILTER], FS_BLOCK_ARGS(fs, blk), EF_CL_ARG(gdt_nu), EF_CL_ARG(fs->cg_z),
+                     EF_CL_ARG(fs->pfix), EF_CL_ARG(fs->f), EF_CL_ARG(blk.group_base), EF_CL_ARG(fs->partials));
+      EF_CALL(fs_launch(fs, K_IMEX_FILTER, phase, blk.global, fs->wgs,
+                        fs_edge_bytes(blk.rows, blk.edges, fs->dim, 0.0, 8.0 * 5.0)));
+    }
+  return nullspace ? fs_enqueue_nullspace(fs, fs->f, phase) : EF_SUCCESS;
+}
+
+/* Step 3 with the correction "viscous" or "viscous_unfiltered": delta = -c (M + gamma dt nu K)^-1 G dp by
+ * the stage solve (into imex_u), then unew = uh + delta with the BCs and the divergence flag. */
+static int fs_enqueue_imex_correct(ef_cl_fs *fs, double dt, cl_mem pn, cl_mem pnew, cl_mem unew, int phase) {
+  double a[4][4], ai[4][4], b[4], c[4];
+  ef_fs_imex_tableau(a, ai, b, c);
+  const double dscale = 1.0 / (ai[1][1] * dt), cc = 0.5 * dt, w = dscale / fs->s.fs.nu;
+  const double bound2 = fs->s.fs.velocity_bound * fs->s.fs.velocity_bound;
+  const cl_long n = fs->n;
+  for (fs_block blk = FS_BLOCK_START; fs_block_next(fs, &blk);) {
+    EF_CL_SET_ARGS(fs->k[K_IMEX_CORR_START], FS_BLOCK_ARGS(fs, blk), EF_CL_ARG(cc), EF_CL_ARG(w),
+                   EF_CL_ARG(fs->inv_mass), EF_CL_ARG(pn), EF_CL_ARG(pnew), EF_CL_ARG(fs->vfix), EF_CL_ARG(fs->slip),
+                   EF_CL_ARG(fs->slip_normal), EF_CL_ARG(fs->slip_tangent), EF_CL_ARG(fs->imex_u),
+                   EF_CL_ARG(fs->imex_rhs));
+    EF_CALL(fs_launch(fs, K_IMEX_CORR_START, phase, blk.global, fs->wgs,
+                      fs_edge_bytes(blk.rows, blk.edges, fs->dim, 0.0, 8.0 * 16.0)));
+  }
+  EF_CALL(fs_visc_solve(fs, dscale, fs->imex_rhs, fs->imex_u, phase, "in the viscous velocity correction"));
+  EF_CL_SET_ARGS(fs->k[K_IMEX_CORRECT], EF_CL_ARG(n), EF_CL_ARG(fs->uh), EF_CL_ARG(fs->imex_u), EF_CL_ARG(pnew),
+                 EF_CL_ARG(unew), EF_CL_ARG(fs->vfix), EF_CL_ARG(fs->slip), EF_CL_ARG(fs->slip_normal),
+                 EF_CL_ARG(fs->slip_tangent), EF_CL_ARG(bound2), EF_CL_ARG(fs->flags));
+  return fs_launch_nodes(fs, K_IMEX_CORRECT, phase, 8.0 * 16.0 * (double)fs->n);
+}
+
+/* Correction "rotational" after step 3: p_{n+1} -= 2 gamma nu q at the free-pressure nodes. */
+static int fs_enqueue_imex_rotational(ef_cl_fs *fs, cl_mem pnew, int phase) {
+  double a[4][4], ai[4][4], b[4], c[4];
+  ef_fs_imex_tableau(a, ai, b, c);
+  const double g2_nu = 2.0 * ai[1][1] * fs->s.fs.nu;
+  const cl_long n = fs->n;
+  EF_CL_SET_ARGS(fs->k[K_IMEX_ROTATIONAL], EF_CL_ARG(n), EF_CL_ARG(g2_nu), EF_CL_ARG(fs->cg_z), EF_CL_ARG(fs->pfix),
+                 EF_CL_ARG(pnew));
+  return fs_launch_nodes(fs, K_IMEX_ROTATIONAL, phase, 8.0 * 3.0 * (double)fs->n);
 }
 
 /* The error of a divergence flag: the bad node's values read back (as the host executor's message). */
@@ -1019,9 +1276,17 @@ int ef_cl_fs_compute_dt(ef_cl_fs *fs, const ef_fs_dt_settings *s, double *dt, do
   EF_CHECK(fs && s && dt, EF_ERR_PARAMETER, "time step: NULL argument");
   EF_CALL(ef_fs_dt_check(s));
   const cl_long n = fs->n, count = fs->dt_groups;
-  EF_CL_SET_ARGS(fs->k[K_DT_PARTIAL], EF_CL_ARG(n), EF_CL_ARG(fs->hmin), EF_CL_ARG(fs->u[fs->cur]),
-                 EF_CL_ARG(fs->s.fs.nu), EF_CL_ARG(fs->partials));
-  EF_CALL(fs_launch(fs, K_DT_PARTIAL, FS_PHASE_NONE, (size_t)count * fs->wgs, fs->wgs, 32.0 * (double)n));
+  const int implicit = fs->s.fs.viscous_implicit != 0;
+  if (implicit) {
+    /* The convective limit only (ef_fs_compute_dt), capped below by the viscous number. */
+    EF_CL_SET_ARGS(fs->k[K_DT_CONVECTIVE], EF_CL_ARG(n), EF_CL_ARG(fs->hmin), EF_CL_ARG(fs->u[fs->cur]),
+                   EF_CL_ARG(fs->partials));
+    EF_CALL(fs_launch(fs, K_DT_CONVECTIVE, FS_PHASE_NONE, (size_t)count * fs->wgs, fs->wgs, 32.0 * (double)n));
+  } else {
+    EF_CL_SET_ARGS(fs->k[K_DT_PARTIAL], EF_CL_ARG(n), EF_CL_ARG(fs->hmin), EF_CL_ARG(fs->u[fs->cur]),
+                   EF_CL_ARG(fs->s.fs.nu), EF_CL_ARG(fs->partials));
+    EF_CALL(fs_launch(fs, K_DT_PARTIAL, FS_PHASE_NONE, (size_t)count * fs->wgs, fs->wgs, 32.0 * (double)n));
+  }
   EF_CL_SET_ARGS(fs->k[K_DT_FINAL], EF_CL_ARG(count), EF_CL_ARG(fs->partials), EF_CL_ARG(fs->state));
   EF_CALL(fs_launch(fs, K_DT_FINAL, FS_PHASE_NONE, fs->wgs, fs->wgs, 8.0 * (double)count));
   double stable = 0.0;
@@ -1030,6 +1295,7 @@ int ef_cl_fs_compute_dt(ef_cl_fs *fs, const ef_fs_dt_settings *s, double *dt, do
   EF_CHECK(isfinite(stable) || stable == 1.0e300, EF_ERR_DIVERGED, "time step: the velocity field is not finite");
   EF_CALL(ef_fs_dt_floor_check(s, stable));
   ef_fs_dt_choose(s, stable, dt, dt_stable, reduced);
+  if (implicit) ef_fs_dt_cap_viscous(s, &fs->s.fs, fs->hmin2_over_nu, dt);
   return EF_SUCCESS;
 }
 
@@ -1115,6 +1381,9 @@ int ef_cl_fs_step(ef_cl_fs *fs, double t, double dt, ef_cl_fs_stats *stats) {
   ef_cl_fs_stats st;
   memset(&st, 0, sizeof st);
   const int cur = fs->cur, fixed_values = fs->s.fs.eval_fixed && fs->n_fixed_dofs > 0;
+  const int implicit = fs->s.fs.viscous_implicit != 0, corr = implicit ? fs->s.fs.viscous_correction : 0;
+  double ta[4][4], tai[4][4], tb[4], tc[4];
+  ef_fs_imex_tableau(ta, tai, tb, tc);
   cl_mem un = fs->u[cur], pn = fs->p[cur], unew = fs->u[1 - cur], pnew = fs->p[1 - cur];
   int err = EF_SUCCESS;
 
@@ -1124,25 +1393,40 @@ int ef_cl_fs_step(ef_cl_fs *fs, double t, double dt, ef_cl_fs_stats *stats) {
   if (fixed_values) {
     const double e0 = ef_wtime();
     EF_CALL(fs_fixed_values(fs, t + dt, 0));
-    EF_CALL(fs_fixed_values(fs, t + 0.5 * dt, 1));
+    if (implicit) {
+      EF_CALL(fs_fixed_values(fs, t + tc[1] * dt, 1));
+      EF_CALL(fs_fixed_values(fs, t + tc[2] * dt, 2));
+    } else {
+      EF_CALL(fs_fixed_values(fs, t + 0.5 * dt, 1));
+    }
     eval_seconds = ef_wtime() - e0;
   }
 
   /* Step 1. */
   if (fixed_values) EF_CALL(fs_enqueue_scatter(fs, fs->d_fixed_vals[0], un, pn, FS_PHASE_1));
   EF_CALL(fs_enqueue_prepare(fs, dt, un, pn, FS_PHASE_1));
-  if (fixed_values) EF_CALL(fs_enqueue_scatter(fs, fs->d_fixed_vals[1], fs->fixu, fs->fixp, FS_PHASE_1));
-  EF_CALL(fs_enqueue_stage(fs, 0, dt, un, pn, un, fs->ua, fixed_values, pnew, FS_PHASE_1));
-  EF_CALL(fs_enqueue_stage(fs, 1, dt, un, pn, fs->ua, fs->ub, fixed_values, pnew, FS_PHASE_1));
-  if (fixed_values) EF_CALL(fs_enqueue_scatter(fs, fs->d_fixed_vals[0], fs->fixu, fs->fixp, FS_PHASE_1));
-  EF_CALL(fs_enqueue_stage(fs, 2, dt, un, pn, fs->ub, fs->ua, fixed_values, pnew, FS_PHASE_1));
-  EF_CALL(fs_enqueue_stage(fs, 3, dt, un, pn, fs->ua, fs->uh, fixed_values, pnew, FS_PHASE_1));
+  if (implicit) {
+    EF_CALL(fs_enqueue_imex_momentum(fs, t, dt, un, pn, pnew, fixed_values, FS_PHASE_1));
+  } else {
+    if (fixed_values) EF_CALL(fs_enqueue_scatter(fs, fs->d_fixed_vals[1], fs->fixu, fs->fixp, FS_PHASE_1));
+    EF_CALL(fs_enqueue_stage(fs, 0, dt, un, pn, un, fs->ua, fixed_values, pnew, FS_PHASE_1));
+    EF_CALL(fs_enqueue_stage(fs, 1, dt, un, pn, fs->ua, fs->ub, fixed_values, pnew, FS_PHASE_1));
+    if (fixed_values) EF_CALL(fs_enqueue_scatter(fs, fs->d_fixed_vals[0], fs->fixu, fs->fixp, FS_PHASE_1));
+    EF_CALL(fs_enqueue_stage(fs, 2, dt, un, pn, fs->ub, fs->ua, fixed_values, pnew, FS_PHASE_1));
+    EF_CALL(fs_enqueue_stage(fs, 3, dt, un, pn, fs->ua, fs->uh, fixed_values, pnew, FS_PHASE_1));
+  }
   EF_CL_CALL(clFlush(fs->ctx->queue));
 
   /* Step 2: assembly, then the solver (its own reads are the step's only other syncs). */
   const int nullspace = fs->n_fixed_pressure == 0;
   EF_CALL(fs_enqueue_reset_flags(fs, FS_PHASE_2));
-  EF_CALL(fs_enqueue_assembly(fs, dt, fs->uh, pn, pnew, fs->H.values, fs->f, 1, nullspace, FS_PHASE_2));
+  if (corr == 1 || corr == 3) {
+    /* The continuity residual of the rows before the null-space mean removal, as the host executor. */
+    EF_CALL(fs_enqueue_assembly(fs, dt, fs->uh, pn, pnew, fs->H.values, fs->f, 1, nullspace ? 2 : 0, FS_PHASE_2));
+    EF_CALL(fs_enqueue_imex_assembly(fs, dt, pn, nullspace, FS_PHASE_2));
+  } else {
+    EF_CALL(fs_enqueue_assembly(fs, dt, fs->uh, pn, pnew, fs->H.values, fs->f, 1, nullspace, FS_PHASE_2));
+  }
   ef_solve_result res;
   memset(&res, 0, sizeof res);
   const ef_matrix A = ef_cl_matrix_wrap(&fs->H, fs->ctx, nullspace);
@@ -1154,7 +1438,13 @@ int ef_cl_fs_step(ef_cl_fs *fs, double t, double dt, ef_cl_fs_stats *stats) {
   if (cg_err) snprintf(cg_message, sizeof cg_message, "%s", ef_error_message());
 
   /* Step 3. */
-  if (!cg_err) EF_CALL(fs_enqueue_correct(fs, dt, fs->uh, pn, pnew, unew, FS_PHASE_3));
+  if (!cg_err) {
+    if (corr == 1 || corr == 2)
+      EF_CALL(fs_enqueue_imex_correct(fs, dt, pn, pnew, unew, FS_PHASE_3));
+    else
+      EF_CALL(fs_enqueue_correct(fs, dt, fs->uh, pn, pnew, unew, FS_PHASE_3));
+    if (corr == 3) EF_CALL(fs_enqueue_imex_rotational(fs, pnew, FS_PHASE_3));
+  }
   double imbalance = 0.0;
   EF_CALL(fs_read_flags(fs, FS_PHASE_3, &imbalance));
 
@@ -1179,6 +1469,12 @@ int ef_cl_fs_step(ef_cl_fs *fs, double t, double dt, ef_cl_fs_stats *stats) {
   st.seconds_solve = res.seconds;
   if (sp.seen[3]) st.seconds_step3 = sp.end[3] - sp.start[3];
   st.seconds_total = ef_wtime() - w0;
+  if (implicit) {
+    st.viscous_iterations = fs->v_iterations;
+    st.viscous_max_stage_iterations = fs->v_max_iterations;
+    st.viscous_residual = fs->v_residual;
+    st.seconds_viscous = fs->v_seconds;
+  }
   if (stats) *stats = st;
 
   /* Checks, in the host executor's order. */

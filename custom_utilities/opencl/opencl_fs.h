@@ -29,6 +29,17 @@
  * u_n/p_n before step 1 (the host executor gets them from the processes there) and the
  * stage values into the arrays the RK stages read.
  *
+ * Implicit viscosity (settings.fs.viscous_implicit; fractional_step.h 2', docs/implicit_viscosity.md): step 1
+ * becomes fs_prepare and the IMEX ARS(3,4,3) stages: four fs_imex_residual launches (F and V of the stage
+ * states), per stage fs_imex_rhs, the prescribed values of t + c_i dt scattered into U, fs_imex_project and
+ * the stage solve, a projected Jacobi CG entirely on the device (fs_visc_*: the CG scalars live in a device
+ * state buffer, the host reads it back every viscous_check_every iterations), then fs_imex_final (uh,
+ * reactions with the implicit viscous term, the pressure warm start).  The time step follows the
+ * convective limit with the viscous cap (ef_fs_dt_cap_viscous); the corrections "viscous",
+ * "viscous_unfiltered" and "rotational" as the host executor's (fs_imex_correction_start, a stage-type
+ * solve, fs_imex_correct; fs_imex_continuity, fs_imex_filter; fs_imex_rotational).  No node vector
+ * goes to the host.
+ *
  * Rows are split into blocks when the edge records exceed the device's largest buffer
  * (ef_edge_data_row_blocks); every edge kernel then runs once per block.
  *
@@ -60,9 +71,12 @@ typedef struct {
   ef_fs_settings fs;
   int work_group_bits;      /* edge kernels: 2^bits items per group; 0: automatic (128) */
   int64_t max_block_doubles; /* edge records per buffer; 0: the device's largest buffer */
+  /* Implicit viscosity (fs.viscous_implicit): the stage solves read their convergence state back every
+   * this many CG iterations (>= 1; default 8), as the device pressure CG's check_every. */
+  int viscous_check_every;
 } ef_cl_fs_settings;
 
-/* Defaults: ef_fs_settings_default, automatic work-group size and blocks. */
+/* Defaults: ef_fs_settings_default, automatic work-group size and blocks, viscous_check_every 8. */
 void ef_cl_fs_settings_default(ef_cl_fs_settings *s);
 
 /* Per-step figures (seconds from the device's profiling clock unless noted). */
@@ -78,6 +92,10 @@ typedef struct {
   double seconds_solve;      /* the pressure solve (wall clock of ef_linear_solver_solve) */
   double seconds_step3;      /* correction and the final flag read */
   double seconds_total;      /* wall clock of ef_cl_fs_step */
+  /* Implicit viscosity (ef_fs_stats' fields): CG iterations of the stage solves (and of the viscous
+   * correction's), the largest of one solve, the largest final scaled residual, their wall seconds. */
+  int viscous_iterations, viscous_max_stage_iterations;
+  double viscous_residual, seconds_viscous;
 } ef_cl_fs_stats;
 
 typedef struct ef_cl_fs_s ef_cl_fs;
