@@ -1,6 +1,21 @@
 # MPI domain decomposition (docs/mpi.md).
 # The partition invariants, all ranks in one process (METIS when EDGEFLOW_MPI is on, slabs always).
 ef_add_c_test(test_partition SOURCES test_partition.c LABELS "unit")
+# A piece as a model part: owned-first nodes, elements and conditions with an owned node, sub model
+# parts restricted, ids and variables kept (slabs always, METIS when EDGEFLOW_MPI is on).
+ef_add_c_test(test_model_part_split SOURCES test_model_part_split.c LABELS "unit")
+
+# problem_data.parallel_type "MPI" without mpirun: a clear error (in a build without MPI: that it has none).
+if(EF_HAVE_MPI)
+  set(EF_NO_MPIRUN_EXPECT "parallel_type is .MPI. but this process was not started by mpirun")
+else()
+  set(EF_NO_MPIRUN_EXPECT "parallel_type is .MPI. but this edgeflow was built without MPI")
+endif()
+add_test(NAME parallel_type_mpi_without_mpirun
+         COMMAND ${CMAKE_COMMAND} "-DCOMMAND=$<TARGET_FILE:edgeflow>;load;${CMAKE_CURRENT_SOURCE_DIR}/data/mpi/cavity2d.json;--quiet;--output;${CMAKE_CURRENT_BINARY_DIR}/parallel_type_mpi"
+                 "-DEXPECT=${EF_NO_MPIRUN_EXPECT}" -DSECONDS=60 -P ${CMAKE_SOURCE_DIR}/cmake/expect_failure.cmake)
+set_tests_properties(parallel_type_mpi_without_mpirun PROPERTIES LABELS "unit" TIMEOUT 90
+                     ENVIRONMENT "EDGEFLOW_PLUGIN_DIR=${CMAKE_LIBRARY_OUTPUT_DIRECTORY}")
 
 if(EF_HAVE_MPI)
   # Under mpirun: partition, halo exchange, distributed Jacobi CG against the serial CG (ef_mpi_check).
@@ -34,4 +49,20 @@ if(EF_HAVE_MPI)
                    "-DEXPECT=rank 2 of 3: .*injected failure" -DSECONDS=60
                    -P ${CMAKE_SOURCE_DIR}/cmake/expect_failure.cmake)
   set_tests_properties(mpi_rank_failure_np3 PROPERTIES LABELS "mpi" TIMEOUT 90 PROCESSORS 3 ENVIRONMENT "${EF_MPI_ENV}")
+
+  # edgeflow under mpirun (parallel_type "MPI"): every rank reads the mesh, METIS partitions it and each
+  # rank keeps its piece as the model part (owned nodes first, then the ghosts); processes see the piece.
+  add_test(NAME mpi_load_cavity3d_np3
+           COMMAND ${EF_MPIRUN} ${MPIEXEC_NUMPROC_FLAG} 3 $<TARGET_FILE:edgeflow> load
+                   ${CMAKE_CURRENT_SOURCE_DIR}/data/mpi/cavity3d.json --output ${CMAKE_CURRENT_BINARY_DIR}/mpi_load_cavity3d)
+  set_tests_properties(mpi_load_cavity3d_np3 PROPERTIES LABELS "mpi" TIMEOUT 120 PROCESSORS 3 ENVIRONMENT "${EF_MPI_ENV}"
+                       PASS_REGULAR_EXPRESSION "rank 2 of 3: piece of [0-9]+ nodes \\([0-9]+ owned"
+                       FAIL_REGULAR_EXPRESSION "error|rank [0-9]+ of 3: [^p]")
+  # The reverse, as Kratos does not: an "OpenMP" case started on 2 ranks is refused (each rank would
+  # run the whole case into the same files), with the fix in the message.
+  add_test(NAME mpi_parallel_type_openmp_np2
+           COMMAND ${CMAKE_COMMAND} "-DCOMMAND=${EF_MPIRUN};${MPIEXEC_NUMPROC_FLAG};2;$<TARGET_FILE:edgeflow>;load;${CMAKE_CURRENT_SOURCE_DIR}/data/petsc/cavity2d.json;--quiet;--output;${CMAKE_CURRENT_BINARY_DIR}/mpi_parallel_type_openmp"
+                   "-DEXPECT=parallel_type is .OpenMP. but mpirun started 2 processes" -DSECONDS=60
+                   -P ${CMAKE_SOURCE_DIR}/cmake/expect_failure.cmake)
+  set_tests_properties(mpi_parallel_type_openmp_np2 PROPERTIES LABELS "mpi" TIMEOUT 90 PROCESSORS 2 ENVIRONMENT "${EF_MPI_ENV}")
 endif()

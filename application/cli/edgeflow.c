@@ -2,6 +2,7 @@
  * the sub-commands the applications register (devices, verify, ...).  The
  * applications loaded by default come from the build (EF_DEFAULT_APPLICATIONS). */
 #include "edgeflow/ef_analysis.h"
+#include "edgeflow/ef_comm.h"
 #include "edgeflow/ef_error.h"
 #include "edgeflow/ef_mesh_check.h"
 #include "edgeflow/ef_registry.h"
@@ -130,6 +131,10 @@ int main(int argc, char **argv) {
     if (!err) err = ef_analysis_run(a);
     /* The load ran the checks (errors stop it, warnings went to stderr); now the statistics. */
     if (!err && check) err = ef_mesh_check_case(ef_analysis_model_part(a), ef_analysis_parameters(a), argv[2], stdout, NULL);
+    /* On several ranks (parallel_type "MPI" under mpirun) a rank that fails alone cannot tell the others,
+     * which may wait in a collective: print its message and stop them all (docs/mpi.md). */
+    if (err && ef_comm_size(ef_analysis_comm(a)) > 1)
+      ef_comm_abort(ef_analysis_comm(a), 1, "error (%s): %s", ef_error_name(err), ef_error_message());
     if (err) fprintf(stderr, "edgeflow: error (%s): %s\n", ef_error_name(err), ef_error_message());
     /* Interrupted: 128 + the signal as a shell reports it, 75 (EX_TEMPFAIL) for max_wall_time. */
     int code = err ? 1 : 0;

@@ -1,10 +1,12 @@
 /* analysis.c -- the analysis loop (Kratos AnalysisStage) over processes and a strategy. */
 #include "edgeflow/ef_analysis.h"
+#include "edgeflow/ef_comm.h"
 #include "edgeflow/ef_error.h"
 #include "edgeflow/ef_log.h"
 #include "edgeflow/ef_mesh_check.h"
 #include "edgeflow/ef_mesh_io.h"
 #include "edgeflow/ef_mesh_tools.h"
+#include "edgeflow/ef_partition.h"
 #include "edgeflow/ef_process_tools.h"
 #include "edgeflow/ef_registry.h"
 #include "edgeflow/ef_restart.h"
@@ -62,6 +64,11 @@ struct ef_analysis_s {
   ef_parameters problem_data, solver_settings;
   ef_parameters summary;
   ef_model_part mp;
+  /* problem_data.parallel_type "MPI" (docs/mpi.md): the world communicator (NULL: one process) and,
+   * on more than one rank (distributed), this rank's piece; mp is then the piece. */
+  ef_comm comm;
+  ef_partition partition;
+  int distributed;
 
   ef_process_entry *processes;
   int n_processes;
@@ -149,6 +156,7 @@ void ef_analysis_destroy(ef_analysis *pa) {
     if (a->processes[i].ops && a->processes[i].data) a->processes[i].ops->destroy(&a->processes[i].data);
   free(a->processes);
   ef_model_part_destroy(&a->mp);
+  ef_partition_free(&a->partition); /* the world communicator stays: it is the process's (ef_comm_world) */
   ef_parameters_destroy(&a->summary);
   ef_parameters_destroy(&a->project);
   free(a->parameters_path);
@@ -227,6 +235,69 @@ static int ef_analysis_read_mesh(ef_analysis a) {
   return EF_SUCCESS;
 }
 
+/* problem_data.parallel_type: "OpenMP" (one process; "mpirun -n 1" too) or "MPI" (the world
+ * communicator; on several ranks the mesh is split over them).  Kratos runs an "OpenMP" case that
+ * mpirun started on P ranks as P independent copies of the whole run; edgeflow refuses that instead
+ * (the copies would write the same files), as it refuses "MPI" without mpirun or in a build without MPI. */
+static int ef_analysis_setup_parallel(ef_analysis a) {
+  const char *type;
+  EF_CALL(ef_parameters_get_string(a->problem_data, "parallel_type", &type));
+  const int launched = ef_comm_launched_size();
+  if (!strcmp(type, "OpenMP")) {
+    EF_CHECK(launched <= 1, EF_ERR_PARAMETER,
+             "%s: problem_data.parallel_type is \"OpenMP\" but mpirun started %d processes: each would run the whole "
+             "case and write the same files; set parallel_type to \"MPI\" to split the mesh over them, or run without "
+             "mpirun",
+             a->parameters_path, launched);
+    return EF_SUCCESS;
+  }
+  EF_CHECK(!strcmp(type, "MPI"), EF_ERR_PARAMETER,
+           "%s: problem_data.parallel_type is '%s', expected \"OpenMP\" (one process) or \"MPI\"", a->parameters_path,
+           type);
+  EF_CHECK(ef_comm_have_mpi(), EF_ERR_UNSUPPORTED,
+           "%s: problem_data.parallel_type is \"MPI\" but this edgeflow was built without MPI (configure with "
+           "-DEDGEFLOW_MPI=ON, libopenmpi-dev and libmetis-dev installed), or set parallel_type to \"OpenMP\"",
+           a->parameters_path);
+  EF_CHECK(launched >= 1, EF_ERR_PARAMETER,
+           "%s: problem_data.parallel_type is \"MPI\" but this process was not started by mpirun or mpiexec (neither "
+           "OMPI_COMM_WORLD_SIZE nor PMI_SIZE is set): run \"mpirun -n P edgeflow run %s\", or set parallel_type to "
+           "\"OpenMP\" for one process",
+           a->parameters_path, a->parameters_path);
+  int err = ef_comm_world(&a->comm);
+  if (err) return ef_error_push(err, __FILE__, __LINE__, "%s: problem_data.parallel_type \"MPI\"", a->parameters_path);
+  a->distributed = ef_comm_size(a->comm) > 1;
+  if (!a->distributed) return EF_SUCCESS;
+  EF_CHECK(a->options.load_only || a->strategy_ops->distributed, EF_ERR_UNSUPPORTED,
+           "%s: solver_settings.solver_type '%s' does not run on several ranks yet (docs/mpi.md); run it on one rank",
+           a->parameters_path, a->strategy_ops->name);
+  return EF_SUCCESS;
+}
+
+/* On several ranks: partition the mesh every rank read (ef_partition_create: METIS, the same on
+ * every rank) and keep this rank's piece as the model part; the global mesh is freed. */
+static int ef_analysis_split_mesh(ef_analysis a) {
+  int event = ef_log_event("setup", "partition mesh");
+  ef_log_event_begin(event);
+  ef_model_part piece = NULL;
+  int err = ef_partition_create(a->comm, a->mp, NULL, &a->partition);
+  if (!err) err = ef_model_part_split(a->mp, &a->partition, &piece);
+  ef_log_event_end(event);
+  if (err) return err;
+  ef_model_part_destroy(&a->mp);
+  a->mp = piece;
+  return EF_SUCCESS;
+}
+
+static void ef_analysis_print_piece(ef_analysis a) {
+  const ef_partition *p = &a->partition;
+  printf("rank %d of %d: piece of %lld nodes (%lld owned, %lld ghosts) of %lld, %lld elements of %lld, %lld "
+         "conditions, %d neighbour ranks\n",
+         p->rank, p->size, (long long)a->mp->n_nodes, (long long)p->n_owned, (long long)(p->n_nodes - p->n_owned),
+         (long long)p->n_global_nodes, (long long)a->mp->n_elements, (long long)p->n_global_elements,
+         (long long)a->mp->n_conditions, p->n_neighbours);
+  fflush(stdout);
+}
+
 /* Create one process from a block of a process list. */
 static int ef_analysis_add_process(ef_analysis a, ef_parameters block, int is_output,
                                    const ef_process_context *context, int skip_unsupported) {
@@ -249,6 +320,10 @@ static int ef_analysis_add_process(ef_analysis a, ef_parameters block, int is_ou
                     "problem_data.skip_unsupported_processes to true to run without it",
                     a->parameters_path, ef_parameters_path(block), module, list);
   }
+  EF_CHECK(!a->distributed || ops->distributed, EF_ERR_UNSUPPORTED,
+           "%s: %s: process '%s' does not run on several ranks yet (docs/mpi.md lists those that do): run the case "
+           "on one rank or without it",
+           a->parameters_path, ef_parameters_path(block), module);
   ef_parameters parameters;
   EF_CALL(ef_parameters_get(block, "Parameters", &parameters));
   ef_process_entry *grown = realloc(a->processes, (size_t)(a->n_processes + 1) * sizeof *grown);
@@ -296,7 +371,7 @@ static int ef_analysis_add_steady_stop(ef_analysis a) {
            tolerance, hold, interval, minimum, a->options.quiet ? "false" : "true");
   EF_CALL(ef_parameters_parse(json, "problem_data.steady_state", &block));
   ef_process_context context = {a->mp,        a->project, a->output_folder, a->case_folder, a->echo_level, &a->step,
-                                a->options.restart_file != NULL};
+                                a->options.restart_file != NULL, a->comm, a->distributed ? &a->partition : NULL};
   int err = ef_analysis_add_process(a, block, 0, &context, 0);
   ef_parameters_destroy(&block);
   return err;
@@ -346,6 +421,8 @@ static int ef_analysis_create_processes(ef_analysis a, int skip_unsupported) {
   context.echo_level = a->echo_level;
   context.solver_step = &a->step;
   context.restart = a->options.restart_file != NULL;
+  context.comm = a->comm;
+  context.partition = a->distributed ? &a->partition : NULL;
   const char *groups[2] = {"processes", "output_processes"};
   for (int pass = 0; pass < 2; pass++) {
     if (pass == 1 && !a->options.load_only) EF_CALL(ef_analysis_check_stop_restart_folder(a));
@@ -474,6 +551,7 @@ int ef_analysis_initialize(ef_analysis a) {
   EF_CALL(ef_analysis_load_applications(a));
   char tolerated[2048];
   EF_CALL(ef_analysis_validate_solver_settings(a, tolerated, sizeof tolerated));
+  EF_CALL(ef_analysis_setup_parallel(a));
   long echo, interval;
   int skip;
   const char *folder;
@@ -494,6 +572,9 @@ int ef_analysis_initialize(ef_analysis a) {
   EF_CHECK(a->steady_tolerance >= 0 && steady_interval >= 1, EF_ERR_PARAMETER,
            "%s: problem_data.steady_state needs velocity_rate_tolerance >= 0 (0: off) and check_interval >= 1 "
            "(got %g and %ld)", a->parameters_path, a->steady_tolerance, steady_interval);
+  EF_CHECK(!a->distributed || a->steady_tolerance == 0, EF_ERR_UNSUPPORTED,
+           "%s: problem_data.steady_state.velocity_rate_tolerance does not work on several ranks yet (docs/mpi.md)",
+           a->parameters_path);
   EF_CHECK(a->steady_tolerance == 0 || a->strategy_ops->steady_state_variable, EF_ERR_UNSUPPORTED,
            "%s: problem_data.steady_state: strategy '%s' has no steady-state test", a->parameters_path,
            a->strategy_ops->name);
@@ -512,9 +593,11 @@ int ef_analysis_initialize(ef_analysis a) {
             a->parameters_path, tolerated);
 
   EF_CALL(ef_analysis_read_mesh(a));
+  if (a->distributed) EF_CALL(ef_analysis_split_mesh(a));
   if (a->options.restart_file && !a->options.load_only) EF_CALL(ef_analysis_restart_open(a));
   if (a->strategy_ops->add_variables) EF_CALL(a->strategy_ops->add_variables(a->mp));
-  if (!a->options.quiet) ef_model_part_print_summary(a->mp, stdout);
+  if (!a->options.quiet && a->distributed) ef_analysis_print_piece(a);
+  if (!a->options.quiet && ef_comm_rank(a->comm) == 0) ef_model_part_print_summary(a->mp, stdout);
   if (a->strategy_ops->prepare) {
     const ef_strategy_setup setup = {a->mp, a->solver_settings, a->parameters_path, a->case_folder, a->summary,
                                      a->options.quiet};
@@ -523,6 +606,9 @@ int ef_analysis_initialize(ef_analysis a) {
 
   EF_CALL(ef_analysis_create_processes(a, skip));
   EF_CALL(ef_analysis_add_steady_stop(a));
+  EF_CHECK(!a->distributed || (!a->run.configured && !a->options.restart_file), EF_ERR_UNSUPPORTED,
+           "%s: restart files (save_restart_process, --restart) do not work on several ranks yet (docs/mpi.md)",
+           a->parameters_path);
   a->time = a->start_time;
   if (a->run.restarted) a->time = a->run.time;
   a->initialized = 1;
@@ -546,6 +632,8 @@ int ef_analysis_initialize(ef_analysis a) {
   a->config.fixed_values_context = a;
   a->config.time_dependent_bcs = time_dependent;
   a->config.echo_level = a->echo_level;
+  a->config.comm = a->comm;
+  a->config.partition = a->distributed ? &a->partition : NULL;
   EF_CALL(ef_parameters_set_json(a->summary, "strategy", "{}"));
   EF_CALL(ef_parameters_get(a->summary, "strategy", &a->config.summary));
   EF_CALL(ef_parameters_set_string(a->config.summary, "name", solver_type));
@@ -866,6 +954,8 @@ ef_parameters ef_analysis_parameters(ef_analysis a) { return a->project; }
 double ef_analysis_time(ef_analysis a) { return a->time; }
 double ef_analysis_delta_time(ef_analysis a) { return a->dt; }
 long ef_analysis_step(ef_analysis a) { return a->step; }
+ef_comm ef_analysis_comm(ef_analysis a) { return a ? a->comm : NULL; }
+const ef_partition *ef_analysis_partition(ef_analysis a) { return a && a->distributed ? &a->partition : NULL; }
 int ef_analysis_last_iterations(ef_analysis a) { return a->last_iterations; }
 const char *ef_analysis_output_folder(ef_analysis a) { return a->output_folder; }
 

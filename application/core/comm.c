@@ -5,7 +5,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#ifdef EF_HAVE_MPI
+#include <dlfcn.h>
+#endif
+
 #include "edgeflow/ef_error.h"
+#include "edgeflow/ef_registry.h"
 
 struct ef_comm_s {
   const ef_comm_ops *ops;
@@ -146,4 +151,64 @@ int ef_comm_exchange_begin(ef_comm comm, int n_peers, const int *peers, double *
 int ef_comm_exchange_end(ef_comm comm, void *pending) {
   ef_comm c = resolve(comm);
   return c->ops->exchange_end(c->context, pending);
+}
+
+/* ---------------------------------------------------------------------------
+ * The world communicator of a launched process (libedgeflow_mpi, loaded by name). */
+
+int ef_comm_launched_size(void) {
+  static const char *const names[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"};
+  for (size_t k = 0; k < sizeof names / sizeof names[0]; ++k) {
+    const char *v = getenv(names[k]);
+    if (v && v[0]) {
+      long n = strtol(v, NULL, 10);
+      if (n > 0 && n < INT32_MAX) return (int)n;
+    }
+  }
+  return 0;
+}
+
+int ef_comm_have_mpi(void) {
+#ifdef EF_HAVE_MPI
+  return 1;
+#else
+  return 0;
+#endif
+}
+
+typedef int (*ef_comm_mpi_init_fn)(int *argc, char ***argv, ef_comm *world);
+typedef int (*ef_comm_mpi_finalize_fn)(ef_comm *world);
+static ef_comm ef_world;
+static ef_comm_mpi_finalize_fn ef_world_finalize;
+
+static void ef_comm_world_at_exit(void) {
+  if (ef_world && ef_world_finalize) (void)ef_world_finalize(&ef_world);
+  ef_world = NULL;
+}
+
+int ef_comm_world(ef_comm *world) {
+  EF_CHECK(world, EF_ERR_PARAMETER, "ef_comm_world: NULL result");
+  *world = ef_world;
+  if (ef_world) return EF_SUCCESS;
+#ifndef EF_HAVE_MPI
+  return EF_ERROR(EF_ERR_UNSUPPORTED,
+                  "this edgeflow was built without MPI (configure with -DEDGEFLOW_MPI=ON, with libopenmpi-dev and "
+                  "libmetis-dev installed)");
+#else
+  void *handle = NULL;
+  int err = ef_registry_open_library("mpi", &handle);
+  if (err) return ef_error_push(err, __FILE__, __LINE__, "the MPI communicator library cannot be loaded");
+  ef_comm_mpi_init_fn init;
+  *(void **)(&init) = dlsym(handle, "ef_comm_mpi_init");
+  *(void **)(&ef_world_finalize) = dlsym(handle, "ef_comm_mpi_finalize");
+  EF_CHECK(init && ef_world_finalize, EF_ERR_NOT_FOUND,
+           "libedgeflow_mpi has no ef_comm_mpi_init / ef_comm_mpi_finalize");
+  EF_CALL(init(NULL, NULL, &ef_world));
+  if (atexit(ef_comm_world_at_exit)) {
+    ef_comm_world_at_exit();
+    return EF_ERROR(EF_ERR_INTERNAL, "ef_comm_world: atexit failed");
+  }
+  *world = ef_world;
+  return EF_SUCCESS;
+#endif
 }

@@ -1159,3 +1159,168 @@ void ef_model_part_snapshot_destroy(ef_model_part_snapshot *s) {
   free(q);
   *s = NULL;
 }
+
+/* --------------------------------------------------------------------------
+ * Extracting a piece (a rank's part of a partitioned mesh, ef_partition.h). */
+
+/* Map a sorted index list through map (-1: not in the piece); the survivors, in map order. */
+static int ef_smp_map_list(const ef_index *list, int64_t n, const ef_index *map, ef_index **out, int64_t *n_out) {
+  *out = NULL;
+  *n_out = 0;
+  int64_t kept = 0;
+  for (int64_t k = 0; k < n; ++k) kept += map[list[k]] >= 0;
+  if (!kept) return EF_SUCCESS;
+  ef_index *v = malloc((size_t)kept * sizeof *v);
+  EF_CHECK(v, EF_ERR_MEMORY, "out of memory restricting a sub model part (%lld entries)", (long long)kept);
+  kept = 0;
+  for (int64_t k = 0; k < n; ++k)
+    if (map[list[k]] >= 0) v[kept++] = map[list[k]];
+  *out = v;
+  *n_out = ef_sort_unique(v, kept);
+  return EF_SUCCESS;
+}
+
+/* Copy the subtree of src under parent (NULL: the root) of q, lists mapped to the piece. */
+static int ef_smp_extract(ef_model_part q, ef_sub_model_part *parent, const ef_sub_model_part *src,
+                          const ef_index *node_map, const ef_index *element_map, const ef_index *condition_map) {
+  ef_sub_model_part *d = NULL;
+  EF_CALL(ef_smp_new_child(q, parent, src->name, strlen(src->name), &d));
+  EF_CALL(ef_smp_map_list(src->nodes, src->n_nodes, node_map, &d->nodes, &d->n_nodes));
+  EF_CALL(ef_smp_map_list(src->elements, src->n_elements, element_map, &d->elements, &d->n_elements));
+  EF_CALL(ef_smp_map_list(src->conditions, src->n_conditions, condition_map, &d->conditions, &d->n_conditions));
+  for (int i = 0; i < src->n_children; ++i)
+    EF_CALL(ef_smp_extract(q, d, src->children[i], node_map, element_map, condition_map));
+  return EF_SUCCESS;
+}
+
+static int ef_extract_into(ef_model_part mp, int64_t n_nodes, int64_t n_owned, const int64_t *node_map,
+                           int64_t n_elements, const int64_t *element_map, ef_model_part q, ef_index *local,
+                           ef_index *element_local, ef_index *condition_local) {
+  const int npe = mp->nodes_per_element, npc = mp->nodes_per_condition;
+  for (int64_t i = 0; i < mp->n_nodes; ++i) local[i] = -1;
+  for (int64_t i = 0; i < n_nodes; ++i) {
+    EF_CHECK(node_map[i] >= 0 && node_map[i] < mp->n_nodes && local[node_map[i]] < 0, EF_ERR_PARAMETER,
+             "model part extract: local node %lld maps to node %lld (of %lld, or twice)", (long long)i,
+             (long long)node_map[i], (long long)mp->n_nodes);
+    local[node_map[i]] = (ef_index)i;
+  }
+  for (int64_t e = 0; e < mp->n_elements; ++e) element_local[e] = -1;
+  for (int64_t c = 0; c < mp->n_conditions; ++c) condition_local[c] = -1;
+
+  EF_CALL(ef_model_part_alloc_nodes(q, n_nodes));
+  q->n_owned_nodes = n_owned;
+  for (int64_t i = 0; i < n_nodes; ++i) {
+    memcpy(q->coords + 3 * i, mp->coords + 3 * node_map[i], 3 * sizeof(double));
+    q->node_ids[i] = mp->node_ids[node_map[i]];
+  }
+  if (mp->source_file) {
+    q->source_file = ef_strdup_or_null(mp->source_file);
+    EF_CHECK(q->source_file, EF_ERR_MEMORY, "out of memory");
+  }
+
+  EF_CALL(ef_model_part_alloc_elements(q, n_elements, npe));
+  for (int64_t e = 0; e < n_elements; ++e) {
+    const int64_t g = element_map[e];
+    EF_CHECK(g >= 0 && g < mp->n_elements && element_local[g] < 0, EF_ERR_PARAMETER,
+             "model part extract: local element %lld maps to element %lld (of %lld, or twice)", (long long)e,
+             (long long)g, (long long)mp->n_elements);
+    element_local[g] = (ef_index)e;
+    for (int k = 0; k < npe; ++k) {
+      const ef_index v = local[mp->elements[g * npe + k]];
+      EF_CHECK(v >= 0, EF_ERR_MESH, "model part extract: element %lld has node %lld outside the piece",
+               (long long)mp->element_ids[g], (long long)mp->node_ids[mp->elements[g * npe + k]]);
+      q->elements[e * npe + k] = v;
+    }
+    q->element_ids[e] = mp->element_ids[g];
+    q->element_properties[e] = mp->element_properties[g];
+  }
+
+  /* Conditions with an owned node; a face of an element around that node, so all its nodes are here. */
+  int64_t nc = 0;
+  for (int64_t c = 0; c < mp->n_conditions; ++c) {
+    int owned = 0, outside = -1;
+    for (int k = 0; k < npc; ++k) {
+      const ef_index v = local[mp->conditions[c * npc + k]];
+      if (v >= 0 && v < n_owned) owned = 1;
+      if (v < 0) outside = k;
+    }
+    if (!owned) continue;
+    EF_CHECK(outside < 0, EF_ERR_MESH,
+             "model part extract: condition %lld has an owned node but its node %lld belongs to no element with "
+             "an owned node (a condition must be a face of an element)",
+             (long long)mp->condition_ids[c], (long long)mp->node_ids[mp->conditions[c * npc + outside]]);
+    condition_local[c] = (ef_index)nc++;
+  }
+  if (npc) {
+    EF_CALL(ef_model_part_alloc_conditions(q, nc, npc));
+    for (int64_t c = 0; c < mp->n_conditions; ++c) {
+      const ef_index l = condition_local[c];
+      if (l < 0) continue;
+      for (int k = 0; k < npc; ++k) q->conditions[l * npc + k] = local[mp->conditions[c * npc + k]];
+      q->condition_ids[l] = mp->condition_ids[c];
+      q->condition_properties[l] = mp->condition_properties[c];
+    }
+  }
+
+  for (int i = 0; i < mp->n_properties; ++i) {
+    const ef_properties *pr = &mp->properties[i];
+    if (!pr->n_values) {
+      /* A property block without values: keep it (summaries count it). */
+      ef_properties *grown = realloc(q->properties, (size_t)(q->n_properties + 1) * sizeof *grown);
+      EF_CHECK(grown, EF_ERR_MEMORY, "out of memory copying properties");
+      q->properties = grown;
+      grown[q->n_properties++] = (ef_properties){pr->id, 0, NULL, NULL};
+    }
+    for (int j = 0; j < pr->n_values; ++j) EF_CALL(ef_model_part_set_property(q, pr->id, pr->names[j], pr->values[j]));
+  }
+  const ef_model_part_private *src = ef_priv(mp);
+  for (int i = 0; i < src->n_values; ++i) EF_CALL(ef_model_part_set_value(q, src->value_names[i], src->values[i]));
+  for (int i = 0; i < src->n_aliases; ++i) EF_CALL(ef_model_part_add_root_alias(q, src->aliases[i]));
+  for (int i = 0; i < mp->n_children; ++i)
+    EF_CALL(ef_smp_extract(q, NULL, mp->children[i], local, element_local, condition_local));
+
+  for (int i = 0; i < mp->n_variables; ++i) {
+    const ef_variable *v = &mp->variables[i];
+    EF_CALL(ef_model_part_add_variable(q, v->name, v->n_components));
+    ef_variable *w = ef_model_part_find_variable(q, v->name);
+    const int m = v->n_components;
+    for (int64_t l = 0; l < n_nodes; ++l) {
+      memcpy(w->values + l * m, v->values + node_map[l] * m, (size_t)m * sizeof(double));
+      memcpy(w->fixed + l * m, v->fixed + node_map[l] * m, (size_t)m);
+    }
+    w->host_modified = v->host_modified;
+  }
+  return EF_SUCCESS;
+}
+
+int ef_model_part_extract(ef_model_part mp, int64_t n_nodes, int64_t n_owned, const int64_t *node_map,
+                          int64_t n_elements, const int64_t *element_map, ef_model_part *piece) {
+  EF_CHECK(piece, EF_ERR_PARAMETER, "model part extract: NULL result");
+  *piece = NULL;
+  EF_CHECK(mp && (node_map || !n_nodes) && (element_map || !n_elements), EF_ERR_PARAMETER,
+           "model part extract: NULL model part or maps");
+  EF_CHECK(n_nodes >= 0 && n_owned >= 0 && n_owned <= n_nodes && n_nodes <= mp->n_nodes && n_elements >= 0 &&
+               n_elements <= mp->n_elements,
+           EF_ERR_PARAMETER, "model part extract: %lld nodes (%lld owned) and %lld elements of a model part of %lld and %lld",
+           (long long)n_nodes, (long long)n_owned, (long long)n_elements, (long long)mp->n_nodes,
+           (long long)mp->n_elements);
+  int err = EF_SUCCESS;
+  ef_model_part q = NULL;
+  ef_index *local = malloc((size_t)(mp->n_nodes + 1) * sizeof *local);
+  ef_index *element_local = malloc((size_t)(mp->n_elements + 1) * sizeof *element_local);
+  ef_index *condition_local = malloc((size_t)(mp->n_conditions + 1) * sizeof *condition_local);
+  EF_CHECK_GOTO(local && element_local && condition_local, EF_ERR_MEMORY, done,
+                "model part extract: out of memory (%lld nodes)", (long long)mp->n_nodes);
+  EF_CALL_GOTO(ef_model_part_create(mp->name, mp->dim, &q), done);
+  EF_CALL_GOTO(ef_extract_into(mp, n_nodes, n_owned, node_map, n_elements, element_map, q, local, element_local,
+                               condition_local),
+               done);
+  *piece = q;
+  q = NULL;
+done:
+  ef_model_part_destroy(&q);
+  free(local);
+  free(element_local);
+  free(condition_local);
+  return err;
+}

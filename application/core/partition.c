@@ -241,6 +241,19 @@ fail:
   return err;
 }
 
+int ef_model_part_split(ef_model_part mp, const ef_partition *p, ef_model_part *piece) {
+  EF_CHECK(piece, EF_ERR_PARAMETER, "partition: NULL result");
+  *piece = NULL;
+  EF_CHECK(mp && p && p->global_node, EF_ERR_PARAMETER, "partition: NULL model part or piece");
+  EF_CHECK(p->n_global_nodes == mp->n_nodes && p->n_global_elements == mp->n_elements && p->dim == mp->dim,
+           EF_ERR_PARAMETER,
+           "partition: the piece is of a %dD mesh of %lld nodes and %lld elements, the model part '%s' is %dD with "
+           "%lld and %lld",
+           p->dim, (long long)p->n_global_nodes, (long long)p->n_global_elements, mp->name, mp->dim,
+           (long long)mp->n_nodes, (long long)mp->n_elements);
+  return ef_model_part_extract(mp, p->n_nodes, p->n_owned, p->global_node, p->n_elements, p->global_element, piece);
+}
+
 /* A checksum of the partition, exact in a double (< 2^52). */
 static double partition_checksum(int64_t n, const int *part) {
   uint64_t h = 0;

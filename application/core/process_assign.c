@@ -56,6 +56,7 @@ int ef_bc_member_begin(const ef_process_context *ctx, ef_parameters p, const cha
   char label[EF_PROCESS_LABEL_MAX];
   ef_process_label(label, sizeof label, module, p);
   EF_CALL(ef_bc_member_new(ctx->model_part, label, m));
+  (*m)->comm = ctx->comm;
   int err;
   if (ef_parameters_has(p, "local_axes")) EF_CALL_GOTO(ef_process_check_local_axes(p), fail);
   EF_CALL_GOTO(ef_process_resolve_part(ctx->model_part, p, "model_part_name", &(*m)->smp, NULL), fail);
@@ -95,6 +96,7 @@ fail:
 
 const ef_process_ops ef_assign_scalar_variable_process_ops = {
     .name = "assign_scalar_variable_process",
+    .distributed = 1, /* values on the nodes of its sub model parts, owned and ghost alike */
     .create = ef_assign_scalar_create,
     .execute_initialize_solution_step = ef_bc_execute_initialize_solution_step,
     .evaluate_fixed_values = ef_bc_evaluate_fixed_values,
@@ -161,6 +163,7 @@ fail:
 
 const ef_process_ops ef_assign_vector_variable_process_ops = {
     .name = "assign_vector_variable_process",
+    .distributed = 1, /* values on the nodes of its sub model parts, owned and ghost alike */
     .create = ef_assign_vector_create,
     .execute_initialize_solution_step = ef_bc_execute_initialize_solution_step,
     .evaluate_fixed_values = ef_bc_evaluate_fixed_values,
@@ -171,10 +174,54 @@ const ef_process_ops ef_assign_vector_variable_process_ops = {
 /* ---------------------------------------------------------------------------
  * assign_vector_by_direction_process (and the inlet, which is one with checks) */
 
+/* The same on a rank's piece (ef_partition.h): a condition is on every rank that owns one of its nodes,
+ * so each rank sums those whose first node it owns and the sums are reduced over the ranks. */
+static int ef_part_mean_normal_distributed(ef_bc_member *m, int64_t n, double *dir) {
+  ef_model_part mp = m->mp;
+  const ef_index *cond = m->smp ? m->smp->conditions : NULL;
+  const int npc = mp->nodes_per_condition;
+  double total[5] = {0.0, 0.0, 0.0, 0.0, 0.0}; /* sum A_f n_f, area, count */
+  int err = EF_SUCCESS;
+  double *face = malloc((size_t)(n + 1) * 3 * sizeof *face);
+  ef_index *mine = malloc((size_t)(n + 1) * sizeof *mine);
+  int64_t n_mine = 0;
+  EF_CHECK_GOTO(face && mine, EF_ERR_MEMORY, done, "out of memory");
+  for (int64_t k = 0; k < n; k++) {
+    const ef_index c = cond ? cond[k] : (ef_index)k;
+    if (mp->conditions[(int64_t)c * npc] < mp->n_owned_nodes) mine[n_mine++] = c;
+  }
+  if (n_mine) EF_CALL_GOTO(ef_condition_face_normals(mp, n_mine, mine, face), done);
+  for (int64_t k = 0; k < n_mine; k++) {
+    for (int d = 0; d < 3; d++) total[d] += face[3 * k + d];
+    total[3] += sqrt(face[3 * k] * face[3 * k] + face[3 * k + 1] * face[3 * k + 1] + face[3 * k + 2] * face[3 * k + 2]);
+  }
+  total[4] = (double)n_mine;
+done:
+  free(face);
+  free(mine);
+  /* Every rank reduces, also one that failed (a flag in the count), so none waits for another. */
+  if (err) total[4] = -1e300;
+  int cerr = ef_comm_allreduce(m->comm, total, 5, EF_COMM_SUM);
+  if (err) return err;
+  if (cerr) return cerr;
+  EF_CHECK(total[4] >= 0.0, EF_ERR_INTERNAL, "%s: the mean normal failed on another rank", m->label);
+  EF_CHECK(total[4] > 0.0, EF_ERR_PARAMETER,
+           "%s: \"automatic_inwards_normal\" needs the part's conditions (boundary %s), and it has none", m->label,
+           mp->dim == 2 ? "lines" : "faces");
+  double len = sqrt(total[0] * total[0] + total[1] * total[1] + total[2] * total[2]);
+  EF_CHECK(len > 1e-6 * total[3] && total[3] > 0.0, EF_ERR_PARAMETER,
+           "%s: the part's face normals cancel out (|mean normal| = %g of the area %g), so it has no "
+           "automatic direction; give \"direction\": [x, y, z]",
+           m->label, len, total[3]);
+  for (int d = 0; d < 3; d++) dir[d] = total[d] / len;
+  return EF_SUCCESS;
+}
+
 /* Unit mean outward normal of the part: sum of A_f n_f over its conditions, normalised. */
 static int ef_part_mean_normal(ef_bc_member *m, double *dir) {
   ef_model_part mp = m->mp;
   int64_t n = m->smp ? m->smp->n_conditions : mp->n_conditions;
+  if (ef_comm_size(m->comm) > 1) return ef_part_mean_normal_distributed(m, n, dir);
   EF_CHECK(n > 0, EF_ERR_PARAMETER,
            "%s: \"automatic_inwards_normal\" needs the part's conditions (boundary %s), and it has none", m->label,
            mp->dim == 2 ? "lines" : "faces");
@@ -265,6 +312,7 @@ fail:
 
 const ef_process_ops ef_assign_vector_by_direction_process_ops = {
     .name = "assign_vector_by_direction_process",
+    .distributed = 1, /* values on the nodes of its sub model parts, owned and ghost alike */
     .create = ef_assign_by_direction_create,
     .execute_initialize_solution_step = ef_bc_execute_initialize_solution_step,
     .evaluate_fixed_values = ef_bc_evaluate_fixed_values,

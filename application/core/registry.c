@@ -131,13 +131,11 @@ static void *ef_try_open(const char *dir, const char *name, char *why, size_t wh
   return h;
 }
 
-int ef_registry_load_application(const char *name) {
-  EF_CHECK(name && strlen(name) < 64 && !strchr(name, '/'), EF_ERR_PARAMETER, "invalid application name '%s'",
+int ef_registry_open_library(const char *name, void **handle_out) {
+  EF_CHECK(handle_out, EF_ERR_PARAMETER, "ef_registry_open_library: NULL result");
+  *handle_out = NULL;
+  EF_CHECK(name && strlen(name) < 64 && !strchr(name, '/'), EF_ERR_PARAMETER, "invalid library name '%s'",
            name ? name : "(null)");
-  for (int i = 0; i < ef_n_applications; i++)
-    if (!strcmp(ef_applications[i].name, name)) return EF_SUCCESS;
-  EF_CHECK(ef_n_applications < 16, EF_ERR_INTERNAL, "too many applications loaded");
-
   char why[4096] = "";
   void *handle = NULL;
   const char *env = getenv("EDGEFLOW_PLUGIN_DIR");
@@ -158,7 +156,21 @@ int ef_registry_load_application(const char *name) {
 #ifdef EF_PLUGIN_DIR
   if (!handle) handle = ef_try_open(EF_PLUGIN_DIR, name, why, sizeof why);
 #endif
-  EF_CHECK(handle, EF_ERR_NOT_FOUND, "cannot load application '%s'; tried:%s", name, why);
+  EF_CHECK(handle, EF_ERR_NOT_FOUND, "cannot load library 'libedgeflow_%s.so'; tried:%s", name, why);
+  *handle_out = handle;
+  return EF_SUCCESS;
+}
+
+int ef_registry_load_application(const char *name) {
+  EF_CHECK(name && strlen(name) < 64 && !strchr(name, '/'), EF_ERR_PARAMETER, "invalid application name '%s'",
+           name ? name : "(null)");
+  for (int i = 0; i < ef_n_applications; i++)
+    if (!strcmp(ef_applications[i].name, name)) return EF_SUCCESS;
+  EF_CHECK(ef_n_applications < 16, EF_ERR_INTERNAL, "too many applications loaded");
+
+  void *handle = NULL;
+  int open_err = ef_registry_open_library(name, &handle);
+  if (open_err) return ef_error_push(open_err, __FILE__, __LINE__, "cannot load application '%s'", name);
 
   ef_application_register_fn reg;
   *(void **)(&reg) = dlsym(handle, "ef_application_register");

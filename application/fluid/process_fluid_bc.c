@@ -50,6 +50,7 @@ fail:
 
 static const ef_process_ops ef_apply_inlet_process_ops = {
     .name = "apply_inlet_process",
+    .distributed = 1, /* values on the nodes of its sub model parts, owned and ghost alike */
     .create = ef_inlet_create,
     .execute_initialize_solution_step = ef_bc_execute_initialize_solution_step,
     .evaluate_fixed_values = ef_bc_evaluate_fixed_values,
@@ -117,6 +118,7 @@ fail:
 
 static const ef_process_ops ef_apply_outlet_process_ops = {
     .name = "apply_outlet_process",
+    .distributed = 1, /* values on the nodes of its sub model parts, owned and ghost alike */
     .create = ef_outlet_create,
     .execute_initialize_solution_step = ef_bc_execute_initialize_solution_step,
     .evaluate_fixed_values = ef_bc_evaluate_fixed_values,
@@ -152,6 +154,7 @@ fail:
 
 static const ef_process_ops ef_apply_noslip_process_ops = {
     .name = "apply_noslip_process",
+    .distributed = 1, /* values on the nodes of its sub model parts, owned and ghost alike */
     .create = ef_noslip_create,
     .execute_initialize_solution_step = ef_bc_execute_initialize_solution_step,
     .evaluate_fixed_values = ef_bc_evaluate_fixed_values,

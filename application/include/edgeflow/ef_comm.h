@@ -75,6 +75,19 @@ void ef_comm_abort(ef_comm comm, int code, const char *fmt, ...)
 #endif
     ;
 
+/* The number of processes a launcher started this one among (mpirun / mpiexec: Open MPI's
+ * OMPI_COMM_WORLD_SIZE, MPICH's and Slurm's PMI_SIZE), from the environment; 0 when no launcher did. */
+int ef_comm_launched_size(void);
+
+/* The MPI world communicator of this process, collective on the first call (MPI_Init): from
+ * libedgeflow_mpi, loaded by name as the plugins are, so the program and the Python workflow link
+ * the core only; MPI_Finalize runs at exit.  Later calls return the same communicator (do not
+ * destroy it).  EF_ERR_UNSUPPORTED in a build without MPI (EDGEFLOW_MPI off), EF_ERR_NOT_FOUND when
+ * the library cannot be loaded. */
+int ef_comm_world(ef_comm *world);
+/* 1 in builds with MPI (ef_comm_world can work), 0 otherwise. */
+int ef_comm_have_mpi(void);
+
 /* Point-to-point exchange (see ef_comm_ops); on the serial communicator only n_peers = 0. */
 int ef_comm_exchange_begin(ef_comm comm, int n_peers, const int *peers, double *const *send,
                            const int64_t *send_count, double *const *recv, const int64_t *recv_count, int tag,

@@ -85,7 +85,8 @@ typedef struct ef_model_part_s {
   int dim;            /* 2 or 3 */
 
   int64_t n_nodes;
-  int64_t n_owned_nodes; /* == n_nodes until meshes are split across devices */
+  int64_t n_owned_nodes; /* == n_nodes, except on a rank's piece of a partitioned mesh (ef_partition.h):
+                            owned nodes 0..n_owned_nodes-1, then the ghosts */
   double *coords;     /* 3 * n_nodes (z = 0 in 2D) */
   int64_t *node_ids;  /* the id each node has in the file */
 
@@ -196,6 +197,17 @@ void ef_model_part_snapshot_destroy(ef_model_part_snapshot *s);
 /* Renumber nodes: new index of old node i is perm[i].  Coordinates, ids,
  * connectivity, sub model parts and nodal variables follow. */
 int ef_model_part_permute_nodes(ef_model_part mp, const ef_index *perm);
+
+/* A piece of mp as a model part of its own (a rank's piece of a partitioned mesh: ef_partition.h's
+ * ef_model_part_split builds the maps).  Its nodes are mp's nodes node_map[0..n_nodes), the first
+ * n_owned of them owned (n_owned_nodes); its elements are mp's elements element_map[0..n_elements),
+ * whose nodes must all be among the piece's; its conditions are mp's conditions with at least one
+ * owned node, in mp's order (all their nodes must be in the piece: a condition is a face of an
+ * element); the sub model part tree is mp's with each list restricted to the piece (lists may be
+ * empty).  Node, element and condition ids, properties, model-wide values, root aliases and the nodal
+ * variables (values and fixity) are copied; device hooks are not. */
+int ef_model_part_extract(ef_model_part mp, int64_t n_nodes, int64_t n_owned, const int64_t *node_map,
+                          int64_t n_elements, const int64_t *element_map, ef_model_part *piece);
 
 /* Node index of a file id (binary search over a sorted copy); -1 if absent. */
 ef_index ef_model_part_node_index(ef_model_part mp, int64_t id);

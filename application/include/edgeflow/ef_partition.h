@@ -63,7 +63,7 @@ int ef_mesh_partition_nodes(ef_model_part mp, int n_parts, int *part);
 /* The piece of rank `rank` (of `size`) of mp's nodes and elements under the node partition part
  * (a value in 0..size-1 for every node).  No communication: any rank's piece can be built
  * anywhere (the tests build all of them in one process).  Fails with EF_ERR_MESH when the rank
- * owns no node or the mesh is bad.  Conditions and sub model parts are not split yet. */
+ * owns no node or the mesh is bad.  ef_model_part_split makes the piece a model part. */
 int ef_partition_build(ef_model_part mp, const int *part, int rank, int size, ef_partition *out);
 
 /* Collective over comm: partition the global mesh mp (held by every rank, identical) into
@@ -71,6 +71,12 @@ int ef_partition_build(ef_model_part mp, const int *part, int rank, int size, ef
  * mesh sizes and the partition, and build this rank's piece.  part (may be NULL) receives the
  * node partition (mp->n_nodes ints).  On one rank the piece is the whole mesh. */
 int ef_partition_create(ef_comm comm, ef_model_part mp, int *part, ef_partition *out);
+
+/* The piece p of mp (the model part p was built from) as a model part of its own, in p's local
+ * numbering: owned nodes first (n_owned_nodes = p->n_owned), then the ghosts; the elements with an
+ * owned node; the conditions with an owned node; sub model parts restricted to the piece; ids,
+ * properties and nodal variables kept (ef_model_part_extract of ef_model_part.h). */
+int ef_model_part_split(ef_model_part mp, const ef_partition *p, ef_model_part *piece);
 
 /* Free the arrays and zero the struct; accepts NULL. */
 void ef_partition_free(ef_partition *p);

@@ -9,8 +9,10 @@
 #ifndef EF_PROCESS_H
 #define EF_PROCESS_H
 
+#include "edgeflow/ef_comm.h"
 #include "edgeflow/ef_model_part.h"
 #include "edgeflow/ef_parameters.h"
+#include "edgeflow/ef_partition.h"
 #include "edgeflow/ef_restart.h"
 
 #ifdef __cplusplus
@@ -31,6 +33,10 @@ typedef struct {
   /* 1: the run continues from a restart file: open existing output files for appending (no
    * header, nothing truncated); load_state then cuts them back to the restart point. */
   int restart;
+  /* The ranks of the run (NULL: one process) and this rank's piece of the mesh (NULL on one rank;
+   * ef_partition.h): model_part is then the piece, owned nodes first, then the ghosts. */
+  ef_comm comm;
+  const ef_partition *partition;
 } ef_process_context;
 
 typedef struct {
@@ -62,6 +68,10 @@ typedef struct {
    * calls it before each restart file, so a restart file never lists an output a crash of the
    * machine could still lose; an output process that writes files implements it. */
   int (*sync_outputs)(void *data);
+  /* 1: gives the same answers on a rank's piece of a partitioned mesh as on the whole mesh (e.g. it
+   * sets values on the nodes of its sub model parts, owned and ghost alike).  0: the analysis refuses
+   * it on several ranks with EF_ERR_UNSUPPORTED (docs/mpi.md), never a silently wrong answer. */
+  int distributed;
 } ef_process_ops;
 
 /* Register the built-in processes of the core (called once by the analysis).  An

@@ -103,6 +103,7 @@ typedef struct {
   ef_interval interval;
   int active;                        /* inside its interval at the last update */
   ef_bc_group *group;
+  ef_comm comm;                      /* the context's ranks (NULL: one process): a mean normal sums over them */
 } ef_bc_member;
 
 /* Allocate a member (zeroed, scale 1, always active interval) of mp. */

@@ -42,6 +42,10 @@ const char *ef_registry_list(const char *kind, char *buffer, size_t size);
  * ef_application_register().  Loading twice is a no-op. */
 int ef_registry_load_application(const char *name);
 
+/* dlopen libedgeflow_<name>.so from the same folders (RTLD_NOW | RTLD_GLOBAL) without registering
+ * anything: for libraries the core calls by symbol (libedgeflow_mpi, ef_comm.h's ef_comm_world). */
+int ef_registry_open_library(const char *name, void **handle);
+
 /* Entry point every application library exports. */
 typedef int (*ef_application_register_fn)(void);
 

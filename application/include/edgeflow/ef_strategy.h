@@ -10,8 +10,10 @@
 
 #include <stdint.h>
 
+#include "edgeflow/ef_comm.h"
 #include "edgeflow/ef_model_part.h"
 #include "edgeflow/ef_parameters.h"
+#include "edgeflow/ef_partition.h"
 #include "edgeflow/ef_restart.h"
 
 #ifdef __cplusplus
@@ -34,6 +36,11 @@ typedef struct {
   int time_dependent_bcs;     /* 0: fixed values are constant in time */
   int echo_level;
   ef_parameters summary;      /* object in run_summary.json the strategy may fill */
+  /* The ranks of the run (NULL: one process) and this rank's piece (NULL on one rank; ef_partition.h):
+   * model_part is then the piece, owned nodes first, then the ghosts.  Only a strategy whose table
+   * sets `distributed` is created on several ranks. */
+  ef_comm comm;
+  const ef_partition *partition;
 } ef_strategy_config;
 
 /* What one step reports back to the analysis loop. */
@@ -118,6 +125,10 @@ typedef struct {
   /* Optional: a short description of where it runs ("host", the device's name) that
    * restarts compare, to warn that results will differ in the last bits. */
   const char *(*where)(void *data);
+  /* 1: runs on a rank's piece of a partitioned mesh (config.comm, config.partition: owned rows
+   * updated, ghosts by halo exchange, reductions over the ranks).  0: the analysis refuses it on
+   * several ranks with EF_ERR_UNSUPPORTED (docs/mpi.md). */
+  int distributed;
 } ef_strategy_ops;
 
 /* A plain CSR view with the diagonal inside each row and sorted columns
