@@ -22,6 +22,10 @@ if(EXISTS ${EF_SYSTEM_PYTHON})
     add_test(NAME restart_identity_opencl COMMAND ${EF_RESTART_TEST} identity opencl_edge_based)
     set_tests_properties(restart_identity_opencl PROPERTIES LABELS "opencl;unit;io" TIMEOUT 600 SKIP_RETURN_CODE 77
                          ENVIRONMENT "${EF_RESTART_ENV}")
+    # The implicit viscosity on the device (stages and stage solves; the growth limit's saved step).
+    add_test(NAME restart_identity_implicit_opencl COMMAND ${EF_RESTART_TEST} identity_implicit opencl_edge_based)
+    set_tests_properties(restart_identity_implicit_opencl PROPERTIES LABELS "opencl;unit;io" TIMEOUT 600
+                         SKIP_RETURN_CODE 77 ENVIRONMENT "${EF_RESTART_ENV}")
   endif()
   # Another mesh, a newer format, a damaged file; another run's output folder and --overwrite.
   add_test(NAME restart_refusals COMMAND ${EF_RESTART_TEST} refusals)
