@@ -65,4 +65,22 @@ if(EF_HAVE_MPI)
                    "-DEXPECT=parallel_type is .OpenMP. but mpirun started 2 processes" -DSECONDS=60
                    -P ${CMAKE_SOURCE_DIR}/cmake/expect_failure.cmake)
   set_tests_properties(mpi_parallel_type_openmp_np2 PROPERTIES LABELS "mpi" TIMEOUT 90 PROCESSORS 2 ENVIRONMENT "${EF_MPI_ENV}")
+
+  # The OpenMP strategy on 2 and 3 ranks against one process (test_mpi_run.c): 10 steps of the 2D and 3D
+  # cavities at pressure tolerance 1e-12, velocity and pressure to 1e-8 relative, CG iterations within 2.
+  # The waiting ranks yield (rank 0 also runs the one-process reference while they wait).
+  add_executable(test_mpi_run ${CMAKE_CURRENT_SOURCE_DIR}/test_mpi_run.c)
+  target_link_libraries(test_mpi_run PRIVATE edgeflow_core m)
+  target_compile_definitions(test_mpi_run PRIVATE EF_DEFAULT_APPLICATIONS="${EF_DEFAULT_APPLICATIONS}")
+  function(ef_add_mpi_run name np case)
+    add_test(NAME ${name} COMMAND ${EF_MPIRUN} ${MPIEXEC_NUMPROC_FLAG} ${np} $<TARGET_FILE:test_mpi_run>
+                                  ${CMAKE_CURRENT_SOURCE_DIR}/data/mpi/${case}.json 10 ${CMAKE_CURRENT_BINARY_DIR}/${name})
+    set_tests_properties(${name} PROPERTIES LABELS "mpi" TIMEOUT 120 PROCESSORS ${np}
+                         PASS_REGULAR_EXPRESSION "test_mpi_run: PASSED" FAIL_REGULAR_EXPRESSION "FAILED|rank [0-9]+ of"
+                         ENVIRONMENT "${EF_MPI_ENV};OMPI_MCA_mpi_yield_when_idle=1")
+  endfunction()
+  ef_add_mpi_run(mpi_run_cavity2d_np2 2 cavity2d)
+  ef_add_mpi_run(mpi_run_cavity2d_np3 3 cavity2d)
+  ef_add_mpi_run(mpi_run_cavity3d_np2 2 cavity3d)
+  ef_add_mpi_run(mpi_run_cavity3d_np3 3 cavity3d)
 endif()

@@ -239,9 +239,18 @@ static int ef_analysis_read_mesh(ef_analysis a) {
  * communicator; on several ranks the mesh is split over them).  Kratos runs an "OpenMP" case that
  * mpirun started on P ranks as P independent copies of the whole run; edgeflow refuses that instead
  * (the copies would write the same files), as it refuses "MPI" without mpirun or in a build without MPI. */
+static int ef_analysis_check_distributed(ef_analysis a);
 static int ef_analysis_setup_parallel(ef_analysis a) {
   const char *type;
   EF_CALL(ef_parameters_get_string(a->problem_data, "parallel_type", &type));
+  EF_CHECK(!strcmp(type, "OpenMP") || !strcmp(type, "MPI"), EF_ERR_PARAMETER,
+           "%s: problem_data.parallel_type is '%s', expected \"OpenMP\" (one process) or \"MPI\"", a->parameters_path,
+           type);
+  if (a->options.comm) { /* the embedding program chose the ranks */
+    a->comm = a->options.comm;
+    a->distributed = ef_comm_size(a->comm) > 1;
+    return ef_analysis_check_distributed(a);
+  }
   const int launched = ef_comm_launched_size();
   if (!strcmp(type, "OpenMP")) {
     EF_CHECK(launched <= 1, EF_ERR_PARAMETER,
@@ -266,6 +275,11 @@ static int ef_analysis_setup_parallel(ef_analysis a) {
   int err = ef_comm_world(&a->comm);
   if (err) return ef_error_push(err, __FILE__, __LINE__, "%s: problem_data.parallel_type \"MPI\"", a->parameters_path);
   a->distributed = ef_comm_size(a->comm) > 1;
+  return ef_analysis_check_distributed(a);
+}
+
+/* What several ranks cannot run yet (docs/mpi.md). */
+static int ef_analysis_check_distributed(ef_analysis a) {
   if (!a->distributed) return EF_SUCCESS;
   EF_CHECK(a->options.load_only || a->strategy_ops->distributed, EF_ERR_UNSUPPORTED,
            "%s: solver_settings.solver_type '%s' does not run on several ranks yet (docs/mpi.md); run it on one rank",
@@ -586,7 +600,8 @@ int ef_analysis_initialize(ef_analysis a) {
   if (a->options.output_folder) folder = a->options.output_folder;
   snprintf(a->output_folder, sizeof a->output_folder, "%s", folder[0] ? folder : ".");
   EF_CALL(ef_make_folders(a->output_folder));
-  if (!a->options.load_only) EF_CALL(ef_analysis_claim_output_folder(a));
+  /* On several ranks rank 0 alone owns the folder's bookkeeping (manifest, run_summary.json). */
+  if (!a->options.load_only && ef_comm_rank(a->comm) == 0) EF_CALL(ef_analysis_claim_output_folder(a));
   EF_CALL(ef_output_destinations_check(a->project, a->output_folder));
   if (tolerated[0] && !a->options.quiet)
     fprintf(stderr, "edgeflow: warning: %s: solver_settings keys used only by Kratos' own solvers are ignored: %s\n",
@@ -916,6 +931,12 @@ int ef_analysis_finalize(ef_analysis a) {
   EF_CALL(ef_analysis_summary_status(a, s));
   if (!a->options.quiet) ef_log_print_table(stdout);
 
+  if (a->comm) {
+    snprintf(json, sizeof json, "{\"ranks\": %d, \"communicator\": \"%s\"}", ef_comm_size(a->comm),
+             ef_comm_name(a->comm));
+    EF_CALL(ef_parameters_set_json(s, "parallel", json));
+  }
+  if (ef_comm_rank(a->comm) != 0) return EF_SUCCESS; /* rank 0 writes the summary */
   char path[4200];
   snprintf(path, sizeof path, "%s/run_summary.json", a->output_folder);
   char *text = ef_parameters_to_string(s, 1);
@@ -1572,7 +1593,7 @@ static int ef_analysis_summary_status(ef_analysis a, ef_parameters s) {
 /* A run that failed before its loop still leaves a run_summary.json saying why (unless the
  * folder is another run's, or there is none). */
 static void ef_analysis_write_failure_summary(ef_analysis a, int err) {
-  if (!a || a->options.load_only) return;
+  if (!a || a->options.load_only || ef_comm_rank(a->comm) != 0) return;
   char message[4096], path[4200];
   snprintf(message, sizeof message, "%s", ef_error_message());
   /* Before the folder was claimed: --output's folder, when it is no other run's. */

@@ -15,6 +15,7 @@
 #include "edgeflow/ef_registry.h"
 #include "fluid_application.h"
 #include "fractional_step.h"
+#include "fractional_step_mpi.h"
 #include "matrix_io.h"
 #include "strategy_common.h"
 
@@ -23,6 +24,7 @@ typedef struct {
   ef_model_part mp;
   ef_edge_data edges;
   ef_fs *fs;
+  ef_fs_mpi *fs_mpi; /* MPI: on a rank's piece (config.partition), the step runs here (fractional_step_mpi.h) */
   ef_fs_settings settings;
   ef_fs_dt_settings dt_settings;
   ef_bc_arrays bc;
@@ -48,6 +50,7 @@ static void ef_openmp_destroy(void **p) {
   if (!p || !*p) return;
   ef_openmp_strategy *s = *p;
   ef_fs_destroy(&s->fs);
+  ef_fs_mpi_destroy(&s->fs_mpi); /* MPI */
   ef_edge_data_free(&s->edges);
   ef_bc_arrays_free(&s->bc);
   ef_linear_solver_destroy(&s->solver);
@@ -56,6 +59,22 @@ static void ef_openmp_destroy(void **p) {
   free(s->pressure_prev);
   free(s);
   *p = NULL;
+}
+
+/* MPI: what the piece's executor (fractional_step_mpi.h) runs; the rest is refused on several ranks. */
+static int ef_openmp_check_mpi(const ef_openmp_strategy *s) {
+  const char *solver, *pc;
+  EF_CALL(ef_parameters_get_string(s->solver_settings, "solver_type", &solver));
+  EF_CALL(ef_parameters_get_string(s->solver_settings, "preconditioner_type", &pc));
+  EF_CHECK(!strcmp(solver, "cg") && !strcmp(pc, "jacobi"), EF_ERR_UNSUPPORTED,
+           "openmp_edge_based on several ranks: linear_solver_settings asks for solver_type '%s' with "
+           "preconditioner_type '%s'; only \"cg\" with \"jacobi\" runs across ranks yet (docs/mpi.md)",
+           solver, pc);
+  EF_CHECK(!s->export_pressure_system || !s->export_pressure_system[0], EF_ERR_UNSUPPORTED,
+           "openmp_edge_based on several ranks: export_pressure_system is not supported (docs/mpi.md)");
+  EF_CHECK(!s->settings.viscous_implicit, EF_ERR_UNSUPPORTED,
+           "openmp_edge_based on several ranks: viscous_time_integration \"implicit\" is not supported yet (docs/mpi.md)");
+  return EF_SUCCESS;
 }
 
 static int ef_openmp_create(const ef_strategy_config *config, void **out) {
@@ -71,6 +90,7 @@ static int ef_openmp_create(const ef_strategy_config *config, void **out) {
   EF_CALL_GOTO(ef_linear_solver_validate(s->solver_settings, EF_MEMORY_HOST), fail);
   EF_CALL_GOTO(ef_parameters_get_string(s->solver_settings, "export_pressure_system", &s->export_pressure_system),
                fail);
+  if (config->partition) EF_CALL_GOTO(ef_openmp_check_mpi(s), fail); /* MPI */
   EF_CALL_GOTO(ef_model_part_get_variable(s->mp, "VELOCITY", &s->velocity_var), fail);
   EF_CALL_GOTO(ef_model_part_get_variable(s->mp, "PRESSURE", &s->pressure_var), fail);
   EF_CALL_GOTO(ef_model_part_get_variable(s->mp, "REACTION", &s->reaction_var), fail);
@@ -93,6 +113,12 @@ static void ef_openmp_load_pressure(ef_openmp_strategy *s, int fixed_only) {
   double inv_rho = 1.0 / s->config.density;
   for (int64_t i = 0; i < s->mp->n_nodes; i++)
     if (!fixed_only || s->pressure_var->fixed[i]) s->pressure[i] = s->pressure_var->values[i] * inv_rho;
+}
+
+/* MPI: the divergence bound from the velocity scale of every rank (the largest bound: U is a maximum). */
+static int ef_openmp_bound_mpi(ef_openmp_strategy *s, double *bound) {
+  EF_CALL(ef_comm_allreduce(s->config.comm, bound, 1, EF_COMM_MAX));
+  return EF_SUCCESS;
 }
 
 static int ef_openmp_initialize(void *data) {
@@ -127,7 +153,14 @@ static int ef_openmp_initialize(void *data) {
   EF_CALL(ef_linear_solver_create(s->solver_settings, EF_MEMORY_HOST, &A, &s->solver));
   s->settings.solver = s->solver;
   s->settings.velocity_bound = ef_divergence_bound_update(&s->divergence, mp, 1);
+  if (s->config.partition) EF_CALL(ef_openmp_bound_mpi(s, &s->settings.velocity_bound)); /* MPI */
   EF_CALL(ef_fs_set_settings(s->fs, &s->settings));
+  if (s->config.partition) { /* MPI: the piece's executor, the pressure solver's tolerance */
+    const ef_linear_solver_common *ls = ef_linear_solver_settings(s->solver);
+    s->settings.pressure_rtol = ls->tolerance;
+    s->settings.pressure_max_iterations = ls->max_iteration;
+    EF_CALL(ef_fs_mpi_create(&s->edges, &s->settings, s->config.comm, s->config.partition, &s->fs_mpi));
+  }
 
   int threads = 1;
 #ifdef EF_HAVE_OPENMP
@@ -148,7 +181,10 @@ static int ef_openmp_compute_time_step(void *data, double *dt) {
   ef_openmp_strategy *s = data;
   double stable;
   int reduced = 0;
-  EF_CALL(ef_fs_compute_dt(s->fs, s->velocity_var->values, &s->dt_settings, dt, &stable, &reduced));
+  if (s->fs_mpi) /* MPI */
+    EF_CALL(ef_fs_mpi_compute_dt(s->fs_mpi, s->velocity_var->values, &s->dt_settings, dt, &stable, &reduced));
+  else
+    EF_CALL(ef_fs_compute_dt(s->fs, s->velocity_var->values, &s->dt_settings, dt, &stable, &reduced));
   s->dt_settings.dt_previous = *dt; /* the implicit option's growth limit (the automatic step, unclipped) */
   (void)stable;
   (void)reduced; /* the analysis warns once, with what it does about it */
@@ -170,15 +206,19 @@ static int ef_openmp_solve_step(void *data, double t, double dt, ef_step_info *i
   ef_model_part_take_modified(mp, "VELOCITY"); /* the executor works on VELOCITY's array itself */
   ef_openmp_load_pressure(s, !ef_model_part_take_modified(mp, "PRESSURE"));
 
-  const double bound = ef_divergence_bound_update(&s->divergence, mp, 0);
+  double bound = ef_divergence_bound_update(&s->divergence, mp, 0);
+  if (s->fs_mpi) EF_CALL(ef_openmp_bound_mpi(s, &bound)); /* MPI */
   if (bound != s->settings.velocity_bound) {
     s->settings.velocity_bound = bound;
     EF_CALL(ef_fs_set_settings(s->fs, &s->settings));
+    if (s->fs_mpi) EF_CALL(ef_fs_mpi_set_settings(s->fs_mpi, &s->settings)); /* MPI */
   }
   ef_fs_stats stats;
   memset(&stats, 0, sizeof stats);
   memcpy(s->pressure_prev, s->pressure, (size_t)mp->n_nodes * sizeof *s->pressure);
-  int err = ef_fs_step(s->fs, t, dt, s->velocity_var->values, s->pressure, s->reaction, &stats);
+  int err = s->fs_mpi /* MPI */
+                ? ef_fs_mpi_step(s->fs_mpi, t, dt, s->velocity_var->values, s->pressure, s->reaction, &stats)
+                : ef_fs_step(s->fs, t, dt, s->velocity_var->values, s->pressure, s->reaction, &stats);
   if (err) return ef_divergence_bound_explain(ef_strategy_explain_node_error(err, mp), &s->divergence);
   s->last_dt = dt;
   s->last_iterations = stats.cg_iterations;
@@ -219,6 +259,7 @@ static int ef_openmp_copy_pressure_system(void *data, ef_pressure_system *out) {
   ef_openmp_strategy *s = data;
   memset(out, 0, sizeof *out);
   EF_CHECK(s->fs && s->steps > 0, EF_ERR_INTERNAL, "openmp_edge_based: no pressure system solved yet");
+  EF_CHECK(!s->fs_mpi, EF_ERR_UNSUPPORTED, "openmp_edge_based: the pressure system of several ranks cannot be copied yet (MPI)");
   const ef_csr *H = ef_fs_pressure_matrix(s->fs);
   const ef_edge_data *ed = &s->edges;
   const int64_t n = H->n, nnz = H->nnz;
@@ -258,6 +299,27 @@ fail:
   return err;
 }
 
+/* MPI: "mpi": {"ranks", "exchange_seconds": [per rank]} (collective: every rank's time reaches rank 0). */
+static int ef_openmp_summary_mpi(ef_openmp_strategy *s) {
+  const int size = ef_comm_size(s->config.comm), rank = ef_comm_rank(s->config.comm);
+  double *t = calloc((size_t)size, sizeof *t);
+  EF_CHECK(t, EF_ERR_MEMORY, "out of memory");
+  t[rank] = ef_fs_mpi_exchange_seconds(s->fs_mpi);
+  int err = ef_comm_allreduce(s->config.comm, t, size, EF_COMM_SUM);
+  size_t cap = 64 + 24 * (size_t)size, used = 0;
+  char *json = err ? NULL : malloc(cap);
+  if (!err && !json) err = EF_ERROR(EF_ERR_MEMORY, "out of memory");
+  if (!err) {
+    used += (size_t)snprintf(json, cap, "{\"ranks\": %d, \"exchange_seconds\": [", size);
+    for (int r = 0; r < size; ++r) used += (size_t)snprintf(json + used, cap - used, "%s%.6f", r ? ", " : "", t[r]);
+    snprintf(json + used, cap - used, "]}");
+    err = ef_parameters_set_json(s->config.summary, "mpi", json);
+  }
+  free(json);
+  free(t);
+  return err;
+}
+
 static int ef_openmp_finalize(void *data) {
   ef_openmp_strategy *s = data;
   if (s->export_pressure_system && s->export_pressure_system[0] && s->fs && s->steps > 0) {
@@ -271,6 +333,7 @@ static int ef_openmp_finalize(void *data) {
            "{\"steps\": %ld, \"cg_iterations\": %ld, \"cg_seconds\": %.6f, \"cg_us_per_iteration\": %.6g}",
            s->steps, s->iterations, total_cg, s->iterations ? 1e6 * total_cg / (double)s->iterations : 0.0);
   EF_CALL(ef_parameters_set_json(s->config.summary, "pressure_solver", json));
+  if (s->fs_mpi) EF_CALL(ef_openmp_summary_mpi(s)); /* MPI */
   if (s->solver) { /* the solver's own report (e.g. the AMG hierarchy: levels, set-up seconds) */
     ef_parameters ps, view;
     EF_CALL(ef_parameters_get(s->config.summary, "pressure_solver", &ps));
@@ -324,6 +387,7 @@ static const char *ef_openmp_where(void *data) {
 
 static const ef_strategy_ops ef_openmp_ops = {
     .name = "openmp_edge_based",
+    .distributed = 1, /* MPI: explicit RK4 with cg + jacobi on a rank's piece (fractional_step_mpi.h) */
     .description = "edge-based fractional step on the host (OpenMP)",
     .settings_defaults = ef_fluid_settings_defaults,
     .ignored_settings = ef_fluid_kratos_keys,

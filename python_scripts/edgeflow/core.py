@@ -31,6 +31,7 @@ class _Options(ctypes.Structure):
         ("stop_when_steady", ctypes.c_int),
         ("restart_file", ctypes.c_char_p),
         ("overwrite", ctypes.c_int),
+        ("comm", ctypes.c_void_p),  # NULL: problem_data.parallel_type decides
     ]
 
 

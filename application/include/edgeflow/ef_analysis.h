@@ -47,6 +47,9 @@ typedef struct {
                                    (the edgeflow program and the Python workflow), 1 removes the files
                                    that manifest lists, -1 (the default here: embedding programs,
                                    tests) neither checks nor refuses; the manifest is written anyway */
+  ef_comm comm;                 /* NULL: the ranks problem_data.parallel_type asks for; else run on these,
+                                   whatever parallel_type says (ef_comm_serial(): one process, also
+                                   under mpirun; for embedding programs and tests) */
 } ef_analysis_options;
 
 #define EF_STEADY_DEFAULT_RELATIVE_TOLERANCE 1e-3

@@ -1,0 +1,582 @@
+/* fractional_step_mpi.c -- the explicit fractional step on a rank's piece (fractional_step_mpi.h). */
+#include "fractional_step_mpi.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "edge_physics.h"
+#include "edgeflow/ef_error.h"
+#include "edgeflow/ef_util.h"
+#include "ef_omp.h"
+
+struct ef_fs_mpi_s {
+  const ef_edge_data *ed;
+  ef_fs_settings s;
+  ef_comm comm;
+  const ef_partition *p;
+  ef_halo halo;
+  int64_t n, n_owned, n_global; /* local nodes, owned rows, nodes of the whole mesh */
+  int64_t block, n_blocks;      /* fixed blocks of owned rows for sums independent of the thread count */
+  double *tau, *xi, *xp, *ua, *ub, *acc, *uh, *unew, *pnew, *f, *part;
+  /* The pressure matrix: owned rows of the edge graph with the diagonal inserted (local columns). */
+  int64_t *h_row_ptr, *h_diag;
+  int32_t *h_col;
+  double *h_val;
+  double *cg_r, *cg_p, *cg_q, *cg_dinv;
+  double seconds_exchange;
+};
+
+/* ---------------------------------------------------------------------------
+ * Exchange and reductions, timed. */
+
+static int halo(ef_fs_mpi *fs, double *x, int nc) {
+  const double t0 = ef_wtime();
+  int err = ef_halo_exchange(fs->halo, x, nc);
+  fs->seconds_exchange += ef_wtime() - t0;
+  return err;
+}
+
+static int reduce(ef_fs_mpi *fs, double *v, int n, ef_comm_op op) {
+  const double t0 = ef_wtime();
+  int err = ef_comm_allreduce(fs->comm, v, n, op);
+  fs->seconds_exchange += ef_wtime() - t0;
+  return err;
+}
+
+/* Sum of the block partials, in block order. */
+static double sum_parts(const double *part, int64_t nb) {
+  double s = 0.0;
+  for (int64_t b = 0; b < nb; ++b) s += part[b];
+  return s;
+}
+
+/* ---------------------------------------------------------------------------
+ * Creation. */
+
+static int check_supported(const ef_fs_settings *s, int64_t n) {
+  EF_CHECK(!s->viscous_implicit, EF_ERR_UNSUPPORTED,
+           "viscous_time_integration \"implicit\" does not run on several ranks yet (docs/mpi.md)");
+  if (s->slip_type)
+    for (int64_t i = 0; i < n; ++i)
+      EF_CHECK(s->slip_type[i] == EF_SLIP_NONE, EF_ERR_UNSUPPORTED,
+               "slip boundaries do not run on several ranks yet (docs/mpi.md)");
+  return EF_SUCCESS;
+}
+
+void ef_fs_mpi_destroy(ef_fs_mpi **fsp) {
+  if (!fsp || !*fsp) return;
+  ef_fs_mpi *fs = *fsp;
+  ef_halo_destroy(&fs->halo);
+  double *arrays[] = {fs->tau, fs->xi,  fs->xp,   fs->ua,   fs->ub,   fs->acc,     fs->uh, fs->unew, fs->pnew,
+                      fs->f,   fs->part, fs->h_val, fs->cg_r, fs->cg_p, fs->cg_q, fs->cg_dinv};
+  for (size_t k = 0; k < sizeof arrays / sizeof arrays[0]; ++k) free(arrays[k]);
+  free(fs->h_row_ptr);
+  free(fs->h_diag);
+  free(fs->h_col);
+  free(fs);
+  *fsp = NULL;
+}
+
+int ef_fs_mpi_create(const ef_edge_data *edges, const ef_fs_settings *settings, ef_comm comm, const ef_partition *p,
+                     ef_fs_mpi **out) {
+  EF_CHECK(out, EF_ERR_PARAMETER, "distributed fractional step: NULL result");
+  *out = NULL;
+  EF_CHECK(edges && settings && p && edges->n_nodes == p->n_nodes, EF_ERR_PARAMETER,
+           "distributed fractional step: edge data of %lld nodes for a piece of %lld",
+           (long long)(edges ? edges->n_nodes : -1), (long long)(p ? p->n_nodes : -1));
+  EF_CALL(check_supported(settings, p->n_nodes));
+  ef_fs_mpi *fs = calloc(1, sizeof *fs);
+  EF_CHECK(fs, EF_ERR_MEMORY, "distributed fractional step: out of memory");
+  int err = EF_SUCCESS;
+  const int64_t n = p->n_nodes, no = p->n_owned;
+  fs->ed = edges;
+  fs->s = *settings;
+  fs->comm = comm;
+  fs->p = p;
+  fs->n = n;
+  fs->n_owned = no;
+  fs->n_global = p->n_global_nodes;
+  fs->block = ef_reduction_block_rows(no);
+  fs->n_blocks = (no + fs->block - 1) / fs->block;
+  EF_CALL_GOTO(ef_halo_create(comm, p, 3, &fs->halo), fail);
+  const size_t v = 3 * (size_t)n;
+  fs->tau = calloc((size_t)n, sizeof(double));
+  fs->xi = calloc(v, sizeof(double));
+  fs->xp = calloc(v, sizeof(double));
+  fs->ua = calloc(v, sizeof(double));
+  fs->ub = calloc(v, sizeof(double));
+  fs->acc = calloc(v, sizeof(double));
+  fs->uh = calloc(v, sizeof(double));
+  fs->unew = calloc(v, sizeof(double));
+  fs->pnew = calloc((size_t)n, sizeof(double));
+  fs->f = calloc((size_t)n, sizeof(double));
+  fs->part = calloc(2 * (size_t)fs->n_blocks + 2, sizeof(double));
+  fs->cg_r = calloc((size_t)n, sizeof(double));
+  fs->cg_p = calloc((size_t)n, sizeof(double));
+  fs->cg_q = calloc((size_t)n, sizeof(double));
+  fs->cg_dinv = calloc((size_t)n, sizeof(double));
+  const int64_t *rp = edges->row_ptr;
+  const int32_t *col = edges->col;
+  const int64_t nnz = rp[no] + no;
+  fs->h_row_ptr = malloc(((size_t)no + 1) * sizeof(int64_t));
+  fs->h_diag = malloc(((size_t)no + 1) * sizeof(int64_t));
+  fs->h_col = malloc(((size_t)nnz + 1) * sizeof(int32_t));
+  fs->h_val = calloc((size_t)nnz + 1, sizeof(double));
+  EF_CHECK_GOTO(fs->tau && fs->xi && fs->xp && fs->ua && fs->ub && fs->acc && fs->uh && fs->unew && fs->pnew &&
+                    fs->f && fs->part && fs->cg_r && fs->cg_p && fs->cg_q && fs->cg_dinv && fs->h_row_ptr &&
+                    fs->h_diag && fs->h_col && fs->h_val,
+                EF_ERR_MEMORY, fail, "distributed fractional step: out of memory for %lld nodes", (long long)n);
+  /* H: the owned rows of the edge graph with the diagonal inserted in sorted position (as ef_fs_create). */
+  fs->h_row_ptr[0] = 0;
+  for (int64_t i = 0; i < no; ++i) fs->h_row_ptr[i + 1] = rp[i + 1] + i + 1;
+  for (int64_t i = 0; i < no; ++i) {
+    int64_t o = fs->h_row_ptr[i];
+    int placed = 0;
+    for (int64_t k = rp[i]; k < rp[i + 1]; ++k) {
+      if (!placed && col[k] > i) {
+        fs->h_diag[i] = o;
+        fs->h_col[o++] = (int32_t)i;
+        placed = 1;
+      }
+      fs->h_col[o++] = col[k];
+    }
+    if (!placed) {
+      fs->h_diag[i] = o;
+      fs->h_col[o++] = (int32_t)i;
+    }
+  }
+  *out = fs;
+  return EF_SUCCESS;
+fail:
+  ef_fs_mpi_destroy(&fs);
+  return err;
+}
+
+int ef_fs_mpi_set_settings(ef_fs_mpi *fs, const ef_fs_settings *settings) {
+  EF_CHECK(fs && settings, EF_ERR_PARAMETER, "distributed fractional step: NULL argument");
+  EF_CALL(check_supported(settings, fs->n));
+  fs->s = *settings;
+  return EF_SUCCESS;
+}
+
+double ef_fs_mpi_exchange_seconds(const ef_fs_mpi *fs) { return fs ? fs->seconds_exchange : 0.0; }
+
+/* ---------------------------------------------------------------------------
+ * Time step. */
+
+int ef_fs_mpi_compute_dt(ef_fs_mpi *fs, const double *velocity, const ef_fs_dt_settings *s, double *dt,
+                         double *dt_stable, int *reduced) {
+  EF_CHECK(fs && velocity && s && dt, EF_ERR_PARAMETER, "time step: NULL argument");
+  const ef_edge_data *ed = fs->ed;
+  const int dim = ed->dim;
+  const double *hmin = ed->hmin, *nun = fs->s.nu_nodal, nu = fs->s.nu;
+  EF_CALL(ef_fs_dt_check(s));
+  double stable = 1.0e300;
+  int64_t bad = INT64_MAX;
+  const int64_t n = fs->n_owned;
+  EF_OMP(omp parallel for schedule(static) reduction(min : stable, bad))
+  for (int64_t i = 0; i < n; ++i) {
+    const double d = ef_node_dt(hmin[i], ef_node_norm(dim, i, velocity), nun ? nun[i] : nu, 1.0);
+    if (!(d > 0.0)) {
+      if (i < bad) bad = i;
+    } else if (d < stable) {
+      stable = d;
+    }
+  }
+  /* {stable, a rank's bad node (its id), -(that flag)}: min over ranks. */
+  double r[2] = {stable, bad == INT64_MAX ? 0.0 : -1.0};
+  EF_CALL(reduce(fs, r, 2, EF_COMM_MIN));
+  if (bad != INT64_MAX)
+    return EF_ERROR(EF_ERR_DIVERGED, "time step: velocity (%g, %g, %g) at node %lld is not finite", velocity[3 * bad],
+                    velocity[3 * bad + 1], velocity[3 * bad + 2], (long long)bad);
+  EF_CHECK(r[1] == 0.0, EF_ERR_DIVERGED, "time step: the velocity is not finite on another rank");
+  stable = r[0];
+  EF_CALL(ef_fs_dt_floor_check(s, stable));
+  ef_fs_dt_choose(s, stable, dt, dt_stable, reduced);
+  return EF_SUCCESS;
+}
+
+/* ---------------------------------------------------------------------------
+ * The step. */
+
+/* Step 1 on the owned rows, then tau and both projections at the ghosts. */
+static int prepare(ef_fs_mpi *fs, double dt, const double *u_n, const double *p_n) {
+  const ef_edge_data *ed = fs->ed;
+  const int dim = ed->dim, S = ed->stride;
+  const int64_t n = fs->n_owned, *rp = ed->row_ptr;
+  const int32_t *col = ed->col;
+  const double *ev = ed->values, *invm = ed->inv_mass, *h = ed->h;
+  const double *nun = fs->s.nu_nodal, nu = fs->s.nu;
+  const int stab = fs->s.stabilization;
+  const double c1 = fs->s.tau_c1, c2 = fs->s.tau_c2, c3 = fs->s.tau_c3;
+  double *tau = fs->tau, *xi = fs->xi, *xp = fs->xp;
+  EF_OMP(omp parallel for schedule(static))
+  for (int64_t i = 0; i < n; ++i) {
+    const int ne = (int)(rp[i + 1] - rp[i]);
+    const int32_t *ci = col + rp[i];
+    const double *ei = ev + rp[i] * S;
+    double a[3] = {0.0, 0.0, 0.0}, g[3] = {0.0, 0.0, 0.0};
+    if (dim == 3)
+      ef_row_projections(3, i, ne, ci, ei, u_n, p_n, invm[i], a, g);
+    else
+      ef_row_projections(2, i, ne, ci, ei, u_n, p_n, invm[i], a, g);
+    for (int c = 0; c < 3; ++c) {
+      xi[3 * i + c] = a[c];
+      xp[3 * i + c] = g[c];
+    }
+    tau[i] = stab ? ef_node_tau(h[i], ef_node_norm(dim, i, u_n), nun ? nun[i] : nu, dt, c1, c2, c3) : 0.0;
+  }
+  EF_CALL(halo(fs, xi, 3));
+  EF_CALL(halo(fs, xp, 3));
+  return halo(fs, tau, 1);
+}
+
+/* One RK4 stage on the owned rows (rk_stage of fractional_step.c), then uout at the ghosts. */
+static int rk_stage(ef_fs_mpi *fs, int stage, double dt, const double *u_n, const double *p_n, const double *us,
+                    double *uout) {
+  const ef_edge_data *ed = fs->ed;
+  const int dim = ed->dim, S = ed->stride;
+  const int64_t n = fs->n_owned, *rp = ed->row_ptr;
+  const int32_t *col = ed->col;
+  const double *ev = ed->values, *mass = ed->mass, *invm = ed->inv_mass;
+  const double *tau = fs->tau, *xi = fs->xi, *bf = fs->s.body_force, *nun = fs->s.nu_nodal;
+  const double nu = fs->s.nu;
+  const uint8_t *vfix = fs->s.velocity_fixed, *pfix = fs->s.pressure_fixed;
+  double *acc = fs->acc;
+  const double a = stage == 0 || stage == 1 ? 0.5 * dt : stage == 2 ? dt : dt / 6.0;
+  const double wacc = stage == 0 || stage == 3 ? 1.0 : 2.0;
+  EF_OMP(omp parallel for schedule(static))
+  for (int64_t i = 0; i < n; ++i) {
+    const int ne = (int)(rp[i + 1] - rp[i]);
+    const int32_t *ci = col + rp[i];
+    const double *ei = ev + rp[i] * S;
+    double b[3] = {0.0, 0.0, 0.0}, R[3] = {0.0, 0.0, 0.0};
+    if (bf)
+      for (int c = 0; c < dim; ++c) b[c] = bf[3 * i + c];
+    const double nui = nun ? nun[i] : nu;
+    if (dim == 3)
+      ef_row_momentum_residual(3, i, ne, ci, ei, us, p_n, xi, mass[i], b, tau[i], nui, R);
+    else
+      ef_row_momentum_residual(2, i, ne, ci, ei, us, p_n, xi, mass[i], b, tau[i], nui, R);
+    if (pfix && pfix[i] && !(vfix && (vfix[3 * i] || vfix[3 * i + 1] || vfix[3 * i + 2])))
+      ef_row_open_boundary_traction(dim, i, ne, ci, ei, p_n, R);
+    double u[3] = {0.0, 0.0, 0.0}, uref[3] = {0.0, 0.0, 0.0};
+    for (int c = 0; c < dim; ++c) {
+      const double ac = stage == 0 ? R[c] : acc[3 * i + c] + wacc * R[c];
+      acc[3 * i + c] = ac;
+      uref[c] = u_n[3 * i + c];
+      u[c] = uref[c] + a * invm[i] * (stage == 3 ? ac : R[c]);
+    }
+    const uint8_t none[3] = {0, 0, 0};
+    const double zero[3] = {0.0, 0.0, 0.0};
+    ef_node_apply_bc(dim, vfix ? vfix + 3 * i : none, EF_SLIP_NONE, zero, zero, uref, u);
+    for (int c = 0; c < 3; ++c) uout[3 * i + c] = u[c];
+  }
+  return halo(fs, uout, 3);
+}
+
+/* The caller's boundary values on every local node (owned and ghost alike). */
+static int eval_fixed(ef_fs_mpi *fs, double t, double *u, double *p) {
+  if (!fs->s.eval_fixed) return EF_SUCCESS;
+  int err = fs->s.eval_fixed(fs->s.eval_fixed_ctx, t, u, p);
+  if (err) return ef_error_push(err, __FILE__, __LINE__, "while evaluating boundary values at t = %.9g", t);
+  return EF_SUCCESS;
+}
+
+static int momentum(ef_fs_mpi *fs, double t, double dt, const double *u_n, const double *p_n, double *uh,
+                    double *p_new, double *reaction) {
+  const int64_t n = fs->n;
+  double *ua = fs->ua, *ub = fs->ub, *scratch = fs->f;
+  EF_CALL(rk_stage(fs, 0, dt, u_n, p_n, u_n, ua));
+  EF_CALL(eval_fixed(fs, t + 0.5 * dt, ua, scratch));
+  EF_CALL(rk_stage(fs, 1, dt, u_n, p_n, ua, ub));
+  EF_CALL(eval_fixed(fs, t + 0.5 * dt, ub, scratch));
+  EF_CALL(rk_stage(fs, 2, dt, u_n, p_n, ub, ua));
+  EF_CALL(eval_fixed(fs, t + dt, ua, scratch));
+  EF_CALL(rk_stage(fs, 3, dt, u_n, p_n, ua, uh));
+  memcpy(p_new, p_n, (size_t)n * sizeof *p_new);
+  const uint8_t *pfix = fs->s.pressure_fixed;
+  const int scale_fixed = fs->s.eval_fixed && pfix && fs->s.fixed_pressure_scale != 1.0;
+  if (scale_fixed)
+    for (int64_t i = 0; i < n; ++i)
+      if (pfix[i]) p_new[i] = NAN;
+  EF_CALL(eval_fixed(fs, t + dt, uh, p_new));
+  if (scale_fixed) {
+    const double scale = fs->s.fixed_pressure_scale;
+    for (int64_t i = 0; i < n; ++i)
+      if (pfix[i]) p_new[i] = isnan(p_new[i]) ? p_n[i] : p_new[i] * scale;
+  }
+  if (reaction) {
+    const uint8_t *vfix = fs->s.velocity_fixed;
+    const double *mass = fs->ed->mass, *acc = fs->acc;
+    const double inv_dt = 1.0 / dt;
+    const int64_t no = fs->n_owned;
+    for (int64_t q = 0; q < 3 * n; ++q) {
+      const int64_t i = q / 3;
+      reaction[q] = i < no && vfix && vfix[q] ? acc[q] / 6.0 - mass[i] * (uh[q] - u_n[q]) * inv_dt : 0.0;
+    }
+  }
+  return EF_SUCCESS;
+}
+
+/* Step 3 assembly on the owned rows; the fixed count and the flux sums reduced over the ranks. */
+static int assemble_pressure(ef_fs_mpi *fs, double dt, const double *uh, const double *p_n, const double *p_new,
+                             int *null_space, ef_fs_stats *stats) {
+  const ef_edge_data *ed = fs->ed;
+  const int dim = ed->dim, S = ed->stride;
+  const int64_t n = fs->n_owned, nb = fs->n_blocks, B = fs->block, *rp = ed->row_ptr, *hrp = fs->h_row_ptr;
+  const int32_t *col = ed->col;
+  const double *ev = ed->values, *tau = fs->tau, *xp = fs->xp;
+  const uint8_t *pfix = fs->s.pressure_fixed;
+  const int has_fixed = pfix != NULL;
+  const double cc = 0.5 * dt;
+  double *hval = fs->h_val, *f = fs->f, *pf = fs->part, *pabs = fs->part + nb;
+  int64_t n_fixed = 0, bad = INT64_MAX;
+  EF_OMP(omp parallel for schedule(static) reduction(+ : n_fixed) reduction(min : bad))
+  for (int64_t blk = 0; blk < nb; ++blk) {
+    const int64_t i1 = (blk + 1) * B < n ? (blk + 1) * B : n;
+    double sf = 0.0, sa = 0.0;
+    for (int64_t i = blk * B; i < i1; ++i) {
+      const int ne = (int)(rp[i + 1] - rp[i]);
+      const int32_t *ci = col + rp[i];
+      const double *ei = ev + rp[i] * S;
+      double fi;
+      if (dim == 3)
+        fi = ef_row_pressure_system(3, i, ne, ci, ei, tau, cc, uh, p_n, p_new, xp, pfix, has_fixed, hval + hrp[i]);
+      else
+        fi = ef_row_pressure_system(2, i, ne, ci, ei, tau, cc, uh, p_n, p_new, xp, pfix, has_fixed, hval + hrp[i]);
+      f[i] = fi;
+      if (!isfinite(fi) && i < bad) bad = i;
+      if (has_fixed && pfix[i]) {
+        ++n_fixed;
+      } else {
+        sf += fi;
+        sa += fabs(fi);
+      }
+    }
+    pf[blk] = sf;
+    pabs[blk] = sa;
+  }
+  double sums[4] = {sum_parts(pf, nb), sum_parts(pabs, nb), (double)n_fixed, bad == INT64_MAX ? 0.0 : 1.0};
+  EF_CALL(reduce(fs, sums, 4, EF_COMM_SUM));
+  if (bad != INT64_MAX)
+    return EF_ERROR(EF_ERR_DIVERGED,
+                    "pressure right-hand side is not finite at node %lld (intermediate velocity (%g, %g, %g))",
+                    (long long)bad, uh[3 * bad], uh[3 * bad + 1], uh[3 * bad + 2]);
+  EF_CHECK(sums[3] == 0.0, EF_ERR_DIVERGED, "pressure right-hand side is not finite on another rank");
+  double imbalance = 0.0;
+  *null_space = sums[2] == 0.0;
+  if (*null_space) {
+    imbalance = sums[1] > 0.0 ? fabs(sums[0]) / sums[1] : 0.0;
+    EF_CHECK(imbalance <= fs->s.flux_imbalance_tolerance, EF_ERR_PARAMETER,
+             "pressure equation: no node has a fixed pressure and the prescribed velocities do not "
+             "conserve mass (net flux imbalance |sum f|/sum|f| = %.3e > tolerance %.3e); fix the "
+             "pressure on an outlet, or balance inflow and outflow",
+             imbalance, fs->s.flux_imbalance_tolerance);
+    const double mean = sums[0] / (double)fs->n_global;
+    EF_OMP(omp parallel for schedule(static))
+    for (int64_t i = 0; i < n; ++i) f[i] -= mean;
+  }
+  if (stats) {
+    stats->flux_imbalance = imbalance;
+    stats->n_fixed_pressure = (int)(sums[2] > INT32_MAX ? INT32_MAX : sums[2]);
+  }
+  return EF_SUCCESS;
+}
+
+/* q = H p on the owned rows (p's ghosts current); returns the partials of p.q per block. */
+static void spmv_dot(ef_fs_mpi *fs, const double *p, double *q, double *part) {
+  const int64_t n = fs->n_owned, nb = fs->n_blocks, B = fs->block, *rp = fs->h_row_ptr;
+  const int32_t *col = fs->h_col;
+  const double *val = fs->h_val;
+  EF_OMP(omp parallel for schedule(static))
+  for (int64_t blk = 0; blk < nb; ++blk) {
+    const int64_t i1 = (blk + 1) * B < n ? (blk + 1) * B : n;
+    double sp = 0.0;
+    for (int64_t i = blk * B; i < i1; ++i) {
+      double aq = 0.0;
+      for (int64_t k = rp[i]; k < rp[i + 1]; ++k) aq += val[k] * p[col[k]];
+      q[i] = aq;
+      sp += p[i] * aq;
+    }
+    part[blk] = sp;
+  }
+}
+
+/* The Jacobi CG of ef_host_cg_solve on the owned rows: warm start x (every local node), b's mean
+ * removed in 1-perp for a closed domain, stop at sqrt(r.D^-1 r) / sqrt(b.D^-1 b) < rtol; x comes back
+ * with its ghosts current.  All decisions from reduced values. */
+static int pressure_cg(ef_fs_mpi *fs, int null_space, const double *b, double *x, int *iterations, double *residual) {
+  const int64_t n = fs->n_owned, nb = fs->n_blocks, B = fs->block, *rp = fs->h_row_ptr;
+  const int32_t *col = fs->h_col;
+  const double *val = fs->h_val, rtol = fs->s.pressure_rtol;
+  const int max_it = fs->s.pressure_max_iterations;
+  double *r = fs->cg_r, *p = fs->cg_p, *q = fs->cg_q, *dinv = fs->cg_dinv, *pa = fs->part, *pb = fs->part + nb;
+  double bmean = 0.0;
+  if (null_space) {
+    double sb = 0.0;
+    for (int64_t i = 0; i < n; ++i) sb += b[i];
+    EF_CALL(reduce(fs, &sb, 1, EF_COMM_SUM));
+    bmean = sb / (double)fs->n_global;
+  }
+  EF_CALL(halo(fs, x, 1));
+  int64_t bad_diag = INT64_MAX;
+  EF_OMP(omp parallel for schedule(static) reduction(min : bad_diag))
+  for (int64_t blk = 0; blk < nb; ++blk) {
+    const int64_t i1 = (blk + 1) * B < n ? (blk + 1) * B : n;
+    double srz = 0.0, sbb = 0.0;
+    for (int64_t i = blk * B; i < i1; ++i) {
+      double ax = 0.0;
+      for (int64_t k = rp[i]; k < rp[i + 1]; ++k) ax += val[k] * x[col[k]];
+      double d = val[fs->h_diag[i]];
+      if (!(d > 0.0)) {
+        if (i < bad_diag) bad_diag = i;
+        d = 1.0;
+      }
+      const double di = 1.0 / d, bi = b[i] - bmean, ri = bi - ax;
+      dinv[i] = di;
+      r[i] = ri;
+      p[i] = di * ri;
+      srz += ri * di * ri;
+      sbb += bi * di * bi;
+    }
+    pa[blk] = srz;
+    pb[blk] = sbb;
+  }
+  double s0[3] = {sum_parts(pa, nb), sum_parts(pb, nb), bad_diag == INT64_MAX ? 0.0 : 1.0};
+  EF_CALL(reduce(fs, s0, 3, EF_COMM_SUM));
+  EF_CHECK(bad_diag == INT64_MAX, EF_ERR_SOLVER, "distributed CG: diagonal entry of row %lld is not positive",
+           (long long)bad_diag);
+  EF_CHECK(s0[2] == 0.0, EF_ERR_SOLVER, "distributed CG: a diagonal entry is not positive on another rank");
+  double rz = s0[0];
+  const double bnorm = sqrt(s0[1]);
+  double rnorm = bnorm > 0.0 ? sqrt(rz) / bnorm : 0.0;
+  int it = 0;
+  if (bnorm > 0.0 && rnorm >= rtol) {
+    for (;;) {
+      EF_CALL(halo(fs, p, 1));
+      spmv_dot(fs, p, q, pa);
+      double pap = sum_parts(pa, nb);
+      EF_CALL(reduce(fs, &pap, 1, EF_COMM_SUM));
+      EF_CHECK(pap > 0.0, EF_ERR_SOLVER,
+               isfinite(pap) ? "distributed CG: p^T A p = %g <= 0 at iteration %d: the matrix is not positive definite"
+                             : "distributed CG: non-finite value (%g) at iteration %d",
+               pap, it + 1);
+      const double alpha = rz / pap;
+      EF_OMP(omp parallel for schedule(static))
+      for (int64_t blk = 0; blk < nb; ++blk) {
+        const int64_t i1 = (blk + 1) * B < n ? (blk + 1) * B : n;
+        double srz = 0.0;
+        for (int64_t i = blk * B; i < i1; ++i) {
+          x[i] += alpha * p[i];
+          const double ri = r[i] - alpha * q[i];
+          r[i] = ri;
+          srz += ri * dinv[i] * ri;
+        }
+        pb[blk] = srz;
+      }
+      double rz_new = sum_parts(pb, nb);
+      EF_CALL(reduce(fs, &rz_new, 1, EF_COMM_SUM));
+      ++it;
+      EF_CHECK(isfinite(rz_new), EF_ERR_SOLVER, "distributed CG: non-finite value at iteration %d", it);
+      rnorm = sqrt(rz_new) / bnorm;
+      if (rnorm < rtol) break;
+      EF_CHECK(it < max_it, EF_ERR_SOLVER, "distributed CG: no convergence in %d iterations (relative residual %.3e > %.3e)",
+               max_it, rnorm, rtol);
+      const double beta = rz_new / rz;
+      rz = rz_new;
+      EF_OMP(omp parallel for schedule(static))
+      for (int64_t i = 0; i < n; ++i) p[i] = dinv[i] * r[i] + beta * p[i];
+    }
+  } else if (bnorm == 0.0) {
+    for (int64_t i = 0; i < n; ++i) x[i] = 0.0;
+  }
+  *iterations = it;
+  *residual = rnorm;
+  return halo(fs, x, 1);
+}
+
+/* Step 4 on the owned rows, the velocity at the ghosts, the divergence check over the ranks. */
+static int correct(ef_fs_mpi *fs, double dt, const double *uh, const double *p_n, const double *p_new,
+                   double *u_new) {
+  const ef_edge_data *ed = fs->ed;
+  const int dim = ed->dim, S = ed->stride;
+  const int64_t n = fs->n_owned, *rp = ed->row_ptr;
+  const int32_t *col = ed->col;
+  const double *ev = ed->values, *invm = ed->inv_mass;
+  const uint8_t *vfix = fs->s.velocity_fixed;
+  const double cc = 0.5 * dt, bound2 = fs->s.velocity_bound * fs->s.velocity_bound;
+  int64_t bad = INT64_MAX;
+  EF_OMP(omp parallel for schedule(static) reduction(min : bad))
+  for (int64_t i = 0; i < n; ++i) {
+    const int ne = (int)(rp[i + 1] - rp[i]);
+    const int32_t *ci = col + rp[i];
+    const double *ei = ev + rp[i] * S;
+    double u[3] = {0.0, 0.0, 0.0}, uref[3] = {0.0, 0.0, 0.0};
+    if (dim == 3)
+      ef_row_correction(3, i, ne, ci, ei, p_new, p_n, invm[i], cc, uh, u);
+    else
+      ef_row_correction(2, i, ne, ci, ei, p_new, p_n, invm[i], cc, uh, u);
+    for (int c = 0; c < dim; ++c) uref[c] = uh[3 * i + c];
+    const uint8_t none[3] = {0, 0, 0};
+    const double zero[3] = {0.0, 0.0, 0.0};
+    ef_node_apply_bc(dim, vfix ? vfix + 3 * i : none, EF_SLIP_NONE, zero, zero, uref, u);
+    double u2 = 0.0;
+    for (int c = 0; c < 3; ++c) {
+      u_new[3 * i + c] = u[c];
+      u2 += u[c] * u[c];
+    }
+    if ((!(u2 <= bound2) || !isfinite(p_new[i])) && i < bad) bad = i;
+  }
+  double flag = bad == INT64_MAX ? 0.0 : 1.0;
+  EF_CALL(reduce(fs, &flag, 1, EF_COMM_MAX));
+  if (bad != INT64_MAX) {
+    const double *u = u_new + 3 * bad;
+    if (!isfinite(p_new[bad]))
+      return EF_ERROR(EF_ERR_DIVERGED, "the solution diverged: pressure %g at node %lld", p_new[bad], (long long)bad);
+    return EF_ERROR(EF_ERR_DIVERGED, "the solution diverged: velocity (%g, %g, %g) at node %lld (bound %g)", u[0],
+                    u[1], u[2], (long long)bad, fs->s.velocity_bound);
+  }
+  EF_CHECK(flag == 0.0, EF_ERR_DIVERGED, "the solution diverged on another rank (bound %g)", fs->s.velocity_bound);
+  return halo(fs, u_new, 3);
+}
+
+int ef_fs_mpi_step(ef_fs_mpi *fs, double t, double dt, double *velocity, double *pressure, double *reaction,
+                   ef_fs_stats *stats) {
+  EF_CHECK(fs && velocity && pressure, EF_ERR_PARAMETER, "distributed fractional step: NULL argument to step");
+  EF_CHECK(dt > 0.0, EF_ERR_PARAMETER, "fractional step: time step must be positive, got %g", dt);
+  ef_fs_stats st;
+  memset(&st, 0, sizeof st);
+  const double t0 = ef_wtime();
+  /* The state's ghosts from their owners (processes set values on every local node). */
+  EF_CALL(halo(fs, velocity, 3));
+  EF_CALL(halo(fs, pressure, 1));
+  EF_CALL(prepare(fs, dt, velocity, pressure));
+  const double t1 = ef_wtime();
+  EF_CALL(momentum(fs, t, dt, velocity, pressure, fs->uh, fs->pnew, reaction));
+  const double t2 = ef_wtime();
+  int null_space = 0;
+  EF_CALL(assemble_pressure(fs, dt, fs->uh, pressure, fs->pnew, &null_space, &st));
+  const double t2a = ef_wtime();
+  int its = 0;
+  double res = 0.0;
+  int err = pressure_cg(fs, null_space, fs->f, fs->pnew, &its, &res);
+  if (err) return ef_error_push(err, __FILE__, __LINE__, "pressure equation not solved");
+  const double t3 = ef_wtime();
+  EF_CALL(correct(fs, dt, fs->uh, pressure, fs->pnew, fs->unew));
+  const int64_t n = fs->n;
+  memcpy(velocity, fs->unew, 3 * (size_t)n * sizeof *velocity);
+  memcpy(pressure, fs->pnew, (size_t)n * sizeof *pressure);
+  const double t4 = ef_wtime();
+  st.cg_iterations = its;
+  st.cg_residual = res;
+  st.seconds_prepare = t1 - t0;
+  st.seconds_momentum = t2 - t1;
+  st.seconds_assembly = t2a - t2;
+  st.seconds_solve = t3 - t2a;
+  st.seconds_correction = t4 - t3;
+  st.seconds_total = t4 - t0;
+  if (stats) *stats = st;
+  return EF_SUCCESS;
+}

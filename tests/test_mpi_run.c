@@ -1,0 +1,134 @@
+/* test_mpi_run.c -- a case run under mpirun against the same case on one process (docs/mpi.md).
+ *
+ *   mpirun -n P test_mpi_run CASE.json STEPS OUTPUT_FOLDER
+ *
+ * Every rank runs the analysis of CASE.json (problem_data.parallel_type "MPI": its piece of the mesh,
+ * the OpenMP strategy's distributed step) for STEPS steps; the owned velocities and pressures are
+ * gathered onto every rank by their global node index (one reduction of a global array: the test's
+ * meshes are small); rank 0 runs the same case on one process (ef_analysis_options.comm =
+ * ef_comm_serial()) and compares: velocity and pressure to 1e-8 relative in the max norm, and the CG
+ * iterations of every step within 2.  Prints the figures and "test_mpi_run: PASSED" on rank 0; a failing
+ * rank stops them all (ef_comm_abort).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "edgeflow/ef_analysis.h"
+#include "edgeflow/ef_comm.h"
+#include "edgeflow/ef_error.h"
+#include "edgeflow/ef_partition.h"
+
+#define MAX_STEPS 1000
+
+/* Run the case for steps steps on comm; the CG iterations of each step into its. */
+static int run(const char *path, long steps, const char *output, ef_comm comm, int *its, ef_analysis *out) {
+  ef_analysis_options o;
+  ef_analysis_options_default(&o);
+  o.quiet = 1;
+  o.max_steps = steps;
+  o.output_folder = output;
+  o.applications = EF_DEFAULT_APPLICATIONS;
+  o.comm = comm;
+  EF_CALL(ef_analysis_create(path, &o, out));
+  ef_analysis a = *out;
+  EF_CALL(ef_analysis_initialize(a));
+  long k = 0;
+  while (ef_analysis_keep_advancing(a)) {
+    EF_CALL(ef_analysis_initialize_solution_step(a));
+    EF_CALL(ef_analysis_solve_solution_step(a));
+    EF_CALL(ef_analysis_finalize_solution_step(a));
+    EF_CALL(ef_analysis_output_solution_step(a));
+    if (k < MAX_STEPS) its[k] = ef_analysis_last_iterations(a);
+    ++k;
+  }
+  EF_CHECK(k == steps, EF_ERR_INTERNAL, "ran %ld steps, expected %ld", k, steps);
+  return ef_analysis_finalize(a);
+}
+
+static int values(ef_model_part mp, double **u, double **p) {
+  ef_variable *vu, *vp;
+  EF_CALL(ef_model_part_get_variable(mp, "VELOCITY", &vu));
+  EF_CALL(ef_model_part_get_variable(mp, "PRESSURE", &vp));
+  *u = vu->values;
+  *p = vp->values;
+  return EF_SUCCESS;
+}
+
+static int check(int argc, char **argv, ef_comm world, int *passed) {
+  EF_CHECK(argc == 4, EF_ERR_PARAMETER, "usage: mpirun -n P test_mpi_run CASE.json STEPS OUTPUT_FOLDER");
+  const long steps = strtol(argv[2], NULL, 10);
+  EF_CHECK(steps > 0 && steps <= MAX_STEPS, EF_ERR_PARAMETER, "STEPS is '%s', expected 1..%d", argv[2], MAX_STEPS);
+  const int rank = ef_comm_rank(world), size = ef_comm_size(world);
+  char folder[4096];
+  snprintf(folder, sizeof folder, "%s/np%d", argv[3], size);
+  int its[MAX_STEPS] = {0}, its_serial[MAX_STEPS] = {0};
+  ef_analysis a = NULL, s = NULL;
+  int err = run(argv[1], steps, folder, world, its, &a);
+  const ef_partition *pt = err ? NULL : ef_analysis_partition(a);
+  if (!err) err = pt ? EF_SUCCESS : EF_ERROR(EF_ERR_INTERNAL, "no partition on %d ranks", size);
+  double *global = NULL, *u = NULL, *p = NULL;
+  int64_t n = 0;
+  if (!err) {
+    n = pt->n_global_nodes;
+    global = calloc(4 * (size_t)n, sizeof *global);
+    err = global ? values(ef_analysis_model_part(a), &u, &p) : EF_ERROR(EF_ERR_MEMORY, "out of memory");
+  }
+  if (!err) {
+    for (int64_t i = 0; i < pt->n_owned; ++i) {
+      const int64_t g = pt->global_node[i];
+      for (int c = 0; c < 3; ++c) global[4 * g + c] = u[3 * i + c];
+      global[4 * g + 3] = p[i];
+    }
+    err = ef_comm_allreduce(world, global, (int)(4 * n), EF_COMM_SUM);
+  }
+  if (!err && rank == 0) {
+    snprintf(folder, sizeof folder, "%s/serial", argv[3]);
+    err = run(argv[1], steps, folder, ef_comm_serial(), its_serial, &s);
+    ef_model_part mp = err ? NULL : ef_analysis_model_part(s);
+    if (!err) err = mp->n_nodes == n ? values(mp, &u, &p) : EF_ERROR(EF_ERR_INTERNAL, "serial mesh of %lld nodes, %lld", (long long)mp->n_nodes, (long long)n);
+    if (!err) {
+      double du = 0.0, dp = 0.0, mu = 0.0, mpr = 0.0;
+      for (int64_t i = 0; i < n; ++i) {
+        for (int c = 0; c < 3; ++c) {
+          du = fmax(du, fabs(global[4 * i + c] - u[3 * i + c]));
+          mu = fmax(mu, fabs(u[3 * i + c]));
+        }
+        dp = fmax(dp, fabs(global[4 * i + 3] - p[i]));
+        mpr = fmax(mpr, fabs(p[i]));
+      }
+      const double ru = mu > 0.0 ? du / mu : du, rp = mpr > 0.0 ? dp / mpr : dp;
+      int dits = 0, total = 0, total_serial = 0;
+      for (long k = 0; k < steps; ++k) {
+        dits = abs(its[k] - its_serial[k]) > dits ? abs(its[k] - its_serial[k]) : dits;
+        total += its[k];
+        total_serial += its_serial[k];
+      }
+      printf("test_mpi_run: %s on %d ranks, %ld steps, %lld nodes: velocity %.3e, pressure %.3e relative (max norm); "
+             "CG iterations %d vs %d on one process (largest difference in a step %d)\n",
+             argv[1], size, steps, (long long)n, ru, rp, total, total_serial, dits);
+      *passed = ru <= 1e-8 && rp <= 1e-8 && dits <= 2 && isfinite(ru) && isfinite(rp);
+    }
+  }
+  free(global);
+  ef_analysis_destroy(&s);
+  ef_analysis_destroy(&a);
+  return err;
+}
+
+int main(int argc, char **argv) {
+  ef_comm world = NULL;
+  int err = ef_comm_world(&world);
+  if (err) {
+    fprintf(stderr, "test_mpi_run: %s\n", ef_error_message());
+    return 1;
+  }
+  int passed = 0;
+  err = check(argc, argv, world, &passed);
+  if (err) ef_comm_abort(world, 1, "test_mpi_run: error (%s): %s", ef_error_name(err), ef_error_message());
+  double ok = passed;
+  if (ef_comm_allreduce(world, &ok, 1, EF_COMM_MAX)) ef_comm_abort(world, 1, "test_mpi_run: %s", ef_error_message());
+  if (ef_comm_rank(world) == 0) printf("test_mpi_run: %s\n", ok > 0.0 ? "PASSED" : "FAILED");
+  return ok > 0.0 ? 0 : 1;
+}
