@@ -8,12 +8,13 @@
 #        figures are stabilities, not timings).
 # usage: benchmarks/implicit_gpu_session.sh OUT tts|cfl [--level 2] [--t-end 1] [--cfl "1"] [--build DIR]
 #            [--omp-steps-cut]   (tts: skip the OpenMP explicit run, the longest)
+#            [--levels "0 1 2"] [--schemes "explicit implicit"]   (cfl: which bisections)
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:?usage: implicit_gpu_session.sh OUT tts|cfl}
 phase=${2:?usage: implicit_gpu_session.sh OUT tts|cfl}
 shift 2
-level=2; tend=1.0; cfls="1"; build="$root/build-gpu"; skip_omp_explicit=0
+level=2; tend=1.0; cfls="1"; build="$root/build-gpu"; skip_omp_explicit=0; levels=""; schemes="explicit implicit"
 while [ $# -gt 0 ]; do
   case "$1" in
     --level) level=$2; shift 2 ;;
@@ -21,6 +22,8 @@ while [ $# -gt 0 ]; do
     --cfl) cfls=$2; shift 2 ;;
     --build) build=$2; shift 2 ;;
     --omp-steps-cut) skip_omp_explicit=1; shift ;;
+    --levels) levels=$2; shift 2 ;;
+    --schemes) schemes=$2; shift 2 ;;
     *) echo "implicit_gpu_session.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -54,8 +57,8 @@ if [ "$phase" = tts ]; then
   fi
 else
   pids=""
-  for l in $(seq 0 "$level"); do
-    for s in explicit implicit; do
+  for l in ${levels:-$(seq 0 "$level")}; do
+    for s in $schemes; do
       $py "$root/tools/cfl_bisect.py" --build "$build" --work "$out/w_L${l}_$s" --case "cavity3d:$l" --scheme "$s" \
         --strategy opencl_edge_based --json "$out/cfl_cavity3d_L${l}_$s.json" > "$out/cfl_cavity3d_L${l}_$s.log" 2>&1 &
       pids="$pids $!"
