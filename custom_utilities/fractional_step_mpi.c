@@ -555,6 +555,7 @@ int ef_fs_mpi_step(ef_fs_mpi *fs, double t, double dt, double *velocity, double 
   EF_CALL(prepare(fs, dt, velocity, pressure));
   const double t1 = ef_wtime();
   EF_CALL(momentum(fs, t, dt, velocity, pressure, fs->uh, fs->pnew, reaction));
+  if (reaction) EF_CALL(halo(fs, reaction, 3)); /* outputs write ghost points too */
   const double t2 = ef_wtime();
   int null_space = 0;
   EF_CALL(assemble_pressure(fs, dt, fs->uh, pressure, fs->pnew, &null_space, &st));

@@ -48,7 +48,7 @@ int ef_fs_mpi_compute_dt(ef_fs_mpi *fs, const double *velocity, const ef_fs_dt_s
                          double *dt_stable, int *reduced);
 
 /* ef_fs_step (explicit RK4) on the piece (collective); velocity, pressure (kinematic) and reaction hold
- * every local node and come back with the ghosts current (reaction 0 at the ghosts). */
+ * every local node and come back with the ghosts current. */
 int ef_fs_mpi_step(ef_fs_mpi *fs, double t, double dt, double *velocity, double *pressure, double *reaction,
                    ef_fs_stats *stats);
 

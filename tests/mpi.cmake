@@ -83,4 +83,23 @@ if(EF_HAVE_MPI)
   ef_add_mpi_run(mpi_run_cavity2d_np3 3 cavity2d)
   ef_add_mpi_run(mpi_run_cavity3d_np2 2 cavity3d)
   ef_add_mpi_run(mpi_run_cavity3d_np3 3 cavity3d)
+  # The partitioned VTK output: `mpirun -n P edgeflow run` against `edgeflow run` of the same case, the last
+  # step read back with the VTK library (.pvtu through vtkXMLPUnstructuredGridReader), field by NODE_ID.
+  execute_process(COMMAND ${EF_SYSTEM_PYTHON} -c "import vtk" RESULT_VARIABLE EF_NO_PYTHON_VTK OUTPUT_QUIET ERROR_QUIET)
+  if(EF_NO_PYTHON_VTK)
+    message(STATUS "edgeflow: no python3-vtk9 for ${EF_SYSTEM_PYTHON}: the mpi_vtk_* tests are left out")
+  else()
+    foreach(case_np cavity2d:2 cavity3d:3)
+      string(REPLACE ":" ";" cn ${case_np})
+      list(GET cn 0 case)
+      list(GET cn 1 np)
+      add_test(NAME mpi_vtk_${case}_np${np}
+               COMMAND ${EF_SYSTEM_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/mpi_vtk_check.py $<TARGET_FILE:edgeflow>
+                       ${CMAKE_CURRENT_SOURCE_DIR}/data/mpi/${case}.json ${np} ${CMAKE_CURRENT_BINARY_DIR}/mpi_vtk_${case}_np${np}
+                       -- ${EF_MPIRUN})
+      set_tests_properties(mpi_vtk_${case}_np${np} PROPERTIES LABELS "mpi" TIMEOUT 180 PROCESSORS ${np}
+                           PASS_REGULAR_EXPRESSION "mpi_vtk_check: PASSED" FAIL_REGULAR_EXPRESSION "FAILED"
+                           ENVIRONMENT "${EF_MPI_ENV};OMPI_MCA_mpi_yield_when_idle=1")
+    endforeach()
+  endif()
 endif()

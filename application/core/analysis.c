@@ -829,7 +829,8 @@ int ef_analysis_finalize_solution_step(ef_analysis a) {
                                                                   (int)a->process_step));
   ef_log_event_end(a->ev_processes);
   ef_analysis_poll_stop_requests(a);
-  if (!a->options.quiet && (a->step % a->progress_interval == 0 || !ef_analysis_keep_advancing(a))) {
+  if (!a->options.quiet && ef_comm_rank(a->comm) == 0 &&
+      (a->step % a->progress_interval == 0 || !ef_analysis_keep_advancing(a))) {
     double wall = ef_wtime() - a->wall_loop_start;
     double done = (a->time - a->start_time) / fmax(a->end_time - a->start_time, 1e-300);
     double eta = done > 0 ? wall * (1.0 - done) / done : 0.0;
@@ -929,14 +930,16 @@ int ef_analysis_finalize(ef_analysis a) {
   EF_CALL(ef_parameters_set_json(s, "pressure_solver_iterations", json));
   EF_CALL(ef_log_to_parameters(s, "events"));
   EF_CALL(ef_analysis_summary_status(a, s));
-  if (!a->options.quiet) ef_log_print_table(stdout);
+  if (!a->options.quiet && ef_comm_rank(a->comm) == 0) ef_log_print_table(stdout);
 
   if (a->comm) {
     snprintf(json, sizeof json, "{\"ranks\": %d, \"communicator\": \"%s\"}", ef_comm_size(a->comm),
              ef_comm_name(a->comm));
     EF_CALL(ef_parameters_set_json(s, "parallel", json));
   }
-  if (ef_comm_rank(a->comm) != 0) return EF_SUCCESS; /* rank 0 writes the summary */
+  /* Rank 0 writes the summary and the manifest, once every rank's outputs are on disk. */
+  if (a->distributed) EF_CALL(ef_comm_barrier(a->comm));
+  if (ef_comm_rank(a->comm) != 0) return EF_SUCCESS;
   char path[4200];
   snprintf(path, sizeof path, "%s/run_summary.json", a->output_folder);
   char *text = ef_parameters_to_string(s, 1);

@@ -257,6 +257,10 @@ static int ef_vtk_create(const ef_process_context *ctx, ef_parameters p, void **
   opt.write_conditions = !strcmp(entity, "condition");
   opt.output_sub_model_parts = sub_parts;
   opt.sync = sync_each_file;
+  if (ctx->partition) { /* MPI: this rank's piece, a .pvtu per step from rank 0 (ef_vtk_output.h) */
+    opt.n_ranks = ctx->partition->size;
+    opt.rank = ctx->partition->rank;
+  }
   if (smp) {
     /* A sub model part by name: as Kratos, the files hold only that part (its elements, else
      * its conditions, else its nodes) and are named after it. */
@@ -398,6 +402,7 @@ static int ef_vtk_load_state(void *data, ef_restart_reader *r) {
 
 const ef_process_ops ef_vtk_output_process_ops = {
     .name = "vtk_output_process",
+    .distributed = 1, /* one .vtu piece per rank, a .pvtu per step and the .pvd from rank 0 */
     .create = ef_vtk_create,
     .is_output_step = ef_vtk_is_output_step,
     .print_output = ef_vtk_print_output,

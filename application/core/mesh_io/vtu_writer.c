@@ -9,6 +9,7 @@
 #include "edgeflow/ef_vtk_output.h"
 
 #include "edgeflow/ef_error.h"
+#include "edgeflow/ef_parameters.h"
 #include "edgeflow/ef_util.h"
 #include "number_format.h"
 
@@ -697,6 +698,7 @@ struct ef_vtk_output_s {
   int n_variables;
   char **variables;
   ef_vtu_write_options write;
+  int n_ranks, rank; /* MPI: this rank's piece of n_ranks (ef_vtk_output_options) */
   int write_ids;
   int write_conditions;
   int output_sub_model_parts;
@@ -795,6 +797,15 @@ int ef_vtk_output_create(const ef_vtk_output_options *opt, ef_vtk_output *out) {
   o->write_conditions = opt->write_conditions;
   o->output_sub_model_parts = opt->output_sub_model_parts;
   o->write.sync = opt->sync;
+  err = EF_SUCCESS;
+  EF_CHECK_GOTO(opt->n_ranks <= 1 || (opt->rank >= 0 && opt->rank < opt->n_ranks), EF_ERR_PARAMETER, fail,
+                "VTK output: rank %d of %d", opt->rank, opt->n_ranks);
+  EF_CHECK_GOTO(opt->n_ranks <= 1 || (!opt->write_conditions && !opt->output_sub_model_parts && !opt->part),
+                EF_ERR_UNSUPPORTED, fail,
+                "VTK output on several ranks: conditions, sub model parts and a part's own file are not written yet "
+                "(docs/mpi.md); write the elements of the whole model part");
+  o->n_ranks = opt->n_ranks > 1 ? opt->n_ranks : 1;
+  o->rank = opt->n_ranks > 1 ? opt->rank : 0;
   *out = o;
   return EF_SUCCESS;
 fail:
@@ -1014,7 +1025,7 @@ static int vtk_cell_type_of(int n) {
 typedef struct {
   ef_vtu_mesh mesh;
   ef_vtk_data_array *point_data;
-  ef_vtk_data_array cell_data[2];
+  ef_vtk_data_array cell_data[3];
   int n_owned;
   void **owned;
 } vtk_piece;
@@ -1071,7 +1082,7 @@ static int vtk_mark_nodes(ef_index *map, int64_t n_nodes, const ef_index *cell, 
 static int vtk_piece_build(ef_vtk_output o, ef_model_part mp, ef_variable **vars,
                            const ef_sub_model_part *smp, vtk_piece *pc) {
   memset(pc, 0, sizeof *pc);
-  EF_CALLOC(pc->owned, 12 + o->n_variables);
+  EF_CALLOC(pc->owned, 13 + o->n_variables);
   EF_CALLOC(pc->point_data, 1 + o->n_variables);
   int64_t n_el = 0, n_co = 0, n_vx = 0;
   const ef_index *el = NULL, *co = NULL, *vx = NULL; /* NULL: all of them */
@@ -1260,8 +1271,96 @@ typedef struct {
 
 /* Write one piece file (smp NULL: the whole model part) and update its series; the file is
  * named <base>_<path> (path NULL: <base>). */
+/* MPI: <base>_<step>.pvtu over the pieces <base>_<step>_<r>.vtu of every rank, with the arrays of m (every
+ * rank writes the same arrays). */
+static int vtk_write_pvtu(ef_vtk_output o, const char *tag, int step, const ef_vtu_mesh *m, char **pvtu_name) {
+  size_t cap = 1024 + (size_t)o->n_ranks * (strlen(tag) + 64) + (size_t)(m->n_point_data + m->n_cell_data) * 160;
+  char *text = malloc(cap), *name = malloc(strlen(tag) + 32), *full = NULL;
+  int err = EF_SUCCESS;
+  EF_CHECK_GOTO(text && name, EF_ERR_MEMORY, done, "out of memory");
+  size_t u = 0;
+  u += (size_t)snprintf(text + u, cap - u,
+                        "<?xml version=\"1.0\"?>\n<VTKFile type=\"PUnstructuredGrid\" version=\"1.0\" "
+                        "byte_order=\"LittleEndian\" header_type=\"UInt64\">\n  <PUnstructuredGrid GhostLevel=\"0\">\n"
+                        "    <PPointData>\n");
+  for (int k = 0; k < m->n_point_data; ++k)
+    u += (size_t)snprintf(text + u, cap - u, "      <PDataArray type=\"%s\" Name=\"%s\" NumberOfComponents=\"%d\"/>\n",
+                          vtu_type_name(m->point_data[k].type), m->point_data[k].name, m->point_data[k].n_components);
+  u += (size_t)snprintf(text + u, cap - u, "    </PPointData>\n    <PCellData>\n");
+  for (int k = 0; k < m->n_cell_data; ++k)
+    u += (size_t)snprintf(text + u, cap - u, "      <PDataArray type=\"%s\" Name=\"%s\" NumberOfComponents=\"%d\"/>\n",
+                          vtu_type_name(m->cell_data[k].type), m->cell_data[k].name, m->cell_data[k].n_components);
+  u += (size_t)snprintf(text + u, cap - u,
+                        "    </PCellData>\n    <PPoints>\n      <PDataArray type=\"Float64\" NumberOfComponents=\"3\"/>\n"
+                        "    </PPoints>\n");
+  for (int r = 0; r < o->n_ranks; ++r)
+    u += (size_t)snprintf(text + u, cap - u, "    <Piece Source=\"%s_%d_%d.vtu\"/>\n", tag, step, r);
+  u += (size_t)snprintf(text + u, cap - u, "  </PUnstructuredGrid>\n</VTKFile>\n");
+  EF_CHECK_GOTO(u < cap, EF_ERR_INTERNAL, done, "VTK output: .pvtu text of %zu bytes overflowed", u);
+  snprintf(name, strlen(tag) + 32, "%s_%d.pvtu", tag, step);
+  full = malloc(strlen(o->folder) + strlen(name) + 2);
+  EF_CHECK_GOTO(full, EF_ERR_MEMORY, done, "out of memory");
+  sprintf(full, "%s/%s", o->folder, name);
+  EF_CALL_GOTO(ef_write_text_file_atomic(full, text), done);
+  *pvtu_name = name;
+  name = NULL;
+done:
+  free(text);
+  free(name);
+  free(full);
+  return err;
+}
+
+/* MPI: the main file as this rank's piece (ef_vtk_output_options.n_ranks); rank 0 adds the .pvtu to the
+ * series. */
+static int vtk_write_rank_piece(const vtk_write_context *w) {
+  ef_vtk_output o = w->out;
+  ef_model_part mp = w->mp;
+  const int npe = mp->nodes_per_element;
+  ef_sub_model_part mine = {0};
+  char *file = NULL, *full = NULL, *pvtu = NULL, *pvd = NULL;
+  int32_t *partition = NULL;
+  vtk_piece pc;
+  memset(&pc, 0, sizeof pc);
+  int err = EF_SUCCESS;
+  const char *tag = w->base;
+  mine.elements = malloc((size_t)(mp->n_elements + 1) * sizeof *mine.elements);
+  EF_CHECK_GOTO(mine.elements, EF_ERR_MEMORY, done, "out of memory");
+  for (int64_t e = 0; e < mp->n_elements; ++e)
+    if (mp->elements[e * npe] < mp->n_owned_nodes) mine.elements[mine.n_elements++] = (ef_index)e;
+  EF_CALL_GOTO(vtk_piece_build(o, mp, w->vars, &mine, &pc), done);
+  partition = malloc((size_t)(pc.mesh.n_cells + 1) * sizeof *partition);
+  EF_CHECK_GOTO(partition, EF_ERR_MEMORY, done, "out of memory");
+  for (int64_t c = 0; c < pc.mesh.n_cells; ++c) partition[c] = o->rank;
+  pc.cell_data[pc.mesh.n_cell_data++] = (ef_vtk_data_array){"PARTITION", EF_VTK_INT32, 1, partition};
+  pc.mesh.cell_data = pc.cell_data;
+  size_t n = strlen(tag) + 48;
+  file = malloc(n);
+  pvd = malloc(n);
+  full = malloc(strlen(o->folder) + n + 2);
+  EF_CHECK_GOTO(file && pvd && full, EF_ERR_MEMORY, done, "out of memory");
+  snprintf(file, n, "%s_%d_%d.vtu", tag, w->step, o->rank);
+  snprintf(pvd, n, "%s.pvd", tag);
+  sprintf(full, "%s/%s", o->folder, file);
+  EF_CALL_GOTO(ef_vtu_write(full, &pc.mesh, &o->write), done);
+  if (o->rank == 0) {
+    EF_CALL_GOTO(vtk_write_pvtu(o, tag, w->step, &pc.mesh, &pvtu), done);
+    EF_CALL_GOTO(vtk_series_add(o, pvd, w->step, w->time, pvtu), done);
+  }
+done:
+  vtk_piece_free(&pc);
+  free(mine.elements);
+  free(partition);
+  free(file);
+  free(full);
+  free(pvtu);
+  free(pvd);
+  return err;
+}
+
 static int vtk_write_piece(const vtk_write_context *w, const ef_sub_model_part *smp, const char *path) {
   ef_vtk_output o = w->out;
+  if (o->n_ranks > 1 && !smp && !path) return vtk_write_rank_piece(w);
   char *tag = NULL, *file = NULL, *full = NULL, *pvd = NULL;
   vtk_piece pc;
   int err = vtk_piece_build(o, w->mp, w->vars, smp, &pc);

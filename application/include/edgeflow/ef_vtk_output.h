@@ -118,6 +118,14 @@ typedef struct {
   int sync;                    /* fsync every file as it is written; 0: only in ef_vtk_output_sync */
   int precision;               /* ascii significant digits, 1..17 (ef_vtu_write_options.precision);
                                   0: 17 (exact).  Kratos' output_precision, default 7 */
+  /* MPI (docs/mpi.md): n_ranks > 1 writes the model part as rank `rank`'s piece of a partitioned mesh
+   * (owned nodes 0..n_owned_nodes-1 first): the elements whose first node it owns, each element so on
+   * exactly one rank, on the nodes they use (ghosts included, with their current values), and a
+   * PARTITION cell array (Int32, the rank), into <base>_<step>_<rank>.vtu; rank 0 also writes
+   * <base>_<step>.pvtu naming the n_ranks pieces and keeps <base>.pvd over the .pvtu files.  No
+   * communication (the writer may run on its own thread).  Conditions, sub model parts and `part`
+   * are refused (EF_ERR_UNSUPPORTED).  0 or 1: one process, as before. */
+  int n_ranks, rank;
 } ef_vtk_output_options;
 
 typedef struct ef_vtk_output_s *ef_vtk_output;

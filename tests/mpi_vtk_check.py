@@ -1,0 +1,116 @@
+"""mpi_vtk_check.py -- the partitioned VTK output of a run under mpirun against one process (docs/mpi.md).
+
+    python3 mpi_vtk_check.py EDGEFLOW CASE.json NP WORK -- MPIRUN...
+
+Writes two copies of CASE.json (parallel_type "MPI" and "OpenMP") with a binary vtk_output_process every
+10 steps (NODE_ID written), runs 10 steps of each (`MPIRUN -n NP EDGEFLOW run` and `EDGEFLOW run`), then
+reads the last step back with the VTK library: the .pvtu with vtkXMLPUnstructuredGridReader and the
+serial .vtu with vtkXMLUnstructuredGridReader.  Passes when the .pvd names the .pvtu files, the .pvtu
+names NP pieces, the pieces hold every element once (as many cells as the serial file) with PARTITION
+0..NP-1, every node is there, and VELOCITY and PRESSURE of every point (ghost copies included) equal the
+serial field at its NODE_ID to 1e-8 relative (max norm); run_summary.json reports NP ranks and NP
+exchange times.  Prints the figures."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import vtk
+from vtk.util.numpy_support import vtk_to_numpy
+
+TOL = 1e-8
+STEPS = 10
+
+
+def write_case(src, dst, parallel_type):
+    p = json.load(open(src))
+    case_dir = os.path.dirname(os.path.abspath(src))
+    mis = p["solver_settings"]["model_import_settings"]
+    mis["input_filename"] = os.path.normpath(os.path.join(case_dir, mis["input_filename"]))
+    p["problem_data"]["parallel_type"] = parallel_type
+    p["output_processes"] = {"vtk_output": [{"python_module": "vtk_output_process", "Parameters": {
+        "model_part_name": p["solver_settings"]["model_part_name"], "output_control_type": "step",
+        "output_interval": STEPS, "file_format": "binary", "output_path": "vtk", "write_ids": True,
+        "nodal_solution_step_data_variables": ["VELOCITY", "PRESSURE"]}}]}
+    json.dump(p, open(dst, "w"), indent=1)
+
+
+def read(reader_class, path):
+    r = reader_class()
+    r.SetFileName(path)
+    r.Update()
+    return r.GetOutput()
+
+
+def field(grid, name):
+    return vtk_to_numpy(grid.GetPointData().GetArray(name))
+
+
+def main():
+    sep = sys.argv.index("--")
+    exe, case, np_, work = sys.argv[1:sep]
+    mpirun = sys.argv[sep + 1:]
+    np_ = int(np_)
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    runs = {}
+    for kind, ptype in (("serial", "OpenMP"), ("mpi", "MPI")):
+        path = os.path.join(work, kind + ".json")
+        write_case(case, path, ptype)
+        out = os.path.join(work, kind)
+        cmd = ([] if kind == "serial" else mpirun + ["-n", str(np_)]) + [exe, "run", path, "--steps", str(STEPS),
+                                                                          "--output", out, "--quiet"]
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+        if r.returncode:
+            sys.exit(f"mpi_vtk_check: FAILED: {' '.join(cmd)} exited {r.returncode}:\n{r.stdout}\n{r.stderr}")
+        runs[kind] = out
+    base = "FluidModelPart"
+    vtk_serial = os.path.join(runs["serial"], "vtk")
+    vtk_mpi = os.path.join(runs["mpi"], "vtk")
+    pvd = open(os.path.join(vtk_mpi, base + ".pvd")).read()
+    problems = []
+    if f'file="{base}_{STEPS}.pvtu"' not in pvd:
+        problems.append(f"the .pvd does not name {base}_{STEPS}.pvtu:\n{pvd}")
+    pieces = sorted(f for f in os.listdir(vtk_mpi) if f.startswith(f"{base}_{STEPS}_") and f.endswith(".vtu"))
+    if len(pieces) != np_:
+        problems.append(f"{len(pieces)} pieces of step {STEPS} ({pieces}), expected {np_}")
+    s = read(vtk.vtkXMLUnstructuredGridReader, os.path.join(vtk_serial, f"{base}_{STEPS}.vtu"))
+    m = read(vtk.vtkXMLPUnstructuredGridReader, os.path.join(vtk_mpi, f"{base}_{STEPS}.pvtu"))
+    if m.GetNumberOfCells() != s.GetNumberOfCells():
+        problems.append(f"{m.GetNumberOfCells()} cells in the pieces, {s.GetNumberOfCells()} in the serial file")
+    part = vtk_to_numpy(m.GetCellData().GetArray("PARTITION"))
+    if sorted(set(part.tolist())) != list(range(np_)):
+        problems.append(f"PARTITION values {sorted(set(part.tolist()))}, expected 0..{np_ - 1}")
+    sid = {int(i): k for k, i in enumerate(field(s, "NODE_ID"))}
+    mid = field(m, "NODE_ID")
+    if set(int(i) for i in mid) != set(sid):
+        problems.append("the pieces do not hold every node of the serial file")
+    su, sp, mu, mp = field(s, "VELOCITY"), field(s, "PRESSURE"), field(m, "VELOCITY"), field(m, "PRESSURE")
+    du = dp = 0.0
+    for k, i in enumerate(mid):
+        j = sid.get(int(i))
+        if j is None:
+            continue
+        du = max(du, float(abs(mu[k] - su[j]).max()))
+        dp = max(dp, abs(float(mp[k]) - float(sp[j])))
+    ru = du / max(float(abs(su).max()), 1e-300)
+    rp = dp / max(float(abs(sp).max()), 1e-300)
+    if not (ru <= TOL and rp <= TOL):
+        problems.append(f"fields differ: velocity {ru:.3e}, pressure {rp:.3e} relative (bound {TOL})")
+    summary = json.load(open(os.path.join(runs["mpi"], "run_summary.json")))
+    ex = summary.get("strategy", {}).get("mpi", {}).get("exchange_seconds", [])
+    if summary.get("parallel", {}).get("ranks") != np_ or len(ex) != np_:
+        problems.append(f"run_summary.json: parallel {summary.get('parallel')}, exchange_seconds {ex}")
+    print(f"mpi_vtk_check: {case} on {np_} ranks: {len(pieces)} pieces, {m.GetNumberOfPoints()} points "
+          f"({s.GetNumberOfPoints()} nodes), {m.GetNumberOfCells()} cells; velocity {ru:.3e}, pressure {rp:.3e} "
+          f"relative; exchange seconds per rank {ex}")
+    if problems:
+        print("mpi_vtk_check: FAILED\n  " + "\n  ".join(problems))
+        return 1
+    print("mpi_vtk_check: PASSED")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
