@@ -23,7 +23,7 @@ struct ef_fs_mpi_s {
   int64_t *h_row_ptr, *h_diag;
   int32_t *h_col;
   double *h_val;
-  double *cg_r, *cg_p, *cg_q, *cg_dinv;
+  double *cg_r, *cg_p, *cg_q, *cg_dinv, *cg_u, *cg_w;
   double seconds_exchange;
 };
 
@@ -69,7 +69,7 @@ void ef_fs_mpi_destroy(ef_fs_mpi **fsp) {
   ef_fs_mpi *fs = *fsp;
   ef_halo_destroy(&fs->halo);
   double *arrays[] = {fs->tau, fs->xi,  fs->xp,   fs->ua,   fs->ub,   fs->acc,     fs->uh, fs->unew, fs->pnew,
-                      fs->f,   fs->part, fs->h_val, fs->cg_r, fs->cg_p, fs->cg_q, fs->cg_dinv};
+                      fs->f,   fs->part, fs->h_val, fs->cg_r, fs->cg_p, fs->cg_q, fs->cg_dinv, fs->cg_u, fs->cg_w};
   for (size_t k = 0; k < sizeof arrays / sizeof arrays[0]; ++k) free(arrays[k]);
   free(fs->h_row_ptr);
   free(fs->h_diag);
@@ -116,6 +116,8 @@ int ef_fs_mpi_create(const ef_edge_data *edges, const ef_fs_settings *settings, 
   fs->cg_p = calloc((size_t)n, sizeof(double));
   fs->cg_q = calloc((size_t)n, sizeof(double));
   fs->cg_dinv = calloc((size_t)n, sizeof(double));
+  fs->cg_u = calloc((size_t)n, sizeof(double));
+  fs->cg_w = calloc((size_t)n, sizeof(double));
   const int64_t *rp = edges->row_ptr;
   const int32_t *col = edges->col;
   const int64_t nnz = rp[no] + no;
@@ -124,7 +126,7 @@ int ef_fs_mpi_create(const ef_edge_data *edges, const ef_fs_settings *settings, 
   fs->h_col = malloc(((size_t)nnz + 1) * sizeof(int32_t));
   fs->h_val = calloc((size_t)nnz + 1, sizeof(double));
   EF_CHECK_GOTO(fs->tau && fs->xi && fs->xp && fs->ua && fs->ub && fs->acc && fs->uh && fs->unew && fs->pnew &&
-                    fs->f && fs->part && fs->cg_r && fs->cg_p && fs->cg_q && fs->cg_dinv && fs->h_row_ptr &&
+                    fs->f && fs->part && fs->cg_r && fs->cg_p && fs->cg_q && fs->cg_dinv && fs->cg_u && fs->cg_w && fs->h_row_ptr &&
                     fs->h_diag && fs->h_col && fs->h_val,
                 EF_ERR_MEMORY, fail, "distributed fractional step: out of memory for %lld nodes", (long long)n);
   /* H: the owned rows of the edge graph with the diagonal inserted in sorted position (as ef_fs_create). */
@@ -385,34 +387,42 @@ static int assemble_pressure(ef_fs_mpi *fs, double dt, const double *uh, const d
   return EF_SUCCESS;
 }
 
-/* q = H p on the owned rows (p's ghosts current); returns the partials of p.q per block. */
-static void spmv_dot(ef_fs_mpi *fs, const double *p, double *q, double *part) {
+/* w = H u on the owned rows (u's ghosts current); the partials of r.u and w.u per block into pa, pb. */
+static void spmv_dots(ef_fs_mpi *fs, const double *r, const double *u, double *w, double *pa, double *pb) {
   const int64_t n = fs->n_owned, nb = fs->n_blocks, B = fs->block, *rp = fs->h_row_ptr;
   const int32_t *col = fs->h_col;
   const double *val = fs->h_val;
   EF_OMP(omp parallel for schedule(static))
   for (int64_t blk = 0; blk < nb; ++blk) {
     const int64_t i1 = (blk + 1) * B < n ? (blk + 1) * B : n;
-    double sp = 0.0;
+    double sg = 0.0, sd = 0.0;
     for (int64_t i = blk * B; i < i1; ++i) {
-      double aq = 0.0;
-      for (int64_t k = rp[i]; k < rp[i + 1]; ++k) aq += val[k] * p[col[k]];
-      q[i] = aq;
-      sp += p[i] * aq;
+      double au = 0.0;
+      for (int64_t k = rp[i]; k < rp[i + 1]; ++k) au += val[k] * u[col[k]];
+      w[i] = au;
+      sg += r[i] * u[i];
+      sd += au * u[i];
     }
-    part[blk] = sp;
+    pa[blk] = sg;
+    pb[blk] = sd;
   }
 }
 
-/* The Jacobi CG of ef_host_cg_solve on the owned rows: warm start x (every local node), b's mean
- * removed in 1-perp for a closed domain, stop at sqrt(r.D^-1 r) / sqrt(b.D^-1 b) < rtol; x comes back
- * with its ghosts current.  All decisions from reduced values. */
+/* The Jacobi CG of ef_host_cg_solve on the owned rows -- same warm start, b's mean removed in 1-perp for a
+ * closed domain, same stopping test sqrt(r.D^-1 r) / sqrt(b.D^-1 b) < rtol -- in the Chronopoulos-Gear form,
+ * which needs one reduction per iteration (gamma = r.u and delta = (A u).u together, u = D^-1 r) and one
+ * halo exchange (u before w = A u), keeping s = A p by recurrence:
+ *   p = u + beta p, s = w + beta s, x += alpha p, r -= alpha s, u = D^-1 r, w = A u,
+ *   beta = gamma'/gamma, alpha = gamma' / (delta' - beta gamma' / alpha).
+ * In exact arithmetic the iterates of the serial CG; in floating point the iteration counts differ by a
+ * few at most (docs/mpi.md).  x comes back with its ghosts current.  All decisions from reduced values. */
 static int pressure_cg(ef_fs_mpi *fs, int null_space, const double *b, double *x, int *iterations, double *residual) {
   const int64_t n = fs->n_owned, nb = fs->n_blocks, B = fs->block, *rp = fs->h_row_ptr;
   const int32_t *col = fs->h_col;
   const double *val = fs->h_val, rtol = fs->s.pressure_rtol;
   const int max_it = fs->s.pressure_max_iterations;
-  double *r = fs->cg_r, *p = fs->cg_p, *q = fs->cg_q, *dinv = fs->cg_dinv, *pa = fs->part, *pb = fs->part + nb;
+  double *r = fs->cg_r, *p = fs->cg_p, *s = fs->cg_q, *dinv = fs->cg_dinv, *u = fs->cg_u, *w = fs->cg_w;
+  double *pa = fs->part, *pb = fs->part + nb;
   double bmean = 0.0;
   if (null_space) {
     double sb = 0.0;
@@ -425,7 +435,7 @@ static int pressure_cg(ef_fs_mpi *fs, int null_space, const double *b, double *x
   EF_OMP(omp parallel for schedule(static) reduction(min : bad_diag))
   for (int64_t blk = 0; blk < nb; ++blk) {
     const int64_t i1 = (blk + 1) * B < n ? (blk + 1) * B : n;
-    double srz = 0.0, sbb = 0.0;
+    double sbb = 0.0;
     for (int64_t i = blk * B; i < i1; ++i) {
       double ax = 0.0;
       for (int64_t k = rp[i]; k < rp[i + 1]; ++k) ax += val[k] * x[col[k]];
@@ -437,57 +447,55 @@ static int pressure_cg(ef_fs_mpi *fs, int null_space, const double *b, double *x
       const double di = 1.0 / d, bi = b[i] - bmean, ri = bi - ax;
       dinv[i] = di;
       r[i] = ri;
-      p[i] = di * ri;
-      srz += ri * di * ri;
+      u[i] = di * ri;
       sbb += bi * di * bi;
     }
-    pa[blk] = srz;
-    pb[blk] = sbb;
+    pa[blk] = sbb;
   }
-  double s0[3] = {sum_parts(pa, nb), sum_parts(pb, nb), bad_diag == INT64_MAX ? 0.0 : 1.0};
-  EF_CALL(reduce(fs, s0, 3, EF_COMM_SUM));
+  const double bb = sum_parts(pa, nb);
+  EF_CALL(halo(fs, u, 1));
+  spmv_dots(fs, r, u, w, pa, pb);
+  /* {r.u, w.u, b.D^-1 b, a bad diagonal}: the one reduction of the start. */
+  double s0[4] = {sum_parts(pa, nb), sum_parts(pb, nb), bb, bad_diag == INT64_MAX ? 0.0 : 1.0};
+  EF_CALL(reduce(fs, s0, 4, EF_COMM_SUM));
   EF_CHECK(bad_diag == INT64_MAX, EF_ERR_SOLVER, "distributed CG: diagonal entry of row %lld is not positive",
            (long long)bad_diag);
-  EF_CHECK(s0[2] == 0.0, EF_ERR_SOLVER, "distributed CG: a diagonal entry is not positive on another rank");
-  double rz = s0[0];
-  const double bnorm = sqrt(s0[1]);
-  double rnorm = bnorm > 0.0 ? sqrt(rz) / bnorm : 0.0;
+  EF_CHECK(s0[3] == 0.0, EF_ERR_SOLVER, "distributed CG: a diagonal entry is not positive on another rank");
+  double gamma = s0[0], delta = s0[1];
+  const double bnorm = sqrt(s0[2]);
+  double rnorm = bnorm > 0.0 ? sqrt(gamma) / bnorm : 0.0;
   int it = 0;
   if (bnorm > 0.0 && rnorm >= rtol) {
+    double alpha = 0.0, beta = 0.0;
     for (;;) {
-      EF_CALL(halo(fs, p, 1));
-      spmv_dot(fs, p, q, pa);
-      double pap = sum_parts(pa, nb);
-      EF_CALL(reduce(fs, &pap, 1, EF_COMM_SUM));
-      EF_CHECK(pap > 0.0, EF_ERR_SOLVER,
-               isfinite(pap) ? "distributed CG: p^T A p = %g <= 0 at iteration %d: the matrix is not positive definite"
-                             : "distributed CG: non-finite value (%g) at iteration %d",
-               pap, it + 1);
-      const double alpha = rz / pap;
+      const double denom = it == 0 ? delta : delta - beta * gamma / alpha;
+      EF_CHECK(denom > 0.0, EF_ERR_SOLVER,
+               isfinite(denom) ? "distributed CG: p^T A p = %g <= 0 at iteration %d: the matrix is not positive definite"
+                               : "distributed CG: non-finite value (%g) at iteration %d",
+               denom, it + 1);
+      alpha = gamma / denom;
       EF_OMP(omp parallel for schedule(static))
-      for (int64_t blk = 0; blk < nb; ++blk) {
-        const int64_t i1 = (blk + 1) * B < n ? (blk + 1) * B : n;
-        double srz = 0.0;
-        for (int64_t i = blk * B; i < i1; ++i) {
-          x[i] += alpha * p[i];
-          const double ri = r[i] - alpha * q[i];
-          r[i] = ri;
-          srz += ri * dinv[i] * ri;
-        }
-        pb[blk] = srz;
+      for (int64_t i = 0; i < n; ++i) {
+        p[i] = u[i] + beta * p[i];
+        s[i] = w[i] + beta * s[i];
+        x[i] += alpha * p[i];
+        r[i] -= alpha * s[i];
+        u[i] = dinv[i] * r[i];
       }
-      double rz_new = sum_parts(pb, nb);
-      EF_CALL(reduce(fs, &rz_new, 1, EF_COMM_SUM));
+      EF_CALL(halo(fs, u, 1));
+      spmv_dots(fs, r, u, w, pa, pb);
+      double g[2] = {sum_parts(pa, nb), sum_parts(pb, nb)};
+      EF_CALL(reduce(fs, g, 2, EF_COMM_SUM));
       ++it;
-      EF_CHECK(isfinite(rz_new), EF_ERR_SOLVER, "distributed CG: non-finite value at iteration %d", it);
-      rnorm = sqrt(rz_new) / bnorm;
+      EF_CHECK(isfinite(g[0]) && isfinite(g[1]), EF_ERR_SOLVER, "distributed CG: non-finite value at iteration %d",
+               it);
+      rnorm = sqrt(fabs(g[0])) / bnorm;
       if (rnorm < rtol) break;
-      EF_CHECK(it < max_it, EF_ERR_SOLVER, "distributed CG: no convergence in %d iterations (relative residual %.3e > %.3e)",
-               max_it, rnorm, rtol);
-      const double beta = rz_new / rz;
-      rz = rz_new;
-      EF_OMP(omp parallel for schedule(static))
-      for (int64_t i = 0; i < n; ++i) p[i] = dinv[i] * r[i] + beta * p[i];
+      EF_CHECK(it < max_it, EF_ERR_SOLVER,
+               "distributed CG: no convergence in %d iterations (relative residual %.3e > %.3e)", max_it, rnorm, rtol);
+      beta = g[0] / gamma;
+      gamma = g[0];
+      delta = g[1];
     }
   } else if (bnorm == 0.0) {
     for (int64_t i = 0; i < n; ++i) x[i] = 0.0;

@@ -13,8 +13,8 @@
  * take the same branch.
  *
  * The pressure solver is the Jacobi CG of ef_host_cg_solve (same start, same stopping test
- * sqrt(r.D^-1 r) / sqrt(b.D^-1 b) < tolerance, 1-perp for a closed domain), distributed: two
- * reductions per iteration (p.Ap, then r.D^-1 r), as the serial iteration has them.
+ * sqrt(r.D^-1 r) / sqrt(b.D^-1 b) < tolerance, 1-perp for a closed domain) in the Chronopoulos-Gear
+ * form: one reduction (r.D^-1 r and (A u).u together) and one halo exchange per iteration.
  *
  * Not supported here (the strategy refuses them on several ranks with EF_ERR_UNSUPPORTED): the implicit
  * viscosity, slip nodes, other pressure solvers and preconditioners.  One rank gives ef_fs_step's

@@ -83,6 +83,14 @@ if(EF_HAVE_MPI)
   ef_add_mpi_run(mpi_run_cavity2d_np3 3 cavity2d)
   ef_add_mpi_run(mpi_run_cavity3d_np2 2 cavity3d)
   ef_add_mpi_run(mpi_run_cavity3d_np3 3 cavity3d)
+  # What does not run on several ranks yet stops every rank with its message (edgeflow's ef_comm_abort).
+  if(EF_WITH_OPENCL) # (without OpenCL the strategy is not registered at all)
+    add_test(NAME mpi_unsupported_opencl_np2
+             COMMAND ${CMAKE_COMMAND} "-DCOMMAND=${EF_MPIRUN};${MPIEXEC_NUMPROC_FLAG};2;$<TARGET_FILE:edgeflow>;run;${CMAKE_CURRENT_SOURCE_DIR}/data/mpi/cavity2d.json;--solver-type;opencl_edge_based;--quiet;--output;${CMAKE_CURRENT_BINARY_DIR}/mpi_unsupported_opencl"
+                     "-DEXPECT=rank [01] of 2: error .EF_ERR_UNSUPPORTED.: .*opencl_edge_based. does not run on several ranks yet"
+                     -DSECONDS=60 -P ${CMAKE_SOURCE_DIR}/cmake/expect_failure.cmake)
+    set_tests_properties(mpi_unsupported_opencl_np2 PROPERTIES LABELS "mpi" TIMEOUT 90 PROCESSORS 2 ENVIRONMENT "${EF_MPI_ENV}")
+  endif()
   # The partitioned VTK output: `mpirun -n P edgeflow run` against `edgeflow run` of the same case, the last
   # step read back with the VTK library (.pvtu through vtkXMLPUnstructuredGridReader), field by NODE_ID.
   execute_process(COMMAND ${EF_SYSTEM_PYTHON} -c "import vtk" RESULT_VARIABLE EF_NO_PYTHON_VTK OUTPUT_QUIET ERROR_QUIET)
