@@ -490,16 +490,18 @@ FS_KERNEL void fs_visc_init(FS_ROW_ARGS, const double dscale, const double nu, _
   }
 }
 
-/* q = P A p; per work-group the sum of p.q into partials[group_base + group]. */
+/* q = P A p; per work-group the sum of p.q into partials[group_base + group].  Once the solve is done (the
+ * iterations up to the next read-back), no edge pass: q and the sums are not used any more. */
 FS_KERNEL void fs_visc_apply(FS_ROW_ARGS, const double dscale, const double nu, __global const double *restrict mass,
                              __global const double *restrict p, __global const uchar *restrict vfix,
                              __global const uchar *restrict slip_type, __global const double *restrict slip_normal,
-                             __global const double *restrict slip_tangent, __global double *restrict q,
-                             const long group_base, __global double *restrict partials) {
+                             __global const double *restrict slip_tangent, __global const double *restrict cgs,
+                             __global double *restrict q, const long group_base, __global double *restrict partials) {
   __local double scratch[FS_WGS];
   const long i = row_begin + get_global_id(0);
+  const int live = cgs[FS_CG_DONE] == 0.0;
   double spq = 0.0;
-  if (i < row_begin + n_rows) {
+  if (i < row_begin + n_rows && live) {
     const double d = mass[i] * dscale / nu;
     double y[3] = {0.0, 0.0, 0.0};
     ef_row_viscous_operator(EF_DIM, i, FS_ROW(i), d, p, y);

@@ -1032,8 +1032,8 @@ static int fs_visc_solve(ef_cl_fs *fs, double dscale, cl_mem rhs, cl_mem x, int 
       for (fs_block blk = FS_BLOCK_START; fs_block_next(fs, &blk);) {
         EF_CL_SET_ARGS(fs->k[K_VISC_APPLY], FS_BLOCK_ARGS(fs, blk), EF_CL_ARG(dscale), EF_CL_ARG(nu),
                        EF_CL_ARG(fs->mass), EF_CL_ARG(fs->cg_p), EF_CL_ARG(fs->vfix), EF_CL_ARG(fs->slip),
-                       EF_CL_ARG(fs->slip_normal), EF_CL_ARG(fs->slip_tangent), EF_CL_ARG(fs->cg_q),
-                       EF_CL_ARG(blk.group_base), EF_CL_ARG(fs->vpart));
+                       EF_CL_ARG(fs->slip_normal), EF_CL_ARG(fs->slip_tangent), EF_CL_ARG(fs->cgs),
+                       EF_CL_ARG(fs->cg_q), EF_CL_ARG(blk.group_base), EF_CL_ARG(fs->vpart));
         EF_CALL(fs_launch(fs, K_VISC_APPLY, phase, blk.global, fs->wgs,
                           fs_edge_bytes(blk.rows, blk.edges, fs->dim, 0.0, 8.0 * 8.0)));
       }
