@@ -33,6 +33,11 @@ struct ef_fs_s {
   double *imex_f, *imex_v, *imex_u, *imex_rhs, *cg_r, *cg_z, *cg_p, *cg_q, *vdiag, *vpart;
   int v_iterations, v_max_iterations;
   double v_residual, v_seconds;
+  /* viscous_pressure 1: the pressure the last step started from and returned, its dt, the stage pressures
+   * P_1..P_3 (n each), their gradients (3n each), a zero pressure and p^; ext_on: this step extrapolates. */
+  double *ext_prev, *ext_last, *ext_p, *ext_g, *ext_zero, *ext_hat;
+  double ext_dt;
+  int ext_have, ext_on;
 };
 
 /* Default settings (see the header for the reasons of each value). */
@@ -86,6 +91,8 @@ static int check_settings(const ef_fs_settings *s) {
            "fractional step: viscous correction must be 0 (lumped), 1 (viscous), 2 (viscous, unfiltered) or 3 "
            "(rotational), got %d",
            s->viscous_correction);
+  EF_CHECK(s->viscous_pressure == 0 || s->viscous_pressure == 1, EF_ERR_PARAMETER,
+           "fractional step: viscous pressure must be 0 (frozen) or 1 (extrapolated), got %d", s->viscous_pressure);
   EF_CHECK(!s->viscous_implicit || s->nu_nodal || s->nu > 0.0, EF_ERR_PARAMETER,
            "fractional step: implicit viscosity needs a positive viscosity (got %g)", s->nu);
   return EF_SUCCESS;
@@ -109,6 +116,21 @@ static int imex_alloc(ef_fs *fs) {
                fs->vdiag && fs->vpart,
            EF_ERR_MEMORY, "fractional step: out of memory for the implicit viscous stages (%lld nodes)",
            (long long)fs->n);
+  return EF_SUCCESS;
+}
+
+/* The arrays of viscous_pressure 1, once. */
+static int ext_alloc(ef_fs *fs) {
+  if (fs->ext_prev) return EF_SUCCESS;
+  const size_t n = (size_t)fs->n;
+  fs->ext_last = calloc(n, sizeof(double));
+  fs->ext_p = calloc(3 * n, sizeof(double));
+  fs->ext_g = calloc(9 * n, sizeof(double));
+  fs->ext_zero = calloc(n, sizeof(double));
+  fs->ext_hat = calloc(n, sizeof(double));
+  fs->ext_prev = calloc(n, sizeof(double));
+  EF_CHECK(fs->ext_prev && fs->ext_last && fs->ext_p && fs->ext_g && fs->ext_zero && fs->ext_hat, EF_ERR_MEMORY,
+           "fractional step: out of memory for the extrapolated stage pressures (%lld nodes)", (long long)fs->n);
   return EF_SUCCESS;
 }
 
@@ -155,6 +177,12 @@ void ef_fs_destroy(ef_fs **fsp) {
   free(fs->cg_q);
   free(fs->vdiag);
   free(fs->vpart);
+  free(fs->ext_prev);
+  free(fs->ext_last);
+  free(fs->ext_p);
+  free(fs->ext_g);
+  free(fs->ext_zero);
+  free(fs->ext_hat);
   ef_host_cg_destroy(&fs->cg);
   free(fs);
   *fsp = NULL;
@@ -645,6 +673,42 @@ static int viscous_solve(ef_fs *fs, double dscale, const double *rhs, double *x,
   return EF_SUCCESS;
 }
 
+/* viscous_pressure 1 (w = dt/(2 dt_prev)): the stage pressures P_s = p_n + c_s w (p_n - p_prev) (s = 1..3), their pressure forces
+ * (the weak gradient, and the open-boundary traction where ef_fs_step's explicit residual has it) and
+ * p^ = p_n + w (p_n - p_prev). */
+static void imex_stage_pressures(ef_fs *fs, const double *p_n, const double *p_prev, double w, const double c[4]) {
+  const ef_edge_data *ed = fs->ed;
+  const int dim = ed->dim, S = ed->stride;
+  const int64_t n = fs->n, *rp = ed->row_ptr;
+  const int32_t *col = ed->col;
+  const double *ev = ed->values;
+  const uint8_t *vfix = fs->s.velocity_fixed, *pfix = fs->s.pressure_fixed;
+  double *P = fs->ext_p, *G = fs->ext_g, *hat = fs->ext_hat;
+  EF_OMP(omp parallel for schedule(static))
+  for (int64_t i = 0; i < n; ++i) {
+    const double d = p_n[i] - p_prev[i];
+    hat[i] = p_n[i] + w * d;
+    for (int s = 1; s < 4; ++s) P[(s - 1) * n + i] = p_n[i] + c[s] * w * d;
+  }
+  EF_OMP(omp parallel for schedule(static))
+  for (int64_t i = 0; i < n; ++i) {
+    const int ne = (int)(rp[i + 1] - rp[i]);
+    const int32_t *ci = col + rp[i];
+    const double *ei = ev + rp[i] * S;
+    const int open = pfix && pfix[i] && !(vfix && (vfix[3 * i] || vfix[3 * i + 1] || vfix[3 * i + 2]));
+    for (int s = 1; s < 4; ++s) {
+      const double *ps = P + (s - 1) * n;
+      double g[3] = {0.0, 0.0, 0.0};
+      if (dim == 3)
+        ef_row_weak_gradient(3, i, ne, ci, ei, ps, g);
+      else
+        ef_row_weak_gradient(2, i, ne, ci, ei, ps, g);
+      if (open) ef_row_open_boundary_traction(dim, i, ne, ci, ei, ps, g);
+      for (int q = 0; q < 3; ++q) G[(s - 1) * 3 * n + 3 * i + q] = g[q];
+    }
+  }
+}
+
 /* Step 2 with implicit viscosity: the ARS(3,4,3) stages (fractional_step.h, 2'); leaves
  * Rbar = sum_j b_j (F_j + V_j) in fs->acc for the reaction. */
 static int imex_momentum(ef_fs *fs, double t, double dt, const double *u_n, const double *p_n, double *uh) {
@@ -666,7 +730,13 @@ static int imex_momentum(ef_fs *fs, double t, double dt, const double *u_n, cons
   fs->v_residual = 0.0;
   const double ts = ef_wtime();
   double tsolve = 0.0;
-  imex_residual(fs, u_n, p_n, F, V);
+  /* viscous_pressure 1 (set by ef_fs_step for this call only): F without the pressure, whose stage forces
+   * (ext_g) enter with the implicit weights ai (stage s's own with ai_ss); the explicit tail of uh then has
+   * no pressure (the implicit part is stiffly accurate), and Rbar gets sum_j b_j of them. */
+  const int ext = fs->ext_on;
+  fs->ext_on = 0;
+  const double *pf = ext ? fs->ext_zero : p_n;
+  imex_residual(fs, u_n, pf, F, V);
   memcpy(U, u_n, (size_t)n3 * sizeof *U);
   for (int s = 1; s < 4; ++s) {
     /* rhs = (M u_n + dt sum_{j<s} (a_sj F_j + ai_sj V_j)) / (nu_I gamma dt); U keeps the previous stage
@@ -677,6 +747,19 @@ static int imex_momentum(ef_fs *fs, double t, double dt, const double *u_n, cons
       for (int cc = 0; cc < 3; ++cc) {
         const int64_t k = 3 * i + cc;
         rhs[k] = ef_dof_imex_rhs(s, a[s], ai[s], F, V, n3, k, mass[i], u_n[k], dt, w);
+      }
+    }
+    if (ext) {
+      const double *G = fs->ext_g;
+      EF_OMP(omp parallel for schedule(static))
+      for (int64_t i = 0; i < n; ++i) {
+        const double w = dscale / (nun ? nun[i] : nu);
+        for (int cc = 0; cc < 3; ++cc) {
+          const int64_t k = 3 * i + cc;
+          double e = 0.0;
+          for (int j = 1; j <= s; ++j) e += ai[s][j] * G[(j - 1) * n3 + k];
+          rhs[k] += dt * e * w;
+        }
       }
     }
     EF_CALL(eval_fixed(fs, t + c[s] * dt, U, fs->pscratch));
@@ -699,7 +782,7 @@ static int imex_momentum(ef_fs *fs, double t, double dt, const double *u_n, cons
     if (res > fs->v_residual) fs->v_residual = res;
     if (err) return ef_error_push(err, __FILE__, __LINE__, "in stage %d of the implicit viscous step (t = %.9g)", s,
                                   t + c[s] * dt);
-    imex_residual(fs, U, p_n, F + s * n3, V + s * n3);
+    imex_residual(fs, U, pf, F + s * n3, V + s * n3);
   }
   /* uh = U_3 + dt M^-1 sum_j (b_j - a_3j) F_j (the implicit part is stiffly accurate, ai_3j = b_j),
    * fixed components from u_n (eval_fixed overwrites them), slip projection; acc = Rbar. */
@@ -719,6 +802,11 @@ static int imex_momentum(ef_fs *fs, double t, double dt, const double *u_n, cons
     ef_node_apply_bc(dim, vfix ? vfix + 3 * i : none, slip ? slip[i] : EF_SLIP_NONE, sn ? sn + 3 * i : zero,
                      st ? st + 3 * i : zero, uref, u);
     for (int cc = 0; cc < 3; ++cc) uh[3 * i + cc] = u[cc];
+  }
+  if (ext) {
+    const double *G = fs->ext_g;
+    EF_OMP(omp parallel for schedule(static))
+    for (int64_t k = 0; k < n3; ++k) acc[k] += b[1] * G[k] + b[2] * G[n3 + k] + b[3] * G[2 * n3 + k];
   }
   fs->v_seconds = tsolve;
   (void)ts;
@@ -1071,14 +1159,29 @@ int ef_fs_step(ef_fs *fs, double t, double dt, double *velocity, double *pressur
   const double t0 = ef_wtime();
   EF_CALL(ef_fs_prepare(fs, dt, velocity, pressure));
   const double t1 = ef_wtime();
+  const int64_t n = fs->n;
+  /* viscous_pressure 1: extrapolate when the input pressure is the one the previous step returned. */
+  const int extrap = fs->s.viscous_implicit && fs->s.viscous_pressure == 1;
+  const double *pold = pressure;
+  fs->ext_on = 0;
+  if (extrap) {
+    EF_CALL(ext_alloc(fs));
+    if (fs->ext_have && fs->ext_dt > 0.0 && memcmp(fs->ext_last, pressure, (size_t)n * sizeof(double)) == 0) {
+      double a[4][4], ai[4][4], b[4], c[4];
+      ef_fs_imex_tableau(a, ai, b, c);
+      /* Half the linear extrapolation: the full one diverges (docs/implicit_viscosity.md, fix (b)). */
+      imex_stage_pressures(fs, pressure, fs->ext_prev, 0.5 * dt / fs->ext_dt, c);
+      fs->ext_on = 1;
+      pold = fs->ext_hat;
+    }
+  }
   EF_CALL(ef_fs_momentum(fs, t, dt, velocity, pressure, fs->uh, fs->pnew, reaction));
   ef_fs_viscous_stats(fs, &st);
   const double t2 = ef_wtime();
-  EF_CALL(ef_fs_pressure(fs, dt, fs->uh, pressure, fs->pnew, &st));
+  EF_CALL(ef_fs_pressure(fs, dt, fs->uh, pold, fs->pnew, &st));
   const double t3 = ef_wtime();
-  EF_CALL(ef_fs_correct(fs, dt, fs->uh, pressure, fs->pnew, fs->unew));
+  EF_CALL(ef_fs_correct(fs, dt, fs->uh, pold, fs->pnew, fs->unew));
   if (fs->s.viscous_implicit && fs->s.viscous_correction) ef_fs_viscous_stats(fs, &st);
-  const int64_t n = fs->n;
   if (fs->s.viscous_implicit && fs->s.viscous_correction == 3) {
     /* Rotational pressure (experiment, ef_fs_step only): the lumped correction with phi = dp of the
      * unfiltered row, then p_{n+1} = p_n + phi - 2 gamma nu_I q_I (q of the assembly) at the free-pressure
@@ -1091,6 +1194,12 @@ int ef_fs_step(ef_fs *fs, double t, double dt, double *velocity, double *pressur
     EF_OMP(omp parallel for schedule(static))
     for (int64_t i = 0; i < n; ++i)
       if (!(pfix && pfix[i])) pw[i] -= g2 * (nun ? nun[i] : nu) * q[3 * i];
+  }
+  if (extrap) {
+    memcpy(fs->ext_prev, pressure, (size_t)n * sizeof(double));
+    memcpy(fs->ext_last, fs->pnew, (size_t)n * sizeof(double));
+    fs->ext_dt = dt;
+    fs->ext_have = 1;
   }
   const double *un = fs->unew, *pn = fs->pnew;
   EF_OMP(omp parallel for schedule(static))

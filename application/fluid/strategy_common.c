@@ -100,6 +100,11 @@ int ef_strategy_read_settings(const ef_strategy_config *config, ef_fs_settings *
            corr);
   fs->viscous_correction =
       !strcmp(corr, "lumped") ? 0 : !strcmp(corr, "viscous") ? 1 : !strcmp(corr, "viscous_unfiltered") ? 2 : 3;
+  const char *pres = "frozen"; /* optional, as correction */
+  if (ef_parameters_has(iv, "pressure")) EF_CALL(ef_parameters_get_string(iv, "pressure", &pres));
+  EF_CHECK(!strcmp(pres, "frozen") || !strcmp(pres, "extrapolated"), EF_ERR_PARAMETER,
+           "solver_settings.implicit_viscosity.pressure must be \"frozen\" or \"extrapolated\", got \"%s\"", pres);
+  fs->viscous_pressure = !strcmp(pres, "extrapolated");
   EF_CHECK(fs->viscous_rtol > 0 && fs->viscous_rtol < 1 && fs->viscous_max_iterations > 0, EF_ERR_PARAMETER,
            "solver_settings.implicit_viscosity: need 0 < tolerance < 1 and max_iteration > 0");
   EF_CHECK(fs->viscous_number_max >= 0, EF_ERR_PARAMETER,
