@@ -8,8 +8,10 @@ reads the last step back with the VTK library: the .pvtu with vtkXMLPUnstructure
 serial .vtu with vtkXMLUnstructuredGridReader.  Passes when the .pvd names the .pvtu files, the .pvtu
 names NP pieces, the pieces hold every element once (as many cells as the serial file) with PARTITION
 0..NP-1, every node is there, and VELOCITY and PRESSURE of every point (ghost copies included) equal the
-serial field at its NODE_ID to 1e-8 relative (max norm); run_summary.json reports NP ranks and NP
-exchange times.  Prints the figures."""
+serial field at its NODE_ID to 1e-8 relative (max norm), the lid's compute_forces_process rows (every step,
+summed over the ranks once, written by rank 0) equal the serial ones to 1e-8 relative to the largest
+component, the probes_output_process rows (38 points on two lines, every 5 steps, each answered by one rank)
+equal the serial ones to 1e-8 relative; run_summary.json reports NP ranks and NP exchange times.  Prints the figures."""
 import json
 import os
 import shutil
@@ -32,8 +34,35 @@ def write_case(src, dst, parallel_type):
     p["output_processes"] = {"vtk_output": [{"python_module": "vtk_output_process", "Parameters": {
         "model_part_name": p["solver_settings"]["model_part_name"], "output_control_type": "step",
         "output_interval": STEPS, "file_format": "binary", "output_path": "vtk", "write_ids": True,
-        "nodal_solution_step_data_variables": ["VELOCITY", "PRESSURE"]}}]}
+        "nodal_solution_step_data_variables": ["VELOCITY", "PRESSURE"]}}],
+        "forces": [{"python_module": "compute_forces_process", "Parameters": {
+            "model_part_name": p["solver_settings"]["model_part_name"] + ".lid", "output_file_name": "lid_forces.csv",
+            "output_control_type": "step", "output_interval": 1}}],
+        "probes": [{"python_module": "probes_output_process", "Parameters": {
+            "model_part_name": p["solver_settings"]["model_part_name"], "output_file_name": "probes.csv",
+            "lines": [{"start": [0.05, 0.5, 0.5], "end": [0.95, 0.5, 0.5], "n_points": 19},
+                      {"start": [0.5, 0.05, 0.5], "end": [0.5, 0.95, 0.5], "n_points": 19}],
+            "output_control_type": "step", "output_interval": 5}}]}
+    if p["solver_settings"].get("domain_size", 3) == 2:
+        for line in p["output_processes"]["probes"][0]["Parameters"]["lines"]:
+            line["start"][2] = line["end"][2] = 0.0
     json.dump(p, open(dst, "w"), indent=1)
+
+
+def csv_rows(folder, name):
+    for root, _, files in os.walk(folder):
+        if name in files:
+            rows = open(os.path.join(root, name)).read().split("\n")[1:]
+            return [[float(x) for x in r.split(",")] for r in rows if r.strip()]
+    return None
+
+
+def forces(folder):
+    for root, _, files in os.walk(folder):
+        if "lid_forces.csv" in files:
+            rows = open(os.path.join(root, "lid_forces.csv")).read().split("\n")[1:]
+            return [[float(x) for x in r.split(",")] for r in rows if r.strip()]
+    return None
 
 
 def read(reader_class, path):
@@ -98,13 +127,32 @@ def main():
     rp = dp / max(float(abs(sp).max()), 1e-300)
     if not (ru <= TOL and rp <= TOL):
         problems.append(f"fields differ: velocity {ru:.3e}, pressure {rp:.3e} relative (bound {TOL})")
+    fs, fm = forces(runs["serial"]), forces(runs["mpi"])
+    df = -1.0
+    if not fs or not fm or len(fs) != len(fm) or len(fs) != STEPS:
+        problems.append(f"lid_forces.csv: {len(fs or [])} rows on one process, {len(fm or [])} on {np_} ranks")
+    else:
+        scale = max(abs(x) for r in fs for x in r[1:]) or 1.0
+        df = max(abs(a - b) for r, q in zip(fs, fm) for a, b in zip(r, q)) / scale
+        if not df <= TOL:
+            problems.append(f"lid forces differ by {df:.3e} relative (bound {TOL})")
+    ps, pm = csv_rows(runs["serial"], "probes.csv"), csv_rows(runs["mpi"], "probes.csv")
+    dprobe = -1.0
+    if not ps or not pm or len(ps) != len(pm):
+        problems.append(f"probes.csv: {len(ps or [])} rows on one process, {len(pm or [])} on {np_} ranks")
+    else:
+        scale = max(abs(x) for r in ps for x in r[5:]) or 1.0
+        dprobe = max(abs(a - b) for r, q in zip(ps, pm) for a, b in zip(r, q)) / scale
+        if not dprobe <= TOL:
+            problems.append(f"probe values differ by {dprobe:.3e} relative (bound {TOL})")
     summary = json.load(open(os.path.join(runs["mpi"], "run_summary.json")))
     ex = summary.get("strategy", {}).get("mpi", {}).get("exchange_seconds", [])
     if summary.get("parallel", {}).get("ranks") != np_ or len(ex) != np_:
         problems.append(f"run_summary.json: parallel {summary.get('parallel')}, exchange_seconds {ex}")
     print(f"mpi_vtk_check: {case} on {np_} ranks: {len(pieces)} pieces, {m.GetNumberOfPoints()} points "
           f"({s.GetNumberOfPoints()} nodes), {m.GetNumberOfCells()} cells; velocity {ru:.3e}, pressure {rp:.3e} "
-          f"relative; exchange seconds per rank {ex}")
+          f"relative; lid force {df:.3e} relative over {STEPS} rows; probes {dprobe:.3e} relative over "
+          f"{len(pm or [])} rows; exchange seconds per rank {ex}")
     if problems:
         print("mpi_vtk_check: FAILED\n  " + "\n  ".join(problems))
         return 1

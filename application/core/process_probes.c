@@ -52,6 +52,13 @@ typedef struct {
   ef_csv_file csv;
   char *row;           /* one sample of all probes, formatted */
   size_t row_size;
+  /* MPI (docs/mpi.md): on several ranks each element is searched on the rank owning its first node, the
+   * best over the ranks (serial rule: largest smallest barycentric coordinate, then the lowest global
+   * element index) answers, the others add zeros to a sum; rank 0 writes. */
+  ef_comm comm;
+  const ef_partition *partition;
+  int n_columns;
+  double *sample;      /* n_probes * n_columns values of one sample (several ranks) */
 } ef_probes;
 
 static void ef_probes_free(ef_probes *q) {
@@ -65,6 +72,7 @@ static void ef_probes_free(ef_probes *q) {
   free(q->variables);
   free(q->times);
   free(q->row);
+  free(q->sample);
   free(q);
 }
 
@@ -243,6 +251,14 @@ static int ef_probes_create(const ef_process_context *ctx, ef_parameters p, void
   snprintf(header + used, header_size - used, "\n");
   q->row_size = (size_t)q->n_probes * (size_t)(5 + n_columns) * 26 + 64;
   q->row = malloc(q->row_size);
+  q->comm = ctx->comm;
+  q->partition = ctx->partition;
+  q->n_columns = n_columns;
+  const size_t n_sample = (size_t)q->n_probes * (size_t)(n_columns > 0 ? n_columns : 1) + 1;
+  if (q->partition && !(q->sample = calloc(n_sample, sizeof *q->sample))) {
+    free(q->row);
+    q->row = NULL;
+  }
   if (!q->row) {
     free(header);
     err = EF_ERROR(EF_ERR_MEMORY, "out of memory");
@@ -250,7 +266,8 @@ static int ef_probes_create(const ef_process_context *ctx, ef_parameters p, void
   }
   int sync_each_row;
   err = ef_parameters_get_bool(p, "sync_each_row", &sync_each_row);
-  if (!err) err = ef_csv_open_run(ctx, q->output_path, q->file_name, header, sync_each_row, &q->csv);
+  if (!err && ef_comm_rank(q->comm) == 0) /* MPI: rank 0 writes */
+    err = ef_csv_open_run(ctx, q->output_path, q->file_name, header, sync_each_row, &q->csv);
   free(header);
   if (err) {
     err = ef_error_push(err, __FILE__, __LINE__, "%s", q->label);
@@ -301,6 +318,32 @@ static int ef_probes_barycentric(ef_model_part mp, int64_t e, const double *x, d
   }
   lambda[0] = 1.0 - lambda[1] - lambda[2] - lambda[3];
   return EF_SUCCESS;
+}
+
+/* MPI: the best element of each probe over the ranks (q->sample[p] holds this rank's best smallest
+ * barycentric coordinate, q->element[p] its element); the others forget theirs (element -1). */
+static int ef_probes_locate_ranks(ef_probes *q) {
+  const int n = q->n_probes;
+  double *best = malloc((size_t)(2 * n + 1) * sizeof *best), *global = best + n;
+  EF_CHECK(best, EF_ERR_MEMORY, "out of memory");
+  int err = EF_SUCCESS;
+  memcpy(best, q->sample, (size_t)n * sizeof *best);
+  EF_CALL_GOTO(ef_comm_allreduce(q->comm, best, n, EF_COMM_MAX), done);
+  for (int p = 0; p < n; p++)
+    global[p] = q->element[p] >= 0 && q->sample[p] == best[p] ? (double)q->partition->global_element[q->element[p]]
+                                                               : HUGE_VAL;
+  EF_CALL_GOTO(ef_comm_allreduce(q->comm, global, n, EF_COMM_MIN), done);
+  for (int p = 0; p < n; p++) {
+    const double *x = q->points + 3 * p;
+    EF_CHECK_GOTO(best[p] > -HUGE_VAL, EF_ERR_PARAMETER, done,
+                  "%s: probe %d (%s) at (%.9g, %.9g, %.9g) is outside the mesh (on no rank)", q->label, p, q->where[p],
+                  x[0], x[1], x[2]);
+    if (q->element[p] >= 0 && (double)q->partition->global_element[q->element[p]] != global[p]) q->element[p] = -1;
+  }
+  memset(q->sample, 0, (size_t)n * (size_t)q->n_columns * sizeof *q->sample);
+done:
+  free(best);
+  return err;
 }
 
 /* Locate every probe: bin grid over the bounding box, then barycentric tests. */
@@ -379,6 +422,7 @@ static int ef_probes_locate(ef_probes *q) {
     if (inside) {
       int64_t bin = (b[2] * nb[1] + b[1]) * nb[0] + b[0];
       for (int64_t k = start[bin]; k < start[bin + 1]; k++) {
+        if (q->partition && mp->elements[items[k] * npe] >= mp->n_owned_nodes) continue; /* MPI: another rank's */
         EF_CALL_GOTO(ef_probes_barycentric(mp, items[k], x, lambda), done);
         double m = lambda[0];
         for (int c = 1; c < npe; c++) m = fmin(m, lambda[c]);
@@ -389,12 +433,18 @@ static int ef_probes_locate(ef_probes *q) {
         }
       }
     }
+    if (q->partition) { /* MPI: decided over the ranks below */
+      q->element[p] = found;
+      q->sample[p] = found >= 0 ? best : -HUGE_VAL;
+      continue;
+    }
     EF_CHECK_GOTO(found >= 0, EF_ERR_PARAMETER, done,
                   "%s: probe %d (%s) at (%.9g, %.9g, %.9g) is outside the mesh (bounding box [%g, %g] x [%g, %g]%s)",
                   q->label, p, q->where[p], x[0], x[1], x[2], lo[0], hi[0], lo[1], hi[1],
                   dim == 3 ? " x ..." : "");
     q->element[p] = found;
   }
+  if (q->partition) EF_CALL_GOTO(ef_probes_locate_ranks(q), done);
   q->located = 1;
 done:
   free(start);
@@ -419,6 +469,30 @@ static int ef_probes_is_output_step(void *data, double time, int step) {
   return now >= q->next_output;
 }
 
+/* MPI: the values of every probe from the rank that answers it (the others add zeros), on every rank. */
+static int ef_probes_sample_ranks(ef_probes *q) {
+  ef_model_part mp = q->mp;
+  const int npe = mp->nodes_per_element;
+  for (int p = 0; p < q->n_probes; p++) {
+    double *out = q->sample + (int64_t)p * q->n_columns;
+    const double *lambda = q->lambda + 4 * p;
+    int column = 0;
+    for (int i = 0; i < q->n_variables; i++) {
+      ef_variable *v;
+      EF_CALL(ef_model_part_get_variable(mp, q->variables[i], &v));
+      for (int c = 0; c < v->n_components; c++, column++) {
+        double s = 0.0;
+        if (q->element[p] >= 0) {
+          const ef_index *en = mp->elements + q->element[p] * npe;
+          for (int k = 0; k < npe; k++) s += lambda[k] * v->values[(int64_t)en[k] * v->n_components + c];
+        }
+        out[column] = s;
+      }
+    }
+  }
+  return ef_comm_allreduce(q->comm, q->sample, q->n_probes * q->n_columns, EF_COMM_SUM);
+}
+
 /* Interpolate every variable at every probe and append the rows of this sample. */
 static int ef_probes_print_output(void *data, double time, int step) {
   ef_probes *q = data;
@@ -426,24 +500,30 @@ static int ef_probes_print_output(void *data, double time, int step) {
   ef_model_part mp = q->mp;
   EF_CALL(ef_model_part_sync_to_host(mp));
   const int npe = mp->nodes_per_element;
+  if (q->partition) EF_CALL(ef_probes_sample_ranks(q));
   size_t used = 0;
   for (int p = 0; p < q->n_probes; p++) {
     const double *x = q->points + 3 * p, *lambda = q->lambda + 4 * p;
-    const ef_index *en = mp->elements + q->element[p] * npe;
+    const ef_index *en = q->partition ? NULL : mp->elements + q->element[p] * npe;
     used += (size_t)snprintf(q->row + used, q->row_size - used, "%.12g,%d,%.9g,%.9g,%.9g", time, p, x[0], x[1], x[2]);
+    int column = 0;
     for (int i = 0; i < q->n_variables; i++) {
       ef_variable *v;
       EF_CALL(ef_model_part_get_variable(mp, q->variables[i], &v));
       for (int c = 0; c < v->n_components; c++) {
         double s = 0.0;
-        for (int k = 0; k < npe; k++) s += lambda[k] * v->values[(int64_t)en[k] * v->n_components + c];
+        if (en)
+          for (int k = 0; k < npe; k++) s += lambda[k] * v->values[(int64_t)en[k] * v->n_components + c];
+        else
+          s = q->sample[(int64_t)p * q->n_columns + column];
+        column++;
         used += (size_t)snprintf(q->row + used, q->row_size - used, ",%.12e", s);
       }
     }
     used += (size_t)snprintf(q->row + used, q->row_size - used, "\n");
     EF_CHECK(used < q->row_size, EF_ERR_INTERNAL, "%s: row buffer too small", q->label);
   }
-  int err = ef_csv_append(&q->csv, q->row, used);
+  int err = ef_comm_rank(q->comm) == 0 ? ef_csv_append(&q->csv, q->row, used) : EF_SUCCESS;
   if (err) return ef_error_push(err, __FILE__, __LINE__, "%s at step %d", q->label, step);
   double now = q->n_times ? ef_output_time(time) : ef_output_clock(q->control, q->solver_step, time, step);
   if (q->n_times) {
@@ -490,6 +570,7 @@ static int ef_probes_sync_outputs(void *data) { return ef_csv_sync(&((ef_probes 
 
 const ef_process_ops ef_probes_output_process_ops = {
     .name = "probes_output_process",
+    .distributed = 1, /* MPI: each probe answered by one rank, rank 0 writes */
     .create = ef_probes_create,
     .execute_initialize = ef_probes_initialize,
     .is_output_step = ef_probes_is_output_step,

@@ -57,6 +57,7 @@ typedef struct {
   double q_ref;             /* 0.5 rho U^2 A */
   double drag[3], lift[3], side[3];
   ef_csv_file csv;
+  ef_comm comm; /* MPI: the force is summed over the owned nodes of every rank, once; rank 0 writes */
 } ef_forces;
 
 /* Unit vector of v, or an error naming key when |v| = 0. */
@@ -76,6 +77,8 @@ static int ef_forces_finish(ef_forces *f, const ef_process_context *ctx) {
            !f->coefficients ? "" : (f->mp->dim == 3 ? ",Cd,Cl,Cs" : ",Cd,Cl"));
   f->next_output = 1.0; /* no reaction exists before the first step */
   f->solver_step = ctx->solver_step;
+  f->comm = ctx->comm;
+  if (ef_comm_rank(f->comm) != 0) f->write_file = f->print_screen = 0; /* MPI: rank 0 writes the sum */
   if (f->write_file) {
     int err = ef_csv_open_run(ctx, f->output_path, f->file_name, header, f->sync_each_row, &f->csv);
     if (err) return ef_error_push(err, __FILE__, __LINE__, "%s", f->label);
@@ -200,18 +203,23 @@ static int ef_forces_is_output_step(void *data, double time, int step) {
   return ef_output_clock(f->control, f->solver_step, time, step) >= f->next_output;
 }
 
-/* F = -sum_{I in part} REACTION_I; coefficients C_k = (F . e_k) / (0.5 rho U^2 A). */
-static int ef_forces_compute(ef_model_part mp, const ef_sub_model_part *smp, double force[3]) {
+/* F = -sum_{I in part} REACTION_I; coefficients C_k = (F . e_k) / (0.5 rho U^2 A).  On several ranks each
+ * rank sums its owned nodes and the sums are reduced (collective: every rank's print_output calls it). */
+static int ef_forces_compute(ef_model_part mp, const ef_sub_model_part *smp, ef_comm comm, double force[3]) {
   EF_CALL(ef_model_part_sync_to_host(mp));
   ef_variable *r;
   EF_CALL(ef_model_part_get_variable(mp, "REACTION", &r));
   EF_CHECK(r->n_components == 3, EF_ERR_PARAMETER, "REACTION must be a vector variable");
   double s[3] = {0.0, 0.0, 0.0};
   const int64_t n = ef_part_n_nodes(mp, smp);
+  const int64_t owned = ef_comm_size(comm) > 1 ? mp->n_owned_nodes : INT64_MAX; /* MPI: each node once */
   for (int64_t k = 0; k < n; k++) {
-    const double *v = r->values + 3 * (int64_t)ef_part_node(smp, k);
+    const int64_t node = ef_part_node(smp, k);
+    if (node >= owned) continue;
+    const double *v = r->values + 3 * node;
     for (int d = 0; d < 3; d++) s[d] += v[d];
   }
+  EF_CALL(ef_comm_allreduce(comm, s, 3, EF_COMM_SUM));
   for (int d = 0; d < 3; d++) force[d] = -s[d];
   return EF_SUCCESS;
 }
@@ -220,7 +228,7 @@ static int ef_forces_compute(ef_model_part mp, const ef_sub_model_part *smp, dou
 static int ef_forces_print_output(void *data, double time, int step) {
   ef_forces *f = data;
   double F[3] = {0.0, 0.0, 0.0};
-  int err = ef_forces_compute(f->mp, f->smp, F);
+  int err = ef_forces_compute(f->mp, f->smp, f->comm, F);
   if (err) return ef_error_push(err, __FILE__, __LINE__, "%s at step %d", f->label, step);
   char row[512];
   int n = snprintf(row, sizeof row, "%.12g,%.12e,%.12e,%.12e", time, F[0], F[1], F[2]);
@@ -277,6 +285,7 @@ static int ef_forces_sync_outputs(void *data) { return ef_csv_sync(&((ef_forces 
 
 static const ef_process_ops ef_compute_forces_process_ops = {
     .name = "compute_forces_process",
+    .distributed = 1, /* MPI: owned nodes summed over the ranks once, rank 0 writes */
     .create = ef_forces_create,
     .is_output_step = ef_forces_is_output_step,
     .print_output = ef_forces_print_output,
@@ -289,6 +298,7 @@ static const ef_process_ops ef_compute_forces_process_ops = {
 
 static const ef_process_ops ef_compute_body_fitted_drag_process_ops = {
     .name = "compute_body_fitted_drag_process",
+    .distributed = 1, /* MPI: as compute_forces_process */
     .create = ef_kratos_drag_create,
     .is_output_step = ef_forces_is_output_step,
     .print_output = ef_forces_print_output,
