@@ -11,7 +11,8 @@ names NP pieces, the pieces hold every element once (as many cells as the serial
 serial field at its NODE_ID to 1e-8 relative (max norm), the lid's compute_forces_process rows (every step,
 summed over the ranks once, written by rank 0) equal the serial ones to 1e-8 relative to the largest
 component, the probes_output_process rows (38 points on two lines, every 5 steps, each answered by one rank)
-equal the serial ones to 1e-8 relative; run_summary.json reports NP ranks and NP exchange times.  Prints the figures."""
+equal the serial ones to 1e-8 relative, so does the last rate of a stop_when_steady_process (a tolerance
+never met); run_summary.json reports NP ranks and NP exchange times.  Prints the figures."""
 import json
 import os
 import shutil
@@ -31,6 +32,8 @@ def write_case(src, dst, parallel_type):
     mis = p["solver_settings"]["model_import_settings"]
     mis["input_filename"] = os.path.normpath(os.path.join(case_dir, mis["input_filename"]))
     p["problem_data"]["parallel_type"] = parallel_type
+    # stop_when_steady_process at a tolerance never met: its last rate (maxima reduced over the ranks) compared.
+    p["problem_data"]["steady_state"] = {"relative_tolerance": 1e-12, "check_interval": 2}
     p["output_processes"] = {"vtk_output": [{"python_module": "vtk_output_process", "Parameters": {
         "model_part_name": p["solver_settings"]["model_part_name"], "output_control_type": "step",
         "output_interval": STEPS, "file_format": "binary", "output_path": "vtk", "write_ids": True,
@@ -146,13 +149,18 @@ def main():
         if not dprobe <= TOL:
             problems.append(f"probe values differ by {dprobe:.3e} relative (bound {TOL})")
     summary = json.load(open(os.path.join(runs["mpi"], "run_summary.json")))
+    rates = [json.load(open(os.path.join(runs[k], "run_summary.json"))).get("steady_state_relative", {})
+             .get("last_relative_rate") for k in ("serial", "mpi")]
+    drate = abs(rates[0] - rates[1]) / abs(rates[0]) if None not in rates and rates[0] else -1.0
+    if not 0.0 <= drate <= TOL:
+        problems.append(f"stop_when_steady_process rates {rates} (one process, {np_} ranks)")
     ex = summary.get("strategy", {}).get("mpi", {}).get("exchange_seconds", [])
     if summary.get("parallel", {}).get("ranks") != np_ or len(ex) != np_:
         problems.append(f"run_summary.json: parallel {summary.get('parallel')}, exchange_seconds {ex}")
     print(f"mpi_vtk_check: {case} on {np_} ranks: {len(pieces)} pieces, {m.GetNumberOfPoints()} points "
           f"({s.GetNumberOfPoints()} nodes), {m.GetNumberOfCells()} cells; velocity {ru:.3e}, pressure {rp:.3e} "
           f"relative; lid force {df:.3e} relative over {STEPS} rows; probes {dprobe:.3e} relative over "
-          f"{len(pm or [])} rows; exchange seconds per rank {ex}")
+          f"{len(pm or [])} rows; steady-state rate {drate:.3e} relative; exchange seconds per rank {ex}")
     if problems:
         print("mpi_vtk_check: FAILED\n  " + "\n  ".join(problems))
         return 1

@@ -586,9 +586,6 @@ int ef_analysis_initialize(ef_analysis a) {
   EF_CHECK(a->steady_tolerance >= 0 && steady_interval >= 1, EF_ERR_PARAMETER,
            "%s: problem_data.steady_state needs velocity_rate_tolerance >= 0 (0: off) and check_interval >= 1 "
            "(got %g and %ld)", a->parameters_path, a->steady_tolerance, steady_interval);
-  EF_CHECK(!a->distributed || a->steady_tolerance == 0, EF_ERR_UNSUPPORTED,
-           "%s: problem_data.steady_state.velocity_rate_tolerance does not work on several ranks yet (docs/mpi.md)",
-           a->parameters_path);
   EF_CHECK(a->steady_tolerance == 0 || a->strategy_ops->steady_state_variable, EF_ERR_UNSUPPORTED,
            "%s: problem_data.steady_state: strategy '%s' has no steady-state test", a->parameters_path,
            a->strategy_ops->name);
@@ -806,10 +803,11 @@ static int ef_analysis_check_steady(ef_analysis a) {
   } else {
     double du = 0.0;
     for (int64_t i = 0; i < n; i++) du = fmax(du, fabs(u[i] - a->steady_u[i]));
+    if (a->distributed) EF_CALL(ef_comm_allreduce(a->comm, &du, 1, EF_COMM_MAX)); /* ghosts: owners' values */
     a->steady_rate = du / (a->time - a->steady_t_check);
     if (a->steady_rate < a->steady_tolerance && a->time >= a->steady_min_time) {
       a->steady_reached = 1;
-      if (!a->options.quiet)
+      if (!a->options.quiet && ef_comm_rank(a->comm) == 0)
         printf("steady state at step %ld, t = %.6g: max |du/dt| = %.3e < %.3e\n", a->step, a->time,
                a->steady_rate, a->steady_tolerance);
     }

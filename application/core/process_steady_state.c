@@ -33,6 +33,7 @@ typedef struct {
   int have_previous, stop;
   long calls;
   double t_check, below_since, rate;
+  ef_comm comm; /* MPI: maxima over the ranks (ghosts hold their owners' values, so every node counts) */
 } ef_steady;
 
 static void ef_steady_free(ef_steady *s) {
@@ -49,6 +50,7 @@ static int ef_steady_create(const ef_process_context *ctx, ef_parameters p, void
   EF_CHECK(s, EF_ERR_MEMORY, "out of memory");
   int err = EF_SUCCESS;
   s->mp = ctx->model_part;
+  s->comm = ctx->comm;
   s->echo_level = ctx->echo_level;
   ef_process_label(s->label, sizeof s->label, "stop_when_steady_process", p);
   ef_parameters list;
@@ -110,6 +112,14 @@ static int ef_steady_finalize_step(void *data, double time, int step) {
       hi = fmax(hi, x);
       scale = fmax(scale, fabs(x));
     }
+    if (ef_comm_size(s->comm) > 1) { /* MPI: the same maxima on every rank */
+      double m[4] = {change, scale, hi, -lo};
+      EF_CALL(ef_comm_allreduce(s->comm, m, 4, EF_COMM_MAX));
+      change = m[0];
+      scale = m[1];
+      hi = m[2];
+      lo = -m[3];
+    }
     if (v->n_components == 1) scale = hi - lo;
     if (s->have_previous && time > s->t_check) {
       /* A field that is zero everywhere (a pressure-free start) has no relative change to measure. */
@@ -121,14 +131,14 @@ static int ef_steady_finalize_step(void *data, double time, int step) {
   }
   if (s->have_previous) {
     s->rate = rate;
-    if (s->echo_level >= 2) printf("steady-state check: t = %.9g  relative change %.4e per unit time\n", time, rate);
+    if (s->echo_level >= 2 && ef_comm_rank(s->comm) == 0) printf("steady-state check: t = %.9g  relative change %.4e per unit time\n", time, rate);
     if (rate >= s->tolerance || time < s->minimum_time)
       s->below_since = -1.0;
     else if (s->below_since < 0)
       s->below_since = s->t_check; /* below over the whole interval just measured */
     if (s->below_since >= 0 && time - s->below_since >= s->hold_time * (1 - 1e-12)) {
       s->stop = 1;
-      if (s->echo)
+      if (s->echo && ef_comm_rank(s->comm) == 0)
         printf("steady state at t = %.6g: relative change %.3e per unit time < %.3e since t = %.6g\n", time, rate,
                s->tolerance, s->below_since);
     }
@@ -156,6 +166,7 @@ static void ef_steady_destroy(void **data) {
 
 const ef_process_ops ef_stop_when_steady_process_ops = {
     .name = "stop_when_steady_process",
+    .distributed = 1, /* MPI: maxima reduced over the ranks */
     .create = ef_steady_create,
     .execute_finalize_solution_step = ef_steady_finalize_step,
     .stop_requested = ef_steady_stop_requested,
