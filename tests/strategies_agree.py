@@ -75,7 +75,8 @@ def main():
     params["solver_settings"]["linear_solver_settings"]["tolerance"] = 1e-10
     if implicit:
         params["solver_settings"]["viscous_time_integration"] = "implicit"
-        params["solver_settings"]["implicit_viscosity"] = {"correction": implicit, "maximum_viscous_number": 4.0}
+        params["solver_settings"]["implicit_viscosity"] = {"correction": implicit, "maximum_viscous_number": 4.0,
+                                                          "check_every": 4}
     vtk_params = params["output_processes"]["vtk_output"][0]["Parameters"]
     vtk_params["output_control_type"] = "step"
     vtk_params["output_interval"] = 20
