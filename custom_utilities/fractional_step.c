@@ -1160,13 +1160,18 @@ int ef_fs_step(ef_fs *fs, double t, double dt, double *velocity, double *pressur
   EF_CALL(ef_fs_prepare(fs, dt, velocity, pressure));
   const double t1 = ef_wtime();
   const int64_t n = fs->n;
-  /* viscous_pressure 1: extrapolate when the input pressure is the one the previous step returned. */
+  /* viscous_pressure 1: extrapolate when the input pressure is the one the previous step returned (at the
+   * free nodes: the processes may write the fixed values of the new time before the step). */
   const int extrap = fs->s.viscous_implicit && fs->s.viscous_pressure == 1;
   const double *pold = pressure;
   fs->ext_on = 0;
   if (extrap) {
     EF_CALL(ext_alloc(fs));
-    if (fs->ext_have && fs->ext_dt > 0.0 && memcmp(fs->ext_last, pressure, (size_t)n * sizeof(double)) == 0) {
+    int same = fs->ext_have && fs->ext_dt > 0.0;
+    const uint8_t *pfix = fs->s.pressure_fixed;
+    for (int64_t i = 0; same && i < n; ++i)
+      if (!(pfix && pfix[i]) && memcmp(fs->ext_last + i, pressure + i, sizeof(double)) != 0) same = 0;
+    if (same) {
       double a[4][4], ai[4][4], b[4], c[4];
       ef_fs_imex_tableau(a, ai, b, c);
       /* Half the linear extrapolation: the full one diverges (docs/implicit_viscosity.md, fix (b)). */

@@ -145,8 +145,8 @@ typedef struct {
    *     tableau (stage i's own P_i in its solve), and steps 3-4 take the increment from p^ = p_n + w d
    *     (= 2 sum_i b_i P_i - p_n) instead of p_n.  The full weight dt/dt_prev (linear extrapolation) is
    *     unstable on the start-up channel, 3/4 too; 1/2 halves the pressure lag (first order still).  The
-   *     first step, and any step whose input pressure is not the one the previous step returned (a restart,
-   *     a changed field), is frozen.  Not the default: the Taylor-Green order stays ~1.3. */
+   *     first step, and any step whose input pressure at the free nodes is not the one the previous step
+   *     returned (a restart, a changed field), is frozen.  Not the default: the Taylor-Green order stays ~1.3. */
   int viscous_pressure;
 } ef_fs_settings;
 
