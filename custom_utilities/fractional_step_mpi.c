@@ -55,12 +55,9 @@ static double sum_parts(const double *part, int64_t nb) {
  * Creation. */
 
 static int check_supported(const ef_fs_settings *s, int64_t n) {
+  (void)n;
   EF_CHECK(!s->viscous_implicit, EF_ERR_UNSUPPORTED,
            "viscous_time_integration \"implicit\" does not run on several ranks yet (docs/mpi.md)");
-  if (s->slip_type)
-    for (int64_t i = 0; i < n; ++i)
-      EF_CHECK(s->slip_type[i] == EF_SLIP_NONE, EF_ERR_UNSUPPORTED,
-               "slip boundaries do not run on several ranks yet (docs/mpi.md)");
   return EF_SUCCESS;
 }
 
@@ -244,7 +241,8 @@ static int rk_stage(ef_fs_mpi *fs, int stage, double dt, const double *u_n, cons
   const double *ev = ed->values, *mass = ed->mass, *invm = ed->inv_mass;
   const double *tau = fs->tau, *xi = fs->xi, *bf = fs->s.body_force, *nun = fs->s.nu_nodal;
   const double nu = fs->s.nu;
-  const uint8_t *vfix = fs->s.velocity_fixed, *pfix = fs->s.pressure_fixed;
+  const uint8_t *vfix = fs->s.velocity_fixed, *pfix = fs->s.pressure_fixed, *slip = fs->s.slip_type;
+  const double *sn = fs->s.slip_normal, *st = fs->s.slip_tangent;
   double *acc = fs->acc;
   const double a = stage == 0 || stage == 1 ? 0.5 * dt : stage == 2 ? dt : dt / 6.0;
   const double wacc = stage == 0 || stage == 3 ? 1.0 : 2.0;
@@ -272,7 +270,8 @@ static int rk_stage(ef_fs_mpi *fs, int stage, double dt, const double *u_n, cons
     }
     const uint8_t none[3] = {0, 0, 0};
     const double zero[3] = {0.0, 0.0, 0.0};
-    ef_node_apply_bc(dim, vfix ? vfix + 3 * i : none, EF_SLIP_NONE, zero, zero, uref, u);
+    ef_node_apply_bc(dim, vfix ? vfix + 3 * i : none, slip ? slip[i] : EF_SLIP_NONE, sn ? sn + 3 * i : zero,
+                     st ? st + 3 * i : zero, uref, u);
     for (int c = 0; c < 3; ++c) uout[3 * i + c] = u[c];
   }
   return halo(fs, uout, 3);
@@ -513,7 +512,8 @@ static int correct(ef_fs_mpi *fs, double dt, const double *uh, const double *p_n
   const int64_t n = fs->n_owned, *rp = ed->row_ptr;
   const int32_t *col = ed->col;
   const double *ev = ed->values, *invm = ed->inv_mass;
-  const uint8_t *vfix = fs->s.velocity_fixed;
+  const uint8_t *vfix = fs->s.velocity_fixed, *slip = fs->s.slip_type;
+  const double *sn = fs->s.slip_normal, *st = fs->s.slip_tangent;
   const double cc = 0.5 * dt, bound2 = fs->s.velocity_bound * fs->s.velocity_bound;
   int64_t bad = INT64_MAX;
   EF_OMP(omp parallel for schedule(static) reduction(min : bad))
@@ -529,7 +529,8 @@ static int correct(ef_fs_mpi *fs, double dt, const double *uh, const double *p_n
     for (int c = 0; c < dim; ++c) uref[c] = uh[3 * i + c];
     const uint8_t none[3] = {0, 0, 0};
     const double zero[3] = {0.0, 0.0, 0.0};
-    ef_node_apply_bc(dim, vfix ? vfix + 3 * i : none, EF_SLIP_NONE, zero, zero, uref, u);
+    ef_node_apply_bc(dim, vfix ? vfix + 3 * i : none, slip ? slip[i] : EF_SLIP_NONE, sn ? sn + 3 * i : zero,
+                     st ? st + 3 * i : zero, uref, u);
     double u2 = 0.0;
     for (int c = 0; c < 3; ++c) {
       u_new[3 * i + c] = u[c];

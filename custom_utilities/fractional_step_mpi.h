@@ -17,7 +17,7 @@
  * form: one reduction (r.D^-1 r and (A u).u together) and one halo exchange per iteration.
  *
  * Not supported here (the strategy refuses them on several ranks with EF_ERR_UNSUPPORTED): the implicit
- * viscosity, slip nodes, other pressure solvers and preconditioners.  One rank gives ef_fs_step's
+ * viscosity, other pressure solvers and preconditioners.  One rank gives ef_fs_step's
  * results to rounding (the sums run in another order), not bit-identically: one rank uses ef_fs_step.
  */
 #ifndef EF_FRACTIONAL_STEP_MPI_H

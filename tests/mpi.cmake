@@ -83,6 +83,7 @@ if(EF_HAVE_MPI)
   ef_add_mpi_run(mpi_run_cavity2d_np3 3 cavity2d)
   ef_add_mpi_run(mpi_run_cavity3d_np2 2 cavity3d)
   ef_add_mpi_run(mpi_run_cavity3d_np3 3 cavity3d)
+  ef_add_mpi_run(mpi_run_cavity3d_slip_np3 3 cavity3d_slip) # slip walls: faces, edges and corners
   # What does not run on several ranks yet stops every rank with its message (edgeflow's ef_comm_abort).
   if(EF_WITH_OPENCL) # (without OpenCL the strategy is not registered at all)
     add_test(NAME mpi_unsupported_opencl_np2
@@ -91,6 +92,21 @@ if(EF_HAVE_MPI)
                      -DSECONDS=60 -P ${CMAKE_SOURCE_DIR}/cmake/expect_failure.cmake)
     set_tests_properties(mpi_unsupported_opencl_np2 PROPERTIES LABELS "mpi" TIMEOUT 90 PROCESSORS 2 ENVIRONMENT "${EF_MPI_ENV}")
   endif()
+  # The Python workflow under mpirun: the same analysis through ctypes (5 steps), and a failure that stops
+  # every rank with its message (FluidAnalysis._check calls ef_comm_abort on several ranks).
+  set(EF_MPI_PYTHON_ENV "${EF_MPI_ENV};EDGEFLOW_LIB_DIR=$<TARGET_FILE_DIR:edgeflow_core>;PYTHONPATH=;PYTHONHOME=;PYTHONNOUSERSITE=1")
+  add_test(NAME mpi_python_cavity2d_np2
+           COMMAND ${EF_MPIRUN} ${MPIEXEC_NUMPROC_FLAG} 2 ${EF_SYSTEM_PYTHON} ${CMAKE_SOURCE_DIR}/python_scripts/run_analysis.py
+                   ${CMAKE_CURRENT_SOURCE_DIR}/data/mpi/cavity2d.json --steps 5 --overwrite
+                   --output ${CMAKE_CURRENT_BINARY_DIR}/mpi_python_cavity2d)
+  set_tests_properties(mpi_python_cavity2d_np2 PROPERTIES LABELS "mpi" TIMEOUT 120 PROCESSORS 2
+                       ENVIRONMENT "${EF_MPI_PYTHON_ENV}"
+                       PASS_REGULAR_EXPRESSION "step +5 +t = .*pressure iterations" FAIL_REGULAR_EXPRESSION "error|Traceback")
+  add_test(NAME mpi_python_failure_np2
+           COMMAND ${CMAKE_COMMAND} "-DCOMMAND=${EF_MPIRUN};${MPIEXEC_NUMPROC_FLAG};2;${EF_SYSTEM_PYTHON};${CMAKE_SOURCE_DIR}/python_scripts/run_analysis.py;${CMAKE_CURRENT_SOURCE_DIR}/data/mpi/cavity2d_bicgstab.json;--steps;5;--overwrite;--output;${CMAKE_CURRENT_BINARY_DIR}/mpi_python_failure"
+                   "-DEXPECT=rank [01] of 2: error: Initialize: .*solver_type .bicgstab. .*only .cg. with .jacobi. runs across ranks" -DSECONDS=60
+                   -P ${CMAKE_SOURCE_DIR}/cmake/expect_failure.cmake)
+  set_tests_properties(mpi_python_failure_np2 PROPERTIES LABELS "mpi" TIMEOUT 90 PROCESSORS 2 ENVIRONMENT "${EF_MPI_PYTHON_ENV}")
   # The partitioned VTK output: `mpirun -n P edgeflow run` against `edgeflow run` of the same case, the last
   # step read back with the VTK library (.pvtu through vtkXMLPUnstructuredGridReader), field by NODE_ID.
   execute_process(COMMAND ${EF_SYSTEM_PYTHON} -c "import vtk" RESULT_VARIABLE EF_NO_PYTHON_VTK OUTPUT_QUIET ERROR_QUIET)

@@ -173,6 +173,7 @@ typedef struct {
   char label[EF_PROCESS_LABEL_MAX];
   ef_sub_model_part *smp; /* NULL: every condition of the model part */
   double edge_angle_degrees;
+  ef_comm comm; /* MPI: a part without faces is one without faces on every rank */
   ef_slip_group *group;
 } ef_slip_member;
 
@@ -298,7 +299,9 @@ static int ef_slip_group_classify(ef_slip_member *s) {
   for (int j = 0; j < g->n; j++) {
     ef_slip_member *m = g->members[j];
     int64_t nc = m->smp ? m->smp->n_conditions : mp->n_conditions;
-    EF_CHECK_GOTO(nc > 0, EF_ERR_PARAMETER, done,
+    double nc_all = (double)nc; /* MPI: a rank's piece may hold none of the part's faces */
+    EF_CALL_GOTO(ef_comm_allreduce(m->comm, &nc_all, 1, EF_COMM_SUM), done);
+    EF_CHECK_GOTO(nc_all > 0, EF_ERR_PARAMETER, done,
                   "%s: the part has no conditions (boundary %s), so there are no normals to slip along", m->label,
                   mp->dim == 2 ? "lines" : "faces");
     for (int64_t k = 0; k < nc; k++) {
@@ -392,6 +395,7 @@ static int ef_slip_create(const ef_process_context *ctx, ef_parameters p, void *
   ef_slip_member *s = calloc(1, sizeof *s);
   EF_CHECK(s, EF_ERR_MEMORY, "out of memory");
   s->mp = ctx->model_part;
+  s->comm = ctx->comm;
   ef_process_label(s->label, sizeof s->label, "apply_slip_process", p);
   int err;
   double slip_length;
@@ -427,6 +431,7 @@ static void ef_slip_destroy(void **data) {
 
 static const ef_process_ops ef_apply_slip_process_ops = {
     .name = "apply_slip_process",
+    .distributed = 1, /* owned nodes see all their faces on the piece; ghosts take their owners' values */
     .create = ef_slip_create,
     .execute_initialize = ef_slip_execute_initialize,
     .destroy = ef_slip_destroy,

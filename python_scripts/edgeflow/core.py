@@ -88,6 +88,9 @@ class Library:
             "ef_analysis_write_restart": ([vp, ctypes.c_char_p, ctypes.c_size_t], i),
             "ef_request_stop": ([i], None),
             "ef_analysis_stop_signal": ([vp], i),
+            "ef_analysis_comm": ([vp], vp),
+            "ef_comm_size": ([vp], i),
+            "ef_comm_abort": ([vp, i, ctypes.c_char_p], None),  # variadic: the message follows "%s"
             "ef_model_part_sync_to_host": ([vp], i),
             "ef_model_part_mark_modified": ([vp, ctypes.c_char_p], i),
             "ef_model_part_variable_arrays": ([vp, ctypes.c_char_p, ctypes.POINTER(ctypes.POINTER(d)),

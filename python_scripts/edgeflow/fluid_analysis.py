@@ -45,6 +45,16 @@ class FluidAnalysis:
                                                      ctypes.byref(self._h)), "create analysis")
         self.model_part = None
 
+    def _check(self, err, what):
+        """Raise on an error; on several ranks (parallel_type "MPI" under mpirun) first stop every rank with
+        this rank's message instead, as `edgeflow run` does: the others may wait in a collective (docs/mpi.md)."""
+        if err and self._h:
+            comm = self._L.lib.ef_analysis_comm(self._h)
+            if self._L.lib.ef_comm_size(comm) > 1:
+                message = f"error: {what}: {self._L.lib.ef_error_message().decode(errors='replace')}"
+                self._L.lib.ef_comm_abort(comm, 1, b"%s", message.encode())
+        self._L.check(err, what)
+
     def _str(self, s):
         b = s.encode()
         self._keep.append(b)
@@ -82,7 +92,7 @@ class FluidAnalysis:
         return self._L.lib.ef_analysis_stop_signal(self._h)
 
     def Initialize(self):
-        self._L.check(self._L.lib.ef_analysis_initialize(self._h), "Initialize")
+        self._check(self._L.lib.ef_analysis_initialize(self._h), "Initialize")
         self.model_part = ModelPart(self._L, self._L.lib.ef_analysis_model_part(self._h), owner=self)
         self.OutputSolutionStep()
 
@@ -97,19 +107,19 @@ class FluidAnalysis:
             self.OutputSolutionStep()
 
     def InitializeSolutionStep(self):
-        self._L.check(self._L.lib.ef_analysis_initialize_solution_step(self._h), "InitializeSolutionStep")
+        self._check(self._L.lib.ef_analysis_initialize_solution_step(self._h), "InitializeSolutionStep")
 
     def SolveSolutionStep(self):
-        self._L.check(self._L.lib.ef_analysis_solve_solution_step(self._h), "SolveSolutionStep")
+        self._check(self._L.lib.ef_analysis_solve_solution_step(self._h), "SolveSolutionStep")
 
     def FinalizeSolutionStep(self):
-        self._L.check(self._L.lib.ef_analysis_finalize_solution_step(self._h), "FinalizeSolutionStep")
+        self._check(self._L.lib.ef_analysis_finalize_solution_step(self._h), "FinalizeSolutionStep")
 
     def OutputSolutionStep(self):
-        self._L.check(self._L.lib.ef_analysis_output_solution_step(self._h), "OutputSolutionStep")
+        self._check(self._L.lib.ef_analysis_output_solution_step(self._h), "OutputSolutionStep")
 
     def Finalize(self):
-        self._L.check(self._L.lib.ef_analysis_finalize(self._h), "Finalize")
+        self._check(self._L.lib.ef_analysis_finalize(self._h), "Finalize")
 
     # State ------------------------------------------------------------------
     @property
