@@ -336,7 +336,7 @@ void ef_fs_dt_cap_viscous(const ef_fs_dt_settings *s, const ef_fs_settings *fss,
   if (fss->viscous_number_max > 0.0 && hmin2_over_nu < 1.0e300) cap = fss->viscous_number_max * hmin2_over_nu;
   if (fss->viscous_dt_growth > 0.0) {
     const double g = s->dt_previous > 0.0       ? fss->viscous_dt_growth * s->dt_previous
-                     : hmin2_over_nu < 1.0e300 ? 0.25 * s->cfl * hmin2_over_nu
+                     : hmin2_over_nu < 1.0e300 ? 0.25 * fmin(s->cfl, EF_FS_CFL_EXPLICIT) * hmin2_over_nu
                                                : 1.0e300;
     if (g < cap) cap = g;
   }

@@ -124,7 +124,7 @@ typedef struct {
   double viscous_number_max;
   /* ... and, in CFL mode, dt <= viscous_dt_growth * the previous automatic step (ef_fs_dt_settings'
    * dt_previous; <= 0: no limit; default 1.2), the first automatic step of a run being the explicit
-   * rule's at rest, cfl min_I hmin_I^2/(4 nu_I): from rest, or from a state that the step does not yet
+   * rule's at rest, min(cfl, 1) min_I hmin_I^2/(4 nu_I): from rest, or from a state that the step does not yet
    * resolve, one step of up to viscous_number_max h^2/nu carries an O(dt) splitting error of the size
    * of the flow itself (a pressure-driven start-up: 30x the exact velocity). */
   double viscous_dt_growth;
@@ -156,6 +156,14 @@ typedef struct {
  * a 2-4 times larger tau, i.e. more numerical diffusion), rtol 1e-8, 5000 iterations,
  * flux tolerance 1e-6, velocity bound 1e6, no boundary conditions, pressure scale 1. */
 void ef_fs_settings_default(ef_fs_settings *s);
+
+/* The default CFL_number of each scheme (time_stepping.CFL_number absent or null).  Explicit: the
+ * published scheme's 1.0.  Implicit viscosity: 4.0, 0.8x the smallest stable value measured by
+ * tools/cfl_bisect.py (2000 steps from a developed state; docs/implicit_viscosity.md): 5.5 on
+ * flow_past_obstacle (s = 1, Re 100), against 14.2 on the 64^2 graded cavity2d and 16-19 on cavity3d
+ * levels 0-2 (Re 100); the explicit scheme's own limits there are 4.4, 3.4 and 3.8-4.5. */
+#define EF_FS_CFL_EXPLICIT 1.0
+#define EF_FS_CFL_IMPLICIT 4.0
 
 /* Time-step control. */
 typedef struct {
@@ -201,7 +209,7 @@ void ef_fs_dt_choose(const ef_fs_dt_settings *s, double stable, double *dt, doub
 int ef_fs_dt_floor_check(const ef_fs_dt_settings *s, double stable);
 /* Implicit viscosity in CFL mode: dt = min(dt, fss->viscous_number_max hmin2_over_nu,
  * fss->viscous_dt_growth s->dt_previous) (not below dt_min; with no previous step the last term is
- * the explicit rule at rest, s->cfl hmin2_over_nu / 4), hmin2_over_nu = min_I hmin_I^2/nu_I; nothing
+ * the explicit rule at rest, min(s->cfl, EF_FS_CFL_EXPLICIT) hmin2_over_nu / 4), hmin2_over_nu = min_I hmin_I^2/nu_I; nothing
  * for fixed steps or the explicit scheme, and no term for a cap or a growth <= 0.  The caller sets
  * s->dt_previous to the step returned. */
 void ef_fs_dt_cap_viscous(const ef_fs_dt_settings *s, const ef_fs_settings *fss, double hmin2_over_nu, double *dt);

@@ -20,6 +20,15 @@ if(EXISTS ${EF_SYSTEM_PYTHON} AND EF_WITH_VTK_TESTS)
                        ENVIRONMENT "EDGEFLOW_LIB_DIR=$<TARGET_FILE_DIR:edgeflow_core>;EDGEFLOW_PLUGIN_DIR=${CMAKE_LIBRARY_OUTPUT_DIRECTORY};PYTHONPATH=;PYTHONHOME=;PYTHONNOUSERSITE=1${EF_PYTHON_SANITIZER_ENV}")
 endif()
 
+# time_stepping.CFL_number absent or null: each scheme's default (explicit 1, implicit viscosity 4).
+if(EXISTS ${EF_SYSTEM_PYTHON})
+  add_test(NAME cfl_defaults
+           COMMAND ${EF_SYSTEM_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/workflow/test_cfl_defaults.py
+                   ${CMAKE_SOURCE_DIR} ${EF_WORKFLOW_OUT}/cfl_defaults)
+  set_tests_properties(cfl_defaults PROPERTIES LABELS "unit" TIMEOUT 120
+                       ENVIRONMENT "EDGEFLOW_LIB_DIR=$<TARGET_FILE_DIR:edgeflow_core>;EDGEFLOW_PLUGIN_DIR=${CMAKE_LIBRARY_OUTPUT_DIRECTORY};OMP_NUM_THREADS=2;OMP_WAIT_POLICY=passive;PYTHONPATH=;PYTHONHOME=;PYTHONNOUSERSITE=1${EF_PYTHON_SANITIZER_ENV}")
+endif()
+
 # problem_data.steady_state: stops at the first check below the tolerance, off when 0.
 if(EXISTS ${EF_SYSTEM_PYTHON})
   add_test(NAME steady_state_stop

@@ -15,7 +15,7 @@ const char ef_fluid_settings_defaults[] =
     "{\"material_import_settings\": {\"materials_filename\": \"\"},"
     " \"density\": null, \"viscosity\": null, \"dynamic_viscosity\": null,"
     " \"body_force\": [0.0, 0.0, 0.0],"
-    " \"time_stepping\": {\"automatic_time_step\": true, \"CFL_number\": 1.0, \"time_step\": 0.0,"
+    " \"time_stepping\": {\"automatic_time_step\": true, \"CFL_number\": null, \"time_step\": 0.0,"
     "     \"minimum_delta_time\": 1e-12, \"maximum_delta_time\": 1e30},"
     " \"stabilization\": {\"tau_c1\": 1.0, \"tau_c2\": 4.0, \"tau_c3\": 2.0, \"use_oss\": true},"
     " \"divergence_velocity_bound\": 1e6, \"divergence_velocity_factor\": 100.0,"

@@ -114,7 +114,12 @@ int ef_strategy_read_settings(const ef_strategy_config *config, ef_fs_settings *
   memset(dt, 0, sizeof *dt);
   EF_CALL(ef_parameters_get(config->settings, "time_stepping", &ts));
   EF_CALL(ef_parameters_get_bool(ts, "automatic_time_step", &automatic));
-  EF_CALL(ef_parameters_get_double(ts, "CFL_number", &dt->cfl));
+  ef_parameters cfl;
+  EF_CALL(ef_parameters_get(ts, "CFL_number", &cfl));
+  if (ef_parameters_type(cfl) == EF_JSON_NULL) /* not given: the scheme's own (fractional_step.h) */
+    dt->cfl = fs->viscous_implicit ? EF_FS_CFL_IMPLICIT : EF_FS_CFL_EXPLICIT;
+  else
+    EF_CALL(ef_parameters_get_double(ts, "CFL_number", &dt->cfl));
   EF_CALL(ef_parameters_get_double(ts, "time_step", &dt->dt_fixed));
   EF_CALL(ef_parameters_get_double(ts, "minimum_delta_time", &dt->dt_min));
   EF_CALL(ef_parameters_get_double(ts, "maximum_delta_time", &dt->dt_max));
