@@ -84,6 +84,9 @@ if(EF_HAVE_MPI)
   ef_add_mpi_run(mpi_run_cavity3d_np2 2 cavity3d)
   ef_add_mpi_run(mpi_run_cavity3d_np3 3 cavity3d)
   ef_add_mpi_run(mpi_run_cavity3d_slip_np3 3 cavity3d_slip) # slip walls: faces, edges and corners
+  # The channel with an obstacle: apply_inlet_process along its automatic_inwards_normal (faces summed over
+  # the ranks), an outlet (open boundary), forces, drag and probes on the ranks.
+  ef_add_mpi_run(mpi_run_channel_inlet_np3 3 channel_inlet)
   # What does not run on several ranks yet stops every rank with its message (edgeflow's ef_comm_abort).
   if(EF_WITH_OPENCL) # (without OpenCL the strategy is not registered at all)
     add_test(NAME mpi_unsupported_opencl_np2
