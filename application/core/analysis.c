@@ -299,6 +299,11 @@ static int ef_analysis_split_mesh(ef_analysis a) {
   if (err) return err;
   ef_model_part_destroy(&a->mp);
   a->mp = piece;
+  /* The piece's coordinates and connectivity live in the model part now; the partition keeps the maps. */
+  free(a->partition.coords);
+  free(a->partition.elements);
+  a->partition.coords = NULL;
+  a->partition.elements = NULL;
   return EF_SUCCESS;
 }
 

@@ -176,6 +176,7 @@ int ef_comm_have_mpi(void) {
 #endif
 }
 
+#ifdef EF_HAVE_MPI
 typedef int (*ef_comm_mpi_init_fn)(int *argc, char ***argv, ef_comm *world);
 typedef int (*ef_comm_mpi_finalize_fn)(ef_comm *world);
 static ef_comm ef_world;
@@ -185,16 +186,18 @@ static void ef_comm_world_at_exit(void) {
   if (ef_world && ef_world_finalize) (void)ef_world_finalize(&ef_world);
   ef_world = NULL;
 }
+#endif
 
 int ef_comm_world(ef_comm *world) {
   EF_CHECK(world, EF_ERR_PARAMETER, "ef_comm_world: NULL result");
-  *world = ef_world;
-  if (ef_world) return EF_SUCCESS;
+  *world = NULL;
 #ifndef EF_HAVE_MPI
   return EF_ERROR(EF_ERR_UNSUPPORTED,
                   "this edgeflow was built without MPI (configure with -DEDGEFLOW_MPI=ON, with libopenmpi-dev and "
                   "libmetis-dev installed)");
 #else
+  *world = ef_world;
+  if (ef_world) return EF_SUCCESS;
   void *handle = NULL;
   int err = ef_registry_open_library("mpi", &handle);
   if (err) return ef_error_push(err, __FILE__, __LINE__, "the MPI communicator library cannot be loaded");

@@ -73,8 +73,9 @@ int ef_analysis_run(ef_analysis a);
 /* The model part: on several ranks (problem_data.parallel_type "MPI" under mpirun) this rank's piece. */
 ef_model_part ef_analysis_model_part(ef_analysis a);
 /* The ranks (NULL: one process; the MPI world under parallel_type "MPI", set by initialize) and this
- * rank's piece of the mesh (NULL on one rank).  A program that gets an error on several ranks calls
- * ef_comm_abort on ef_analysis_comm, so no rank waits for one that gave up (docs/mpi.md). */
+ * rank's piece of the mesh (NULL on one rank; its coords and elements are NULL: the model part holds
+ * them).  A program that gets an error on several ranks calls ef_comm_abort on ef_analysis_comm, so no
+ * rank waits for one that gave up (docs/mpi.md). */
 ef_comm ef_analysis_comm(ef_analysis a);
 const ef_partition *ef_analysis_partition(ef_analysis a);
 /* The last pressure system the strategy solved, copied to the host. */
