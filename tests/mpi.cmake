@@ -95,6 +95,13 @@ if(EF_HAVE_MPI)
                      -DSECONDS=60 -P ${CMAKE_SOURCE_DIR}/cmake/expect_failure.cmake)
     set_tests_properties(mpi_unsupported_opencl_np2 PROPERTIES LABELS "mpi" TIMEOUT 90 PROCESSORS 2 ENVIRONMENT "${EF_MPI_ENV}")
   endif()
+  # problem_data.max_wall_time (2 s) on 3 ranks: the ranks' clocks differ, one reduction per step stops them
+  # after the same step (exit status 75 as on one process, outputs written, no hang).
+  add_test(NAME mpi_wall_time_np3
+           COMMAND ${CMAKE_COMMAND} "-DCOMMAND=${EF_MPIRUN};${MPIEXEC_NUMPROC_FLAG};3;$<TARGET_FILE:edgeflow>;run;${CMAKE_CURRENT_SOURCE_DIR}/data/mpi/cavity3d_wall_time.json;--quiet;--overwrite;--output;${CMAKE_CURRENT_BINARY_DIR}/mpi_wall_time"
+                   "-DEXPECT=max_wall_time reached: all 3 ranks stopped after step [0-9]+" -DSECONDS=60
+                   -P ${CMAKE_SOURCE_DIR}/cmake/expect_failure.cmake)
+  set_tests_properties(mpi_wall_time_np3 PROPERTIES LABELS "mpi" TIMEOUT 90 PROCESSORS 3 ENVIRONMENT "${EF_MPI_ENV}")
   # The Python workflow under mpirun: the same analysis through ctypes (5 steps), and a failure that stops
   # every rank with its message (FluidAnalysis._check calls ef_comm_abort on several ranks).
   set(EF_MPI_PYTHON_ENV "${EF_MPI_ENV};EDGEFLOW_LIB_DIR=$<TARGET_FILE_DIR:edgeflow_core>;PYTHONPATH=;PYTHONHOME=;PYTHONNOUSERSITE=1")

@@ -1537,6 +1537,29 @@ static int ef_analysis_force_outputs(ef_analysis a) {
   return EF_SUCCESS;
 }
 
+/* On several ranks: a signal or the wall clock of any rank stops every rank after the same step (one
+ * reduction per step), with this step's outputs; no restart file (not on several ranks yet). */
+static int ef_analysis_end_of_step_ranks(ef_analysis a, int sig, int wall) {
+  ef_run_state *r = &a->run;
+  double stop[2] = {(double)sig, (double)wall};
+  EF_CALL(ef_comm_allreduce(a->comm, stop, 2, EF_COMM_MAX));
+  if (stop[0] == 0.0 && stop[1] == 0.0) return EF_SUCCESS;
+  EF_CALL(ef_analysis_force_outputs(a));
+  r->stopped = 1;
+  r->stop_signal = (int)stop[0];
+  r->status = "interrupted";
+  if (ef_comm_rank(a->comm) == 0)
+    fprintf(stderr,
+            "edgeflow: %s: all %d ranks stopped after step %ld (t = %.9g); outputs written (no restart file: restart "
+            "files do not work on several ranks yet)\n",
+            r->stop_signal == SIGINT    ? "SIGINT"
+            : r->stop_signal == SIGTERM ? "SIGTERM"
+            : r->stop_signal            ? "signal"
+                                        : "problem_data.max_wall_time reached",
+            ef_comm_size(a->comm), a->step, a->time);
+  return EF_SUCCESS;
+}
+
 /* A stop request or the wall-clock limit: restart file, the outputs of this step, then the loop
  * ends; otherwise a scheduled restart file. */
 static int ef_analysis_end_of_step(ef_analysis a) {
@@ -1545,6 +1568,7 @@ static int ef_analysis_end_of_step(ef_analysis a) {
   int wall = 0;
   if (!sig && r->max_wall_time > 0)
     wall = ef_wtime() - a->wall_start >= r->max_wall_time - (r->restart_seconds + r->output_seconds);
+  if (a->distributed) return ef_analysis_end_of_step_ranks(a, sig, wall);
   if (sig || wall) {
     /* The restart comes first: a continued run cuts the outputs forced here, so it matches an
      * uninterrupted one. */
