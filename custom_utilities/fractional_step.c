@@ -38,6 +38,10 @@ struct ef_fs_s {
   double *ext_prev, *ext_last, *ext_p, *ext_g, *ext_zero, *ext_hat;
   double ext_dt;
   int ext_have, ext_on;
+  /* viscous_projection 1: the velocity and pressure of the single projection, the corrected velocity of a
+   * trial pressure, the PCG vectors. */
+  double *cp_u0, *cp_u, *cp_p0, *cp_r0, *cp_r, *cp_z, *cp_d, *cp_q, *cp_x, *cp_t;
+  int cp_iterations;
 };
 
 /* Default settings (see the header for the reasons of each value). */
@@ -93,6 +97,10 @@ static int check_settings(const ef_fs_settings *s) {
            s->viscous_correction);
   EF_CHECK(s->viscous_pressure == 0 || s->viscous_pressure == 1, EF_ERR_PARAMETER,
            "fractional step: viscous pressure must be 0 (frozen) or 1 (extrapolated), got %d", s->viscous_pressure);
+  EF_CHECK(s->viscous_projection == 0 || (s->viscous_projection == 1 && s->viscous_correction == 0), EF_ERR_PARAMETER,
+           "fractional step: viscous projection must be 0 (single) or 1 (converged, with the lumped correction), got "
+           "%d with correction %d",
+           s->viscous_projection, s->viscous_correction);
   EF_CHECK(!s->viscous_implicit || s->nu_nodal || s->nu > 0.0, EF_ERR_PARAMETER,
            "fractional step: implicit viscosity needs a positive viscosity (got %g)", s->nu);
   return EF_SUCCESS;
@@ -131,6 +139,26 @@ static int ext_alloc(ef_fs *fs) {
   fs->ext_prev = calloc(n, sizeof(double));
   EF_CHECK(fs->ext_prev && fs->ext_last && fs->ext_p && fs->ext_g && fs->ext_zero && fs->ext_hat, EF_ERR_MEMORY,
            "fractional step: out of memory for the extrapolated stage pressures (%lld nodes)", (long long)fs->n);
+  return EF_SUCCESS;
+}
+
+/* The arrays of viscous_projection 1, once. */
+static int cp_alloc(ef_fs *fs) {
+  if (fs->cp_u0) return EF_SUCCESS;
+  const size_t n = (size_t)fs->n;
+  fs->cp_u = calloc(3 * n, sizeof(double));
+  fs->cp_p0 = calloc(n, sizeof(double));
+  fs->cp_r0 = calloc(n, sizeof(double));
+  fs->cp_r = calloc(n, sizeof(double));
+  fs->cp_z = calloc(n, sizeof(double));
+  fs->cp_d = calloc(n, sizeof(double));
+  fs->cp_q = calloc(n, sizeof(double));
+  fs->cp_x = calloc(n, sizeof(double));
+  fs->cp_t = calloc(n, sizeof(double));
+  fs->cp_u0 = calloc(3 * n, sizeof(double));
+  EF_CHECK(fs->cp_u0 && fs->cp_u && fs->cp_p0 && fs->cp_r0 && fs->cp_r && fs->cp_z && fs->cp_d && fs->cp_q &&
+               fs->cp_x && fs->cp_t,
+           EF_ERR_MEMORY, "fractional step: out of memory for the converged projection (%lld nodes)", (long long)fs->n);
   return EF_SUCCESS;
 }
 
@@ -183,6 +211,16 @@ void ef_fs_destroy(ef_fs **fsp) {
   free(fs->ext_g);
   free(fs->ext_zero);
   free(fs->ext_hat);
+  free(fs->cp_u0);
+  free(fs->cp_u);
+  free(fs->cp_p0);
+  free(fs->cp_r0);
+  free(fs->cp_r);
+  free(fs->cp_z);
+  free(fs->cp_d);
+  free(fs->cp_q);
+  free(fs->cp_x);
+  free(fs->cp_t);
   ef_host_cg_destroy(&fs->cg);
   free(fs);
   *fsp = NULL;
@@ -1150,6 +1188,95 @@ int ef_fs_correct(ef_fs *fs, double dt, const double *uh, const double *p_n, con
 /* ---------------------------------------------------------------------------
  * The whole step. */
 
+/* viscous_projection 1: r = f(u(p), p) - H p at the free-pressure rows (0 at fixed ones), u(p) the velocity
+ * corrected from (cp_u0, cp_p0) to p with the boundary conditions (ef_fs_correct); affine in p. */
+static int cp_residual(ef_fs *fs, double dt, const double *p, double *r) {
+  EF_CALL(ef_fs_correct(fs, dt, fs->cp_u0, fs->cp_p0, p, fs->cp_u));
+  EF_CALL(ef_fs_assemble_pressure(fs, dt, fs->cp_u, p, p, NULL));
+  const int64_t n = fs->n, *hrp = fs->h_row_ptr;
+  const int32_t *hc = fs->h_col;
+  const double *hv = fs->h_val, *f = fs->f;
+  const uint8_t *pfix = fs->s.pressure_fixed;
+  EF_OMP(omp parallel for schedule(static))
+  for (int64_t i = 0; i < n; ++i)
+    r[i] = pfix && pfix[i] ? 0.0 : -ef_row_csr_residual((int)(hrp[i + 1] - hrp[i]), hc + hrp[i], hv + hrp[i], f[i], p);
+  return EF_SUCCESS;
+}
+
+/* Dot product in fixed row blocks (independent of the thread count). */
+static double cp_dot(const ef_fs *fs, const double *a, const double *b) {
+  const int64_t n = fs->n, nb = fs->n_blocks, B = fs->block;
+  double *part = fs->part_f;
+  EF_OMP(omp parallel for schedule(static))
+  for (int64_t blk = 0; blk < nb; ++blk) {
+    const int64_t i1 = (blk + 1) * B < n ? (blk + 1) * B : n;
+    double s = 0.0;
+    for (int64_t i = blk * B; i < i1; ++i) s += a[i] * b[i];
+    part[blk] = s;
+  }
+  double s = 0.0;
+  for (int64_t blk = 0; blk < nb; ++blk) s += part[blk];
+  return s;
+}
+
+/* z = H^-1 r by the built-in CG from 0 (a fixed linear preconditioner to its tolerance). */
+static int cp_precondition(ef_fs *fs, const double *r, double *z) {
+  memset(z, 0, (size_t)fs->n * sizeof(double));
+  int its = 0;
+  double res = 0.0;
+  const double rtol = fs->s.pressure_rtol < 1e-8 ? fs->s.pressure_rtol : 1e-8;
+  const int err = ef_host_cg_solve(fs->cg, &fs->H, r, z, rtol, fs->s.pressure_max_iterations, &its, &res);
+  if (err) return ef_error_push(err, __FILE__, __LINE__, "in the converged projection's preconditioner");
+  return EF_SUCCESS;
+}
+
+/* viscous_projection 1: from the single projection (fs->unew, fs->pnew), PCG on A dp = r(p0), A dp =
+ * r(p0) - r(p0 + dp) (symmetric positive: the single projection's Richardson iteration p += H^-1 r converges),
+ * to |r| <= 1e-3 |r(p0)| or 20 iterations; fs->unew, fs->pnew receive u(p), p. */
+static int cp_solve(ef_fs *fs, double dt) {
+  EF_CALL(cp_alloc(fs));
+  const int64_t n = fs->n;
+  double *x = fs->cp_x, *r = fs->cp_r, *z = fs->cp_z, *d = fs->cp_d, *q = fs->cp_q, *t = fs->cp_t, *r0 = fs->cp_r0;
+  const double *p0 = fs->cp_p0;
+  memcpy(fs->cp_u0, fs->unew, 3 * (size_t)n * sizeof(double));
+  memcpy(fs->cp_p0, fs->pnew, (size_t)n * sizeof(double));
+  memcpy(x, fs->pnew, (size_t)n * sizeof(double));
+  fs->cp_iterations = 0;
+  EF_CALL(cp_residual(fs, dt, x, r0));
+  memcpy(r, r0, (size_t)n * sizeof(double));
+  const double rn0 = sqrt(cp_dot(fs, r, r));
+  if (rn0 == 0.0) return EF_SUCCESS;
+  EF_CALL(cp_precondition(fs, r, z));
+  memcpy(d, z, (size_t)n * sizeof(double));
+  double rz = cp_dot(fs, r, z);
+  for (int k = 0; k < 20; ++k) {
+    EF_OMP(omp parallel for schedule(static))
+    for (int64_t i = 0; i < n; ++i) t[i] = p0[i] + d[i];
+    EF_CALL(cp_residual(fs, dt, t, q));
+    EF_OMP(omp parallel for schedule(static))
+    for (int64_t i = 0; i < n; ++i) q[i] = r0[i] - q[i];
+    const double dq = cp_dot(fs, d, q);
+    EF_CHECK(isfinite(dq), EF_ERR_SOLVER, "converged projection: PCG broke down (d.Ad = %g at iteration %d)", dq, k);
+    if (!(dq > 0.0)) break; /* a residual at rounding level (a steady state): keep the iterate */
+    const double alpha = rz / dq;
+    EF_OMP(omp parallel for schedule(static))
+    for (int64_t i = 0; i < n; ++i) {
+      x[i] += alpha * d[i];
+      r[i] -= alpha * q[i];
+    }
+    fs->cp_iterations = k + 1;
+    if (sqrt(cp_dot(fs, r, r)) <= 1e-3 * rn0) break;
+    EF_CALL(cp_precondition(fs, r, z));
+    const double rz2 = cp_dot(fs, r, z), beta = rz2 / rz;
+    rz = rz2;
+    EF_OMP(omp parallel for schedule(static))
+    for (int64_t i = 0; i < n; ++i) d[i] = z[i] + beta * d[i];
+  }
+  EF_CALL(ef_fs_correct(fs, dt, fs->cp_u0, fs->cp_p0, x, fs->unew));
+  memcpy(fs->pnew, x, (size_t)n * sizeof(double));
+  return EF_SUCCESS;
+}
+
 /* One fractional step t -> t + dt on the caller arrays (written only on success). */
 int ef_fs_step(ef_fs *fs, double t, double dt, double *velocity, double *pressure, double *reaction,
                ef_fs_stats *stats) {
@@ -1187,6 +1314,7 @@ int ef_fs_step(ef_fs *fs, double t, double dt, double *velocity, double *pressur
   const double t3 = ef_wtime();
   EF_CALL(ef_fs_correct(fs, dt, fs->uh, pold, fs->pnew, fs->unew));
   if (fs->s.viscous_implicit && fs->s.viscous_correction) ef_fs_viscous_stats(fs, &st);
+  if (fs->s.viscous_implicit && fs->s.viscous_projection == 1) EF_CALL(cp_solve(fs, dt));
   if (fs->s.viscous_implicit && fs->s.viscous_correction == 3) {
     /* Rotational pressure (experiment, ef_fs_step only): the lumped correction with phi = dp of the
      * unfiltered row, then p_{n+1} = p_n + phi - 2 gamma nu_I q_I (q of the assembly) at the free-pressure

@@ -148,6 +148,15 @@ typedef struct {
    *     first step, and any step whose input pressure at the free nodes is not the one the previous step
    *     returned (a restart, a changed field), is frozen.  Not the default: the Taylor-Green order stays ~1.3. */
   int viscous_pressure;
+  /* Projection with viscous_implicit (docs/implicit_viscosity.md, issue 16 fix (c); ef_fs_step only, with
+   * viscous_correction 0):
+   * 0 = single: steps 3-4 once (default);
+   * 1 = converged: after steps 3-4, the consistent projection r(p) = f(u(p), p) - H p = 0, u(p) the corrected
+   *     velocity with the boundary values (the fixed-velocity nodes receive no correction, so the single
+   *     projection leaves their rows' continuity residual, which it relaxes by only ~3 % a step), solved by
+   *     PCG on p with the built-in CG on H as the preconditioner, to |r| <= 1e-3 |r_0| (at most 20
+   *     iterations; each one assembly and one H solve). */
+  int viscous_projection;
 } ef_fs_settings;
 
 /* Defaults: nu = 0, stabilisation on with (c1, c2, c3) = (1, 4, 2), the constants of Kratos'

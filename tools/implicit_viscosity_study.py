@@ -30,8 +30,8 @@ import argparse, json, math, os, pathlib, shutil, subprocess, sys
 
 import numpy as np
 
-# tau_c1, use_oss, start-up p(0), --stab, dt_tau, correction, pressure
-STAB = [0.0, True, "zero", "frozen", 1.0, "lumped", "frozen"]
+# tau_c1, use_oss, start-up p(0), --stab, dt_tau, correction, pressure, projection
+STAB = [0.0, True, "zero", "frozen", 1.0, "lumped", "frozen", "single"]
 SRC = pathlib.Path(__file__).resolve().parent.parent
 
 
@@ -86,8 +86,8 @@ def case_params(name, nu, scheme, dt, T, level):
     ss["model_import_settings"]["input_filename"] = os.path.abspath(msh)
     ss["viscosity"] = nu
     ss["viscous_time_integration"] = scheme
-    if scheme == "implicit" and (STAB[5] != "lumped" or STAB[6] != "frozen"):
-        ss["implicit_viscosity"] = {"correction": STAB[5], "pressure": STAB[6]}
+    if scheme == "implicit" and (STAB[5] != "lumped" or STAB[6] != "frozen" or STAB[7] != "single"):
+        ss["implicit_viscosity"] = {"correction": STAB[5], "pressure": STAB[6], "projection": STAB[7]}
     ss["time_stepping"] = {"automatic_time_step": False, "time_step": dt}
     c1 = dt / STAB[4] if STAB[3] == "frozen" else STAB[0]
     ss["stabilization"] = {"tau_c1": c1, "use_oss": STAB[1]}
@@ -163,9 +163,12 @@ def main():
     ap.add_argument("--pressure", default="frozen",
                     help="implicit: solver_settings.implicit_viscosity.pressure (frozen, extrapolated; "
                     "docs/implicit_viscosity.md, fix (b))")
+    ap.add_argument("--projection", default="single",
+                    help="implicit: solver_settings.implicit_viscosity.projection (single, converged; "
+                    "docs/implicit_viscosity.md, fix (c))")
     a = ap.parse_args()
     STAB[0], STAB[1], STAB[2], STAB[3] = a.tau_c1, a.stab != "none", a.p0, a.stab
-    STAB[5], STAB[6] = a.correction, a.pressure
+    STAB[5], STAB[6], STAB[7] = a.correction, a.pressure, a.projection
     a.build = os.path.abspath(a.build)
     if a.results:
         a.results = os.path.abspath(a.results)
@@ -200,6 +203,7 @@ def main():
                       f"    orders {['%.3f' % o for o in orders]}", flush=True)
                 out[f"{name}_{scheme}"] = {"r": rs, "T": T, "dt": dts, "hmin": h, "nodes": len(X), "stab": a.stab,
                                            "tau_c1": a.tau_c1, "p0": a.p0, "correction": a.correction, "pressure": a.pressure,
+                                           "projection": a.projection,
                                            "errors": errs,
                                            "orders": orders}
         else:

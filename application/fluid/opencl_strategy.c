@@ -152,9 +152,10 @@ static int ef_opencl_create(const ef_strategy_config *config, void **out) {
   s->mp = config->model_part;
   EF_CALL_GOTO(ef_strategy_read_settings(config, &s->settings, &s->dt_settings), fail);
   EF_CALL_GOTO(ef_divergence_bound_read(config, &s->divergence), fail);
-  EF_CHECK_GOTO(!s->settings.viscous_implicit || !s->settings.viscous_pressure, EF_ERR_UNSUPPORTED, fail,
-                "opencl_edge_based: implicit_viscosity.pressure \"extrapolated\" runs on the openmp_edge_based "
-                "strategy only (the device stages freeze the pressure)");
+  EF_CHECK_GOTO(!s->settings.viscous_implicit || (!s->settings.viscous_pressure && !s->settings.viscous_projection),
+                EF_ERR_UNSUPPORTED, fail,
+                "opencl_edge_based: implicit_viscosity.pressure \"extrapolated\" and projection \"converged\" run "
+                "on the openmp_edge_based strategy only");
   EF_CHECK_GOTO(!s->settings.viscous_implicit || s->settings.nu > 0.0, EF_ERR_PARAMETER, fail,
                 "opencl_edge_based: viscous_time_integration \"implicit\" needs a positive viscosity, got %g",
                 s->settings.nu);

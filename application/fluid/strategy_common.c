@@ -105,6 +105,13 @@ int ef_strategy_read_settings(const ef_strategy_config *config, ef_fs_settings *
   EF_CHECK(!strcmp(pres, "frozen") || !strcmp(pres, "extrapolated"), EF_ERR_PARAMETER,
            "solver_settings.implicit_viscosity.pressure must be \"frozen\" or \"extrapolated\", got \"%s\"", pres);
   fs->viscous_pressure = !strcmp(pres, "extrapolated");
+  const char *proj = "single"; /* optional, as correction */
+  if (ef_parameters_has(iv, "projection")) EF_CALL(ef_parameters_get_string(iv, "projection", &proj));
+  EF_CHECK(!strcmp(proj, "single") || !strcmp(proj, "converged"), EF_ERR_PARAMETER,
+           "solver_settings.implicit_viscosity.projection must be \"single\" or \"converged\", got \"%s\"", proj);
+  fs->viscous_projection = !strcmp(proj, "converged");
+  EF_CHECK(!fs->viscous_projection || !fs->viscous_correction, EF_ERR_PARAMETER,
+           "solver_settings.implicit_viscosity.projection \"converged\" needs correction \"lumped\", got \"%s\"", corr);
   EF_CHECK(fs->viscous_rtol > 0 && fs->viscous_rtol < 1 && fs->viscous_max_iterations > 0, EF_ERR_PARAMETER,
            "solver_settings.implicit_viscosity: need 0 < tolerance < 1 and max_iteration > 0");
   EF_CHECK(fs->viscous_number_max >= 0, EF_ERR_PARAMETER,
