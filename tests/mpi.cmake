@@ -96,7 +96,7 @@ if(EF_HAVE_MPI)
     set_tests_properties(mpi_unsupported_opencl_np2 PROPERTIES LABELS "mpi" TIMEOUT 90 PROCESSORS 2 ENVIRONMENT "${EF_MPI_ENV}")
   endif()
   # problem_data.max_wall_time (2 s) on 3 ranks: the ranks' clocks differ, one reduction per step stops them
-  # after the same step (exit status 75 as on one process, outputs written, no hang).
+  # after the same step (exit status 75 as on one process, the restart point and outputs written, no hang).
   add_test(NAME mpi_wall_time_np3
            COMMAND ${CMAKE_COMMAND} "-DCOMMAND=${EF_MPIRUN};${MPIEXEC_NUMPROC_FLAG};3;$<TARGET_FILE:edgeflow>;run;${CMAKE_CURRENT_SOURCE_DIR}/data/mpi/cavity3d_wall_time.json;--quiet;--overwrite;--output;${CMAKE_CURRENT_BINARY_DIR}/mpi_wall_time"
                    "-DEXPECT=max_wall_time reached: all 3 ranks stopped after step [0-9]+" -DSECONDS=60
@@ -117,6 +117,22 @@ if(EF_HAVE_MPI)
                    "-DEXPECT=rank [01] of 2: error: Initialize: .*solver_type .bicgstab. .*only .cg. with .jacobi. runs across ranks" -DSECONDS=60
                    -P ${CMAKE_SOURCE_DIR}/cmake/expect_failure.cmake)
   set_tests_properties(mpi_python_failure_np2 PROPERTIES LABELS "mpi" TIMEOUT 90 PROCESSORS 2 ENVIRONMENT "${EF_MPI_PYTHON_ENV}")
+  # Restart points with the same rank count (tests/mpi_restart_check.py): 20 steps against 10 + restart + 10
+  # on 2 and 3 ranks (byte-identical .pvd/.pvtu/.vtu and CSV files, max_files_to_keep per point); another rank
+  # count, one process, a damaged and a missing piece refused on every rank within 60 s; max_wall_time on 2
+  # ranks writes a point and the continuation ends where the uninterrupted run ends.
+  foreach(mode_np identity:2 identity:3 refusal:2 wall_time:2)
+    string(REPLACE ":" ";" mn ${mode_np})
+    list(GET mn 0 mode)
+    list(GET mn 1 np)
+    add_test(NAME mpi_restart_${mode}_np${np}
+             COMMAND ${EF_SYSTEM_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/mpi_restart_check.py $<TARGET_FILE:edgeflow>
+                     ${CMAKE_CURRENT_SOURCE_DIR}/data/mpi/cavity2d.json ${mode} ${np}
+                     ${CMAKE_CURRENT_BINARY_DIR}/mpi_restart_${mode}_np${np} -- ${EF_MPIRUN})
+    set_tests_properties(mpi_restart_${mode}_np${np} PROPERTIES LABELS "mpi" TIMEOUT 180 PROCESSORS ${np}
+                         PASS_REGULAR_EXPRESSION "mpi_restart_check: PASSED" FAIL_REGULAR_EXPRESSION "FAILED"
+                         ENVIRONMENT "${EF_MPI_ENV};OMPI_MCA_mpi_yield_when_idle=1")
+  endforeach()
   # The partitioned VTK output: `mpirun -n P edgeflow run` against `edgeflow run` of the same case, the last
   # step read back with the VTK library (.pvtu through vtkXMLPUnstructuredGridReader), field by NODE_ID.
   execute_process(COMMAND ${EF_SYSTEM_PYTHON} -c "import vtk" RESULT_VARIABLE EF_NO_PYTHON_VTK OUTPUT_QUIET ERROR_QUIET)

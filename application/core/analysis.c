@@ -69,6 +69,7 @@ struct ef_analysis_s {
   ef_comm comm;
   ef_partition partition;
   int distributed;
+  uint64_t global_fingerprint; /* MPI: the global mesh's (ef_model_part_fingerprint), for restart points */
 
   ef_process_entry *processes;
   int n_processes;
@@ -106,6 +107,8 @@ static int ef_analysis_check_stop_restart_folder(ef_analysis a);
 static int ef_analysis_read_wall_time(ef_analysis a);
 static int ef_analysis_claim_output_folder(ef_analysis a);
 static int ef_analysis_restart_open(ef_analysis a);
+static int ef_analysis_restart_open_ranks(ef_analysis a);
+static int ef_analysis_any_failed(ef_analysis a, int failed, int *failed_rank);
 static int ef_analysis_restart_load(ef_analysis a);
 static int ef_analysis_end_of_step(ef_analysis a);
 static int ef_analysis_track_outputs(ef_analysis a);
@@ -297,6 +300,7 @@ static int ef_analysis_split_mesh(ef_analysis a) {
   if (!err) err = ef_model_part_split(a->mp, &a->partition, &piece);
   ef_log_event_end(event);
   if (err) return err;
+  a->global_fingerprint = ef_model_part_fingerprint(a->mp); /* restart points name the global mesh */
   ef_model_part_destroy(&a->mp);
   a->mp = piece;
   /* The piece's coordinates and connectivity live in the model part now; the partition keeps the maps. */
@@ -611,7 +615,8 @@ int ef_analysis_initialize(ef_analysis a) {
 
   EF_CALL(ef_analysis_read_mesh(a));
   if (a->distributed) EF_CALL(ef_analysis_split_mesh(a));
-  if (a->options.restart_file && !a->options.load_only) EF_CALL(ef_analysis_restart_open(a));
+  if (a->options.restart_file && !a->options.load_only)
+    EF_CALL(a->distributed ? ef_analysis_restart_open_ranks(a) : ef_analysis_restart_open(a));
   if (a->strategy_ops->add_variables) EF_CALL(a->strategy_ops->add_variables(a->mp));
   if (!a->options.quiet && a->distributed) ef_analysis_print_piece(a);
   if (!a->options.quiet && ef_comm_rank(a->comm) == 0) ef_model_part_print_summary(a->mp, stdout);
@@ -623,9 +628,6 @@ int ef_analysis_initialize(ef_analysis a) {
 
   EF_CALL(ef_analysis_create_processes(a, skip));
   EF_CALL(ef_analysis_add_steady_stop(a));
-  EF_CHECK(!a->distributed || (!a->run.configured && !a->options.restart_file), EF_ERR_UNSUPPORTED,
-           "%s: restart files (save_restart_process, --restart) do not work on several ranks yet (docs/mpi.md)",
-           a->parameters_path);
   a->time = a->start_time;
   if (a->run.restarted) a->time = a->run.time;
   a->initialized = 1;
@@ -1313,11 +1315,14 @@ static int ef_analysis_save_sections(ef_analysis a, ef_restart_writer *w) {
   return EF_SUCCESS;
 }
 
+static int ef_analysis_write_restart_ranks(ef_analysis a, char *out, size_t size);
+
 int ef_analysis_write_restart(ef_analysis a, char *out, size_t size) {
   if (out && size) out[0] = '\0';
   EF_CHECK(a && a->strategy, EF_ERR_INTERNAL, "ef_analysis_write_restart: the analysis is not initialized");
   EF_CHECK(a->strategy_ops->save_state, EF_ERR_UNSUPPORTED, "strategy '%s' cannot write restart files",
            a->strategy_ops->name);
+  if (a->distributed) return ef_analysis_write_restart_ranks(a, out, size); /* MPI: a restart point */
   ef_run_state *r = &a->run;
   const double t0 = ef_wtime();
   ef_analysis_restart_defaults(a);
@@ -1389,6 +1394,13 @@ static int ef_analysis_restart_open(ef_analysis a) {
            "renumbering that wrote it",
            a->options.restart_file, (unsigned long long)theirs, a->mp->source_file ? a->mp->source_file : "",
            (unsigned long long)mine, (long long)a->mp->n_nodes);
+  int64_t ranks = 0;
+  if (ef_restart_reader_section(r, "ranks")) { /* MPI: a restart point of several ranks */
+    EF_CALL(ef_restart_read_int64(r, "ranks", &ranks));
+    return EF_ERROR(EF_ERR_PARAMETER, "restart point '%s' was written on %lld ranks, this run is one process: continue "
+                    "it with mpirun -n %lld and problem_data.parallel_type \"MPI\"", a->options.restart_file,
+                    (long long)ranks, (long long)ranks);
+  }
   EF_CHECK(ef_restart_reader_section(r, "analysis"), EF_ERR_PARSE, "restart file '%s' has no analysis section",
            a->options.restart_file);
   int64_t step;
@@ -1501,8 +1513,9 @@ static int ef_analysis_restart_load(ef_analysis a) {
   EF_CALL(ef_restart_read_text(r, "outputs", &text));
   err = ef_split_names(text, &outputs);
   free(text);
-  if (!err) err = ef_manifest_read(a->output_folder, &manifest, &exists);
-  if (!err) {
+  const int owner = ef_comm_rank(a->comm) == 0; /* MPI: rank 0 owns the folder's bookkeeping */
+  if (!err && owner) err = ef_manifest_read(a->output_folder, &manifest, &exists);
+  if (!err && owner) {
     ef_file_list_sort(&outputs);
     ef_file_list later = {0};
     for (int i = 0; !err && i < manifest.n; i++) {
@@ -1522,7 +1535,293 @@ static int ef_analysis_restart_load(ef_analysis a) {
   ef_file_list_free(&manifest);
   ef_restart_reader_close(&r);
   run->reader = NULL;
+  if (a->distributed) { /* MPI: rank 0's removal done, and failures decided, before any rank writes again */
+    int failed_rank = 0;
+    const int local = err;
+    EF_CALL(ef_analysis_any_failed(a, local != 0, &failed_rank));
+    if (!local && failed_rank)
+      err = EF_ERROR(EF_ERR_IO, "restart point '%s': rank %d could not restore its piece or the output folder (its "
+                     "message says why)", file, failed_rank - 1);
+  }
   return err;
+}
+
+/* ---------------------------------------------------------------------------
+ * MPI: restart points (docs/restart.md, docs/mpi.md).  On P ranks a restart point is P piece files,
+ * <prefix>_<label>.rank<R>.rest (the serial format, each with its rank's piece: the model part's
+ * values, the strategy and the processes), and the point file <prefix>_<label>.rest that rank 0 writes
+ * once every piece is durable: the rank count, the global mesh's fingerprint (header), and per rank
+ * its piece's name, size, checksum and partition hash.  --restart takes the point file. */
+
+/* The piece of rank of the restart point point ("X.rest" -> "X.rank<R>.rest"). */
+static void ef_restart_piece_path(const char *point, int rank, char *out, size_t size) {
+  const size_t n = strlen(point);
+  const int cut = n > 5 && !strcmp(point + n - 5, ".rest") ? (int)(n - 5) : (int)n;
+  snprintf(out, size, "%.*s.rank%d.rest", cut, point, rank);
+}
+
+/* FNV-1a 64 of this rank's ownership: the owned count and the local -> global node map. */
+static uint64_t ef_analysis_partition_hash(const ef_partition *p) {
+  uint64_t h = 14695981039346656037ull;
+  const int64_t head[2] = {p->n_owned, p->n_nodes};
+  const unsigned char *bytes[2] = {(const unsigned char *)head, (const unsigned char *)p->global_node};
+  const size_t sizes[2] = {sizeof head, (size_t)p->n_nodes * sizeof *p->global_node};
+  for (int k = 0; k < 2; k++)
+    for (size_t i = 0; bytes[k] && i < sizes[k]; i++) {
+      h ^= bytes[k][i];
+      h *= 1099511628211ull;
+    }
+  return h;
+}
+
+/* Every rank's three 64-bit values (all[3 R + k]) and whether any rank failed (*any), in one
+ * reduction (32-bit halves are exact in doubles). */
+static int ef_analysis_gather3(ef_analysis a, int failed, const uint64_t mine[3], uint64_t *all, int *any) {
+  const int size = ef_comm_size(a->comm), rank = ef_comm_rank(a->comm);
+  double *buf = calloc((size_t)(6 * size + 1), sizeof *buf);
+  EF_CHECK(buf, EF_ERR_MEMORY, "out of memory");
+  for (int k = 0; k < 3; k++) {
+    buf[6 * rank + 2 * k] = (double)(mine[k] >> 32);
+    buf[6 * rank + 2 * k + 1] = (double)(mine[k] & 0xffffffffu);
+  }
+  buf[6 * size] = failed ? 1.0 : 0.0;
+  int err = ef_comm_allreduce(a->comm, buf, 6 * size + 1, EF_COMM_SUM);
+  if (!err) {
+    for (int i = 0; all && i < 3 * size; i++)
+      all[i] = ((uint64_t)buf[2 * i] << 32) | (uint64_t)buf[2 * i + 1];
+    *any = buf[6 * size] > 0.0;
+  }
+  free(buf);
+  return err;
+}
+
+/* One rank's "did it fail" to every rank: the highest failing rank + 1, or 0. */
+static int ef_analysis_any_failed(ef_analysis a, int failed, int *failed_rank) {
+  double v = failed ? (double)(ef_comm_rank(a->comm) + 1) : 0.0;
+  EF_CALL(ef_comm_allreduce(a->comm, &v, 1, EF_COMM_MAX));
+  *failed_rank = (int)v;
+  return EF_SUCCESS;
+}
+
+/* Collective: every rank writes its piece, rank 0 the point file once all are durable; any failure
+ * fails every rank (no point file, so no incomplete point is ever taken for a restart). */
+static int ef_analysis_write_restart_ranks(ef_analysis a, char *out, size_t size) {
+  ef_run_state *r = &a->run;
+  const double t0 = ef_wtime();
+  const int rank = ef_comm_rank(a->comm), ranks = ef_comm_size(a->comm);
+  ef_analysis_restart_defaults(a);
+  char label[64], path[4400], piece[4500];
+  const double clock = ef_output_clock((ef_output_control)r->control, &a->step, a->time, (int)a->process_step);
+  if (r->control == EF_CONTROL_TIME)
+    snprintf(label, sizeof label, "%.12g", clock);
+  else
+    snprintf(label, sizeof label, "%.0f", clock);
+  snprintf(path, sizeof path, "%s/%s_%s.rest", r->folder, r->base, label);
+  int listed = 0;
+  for (int i = 0; i < r->written.n; i++) listed |= !strcmp(r->written.names[i], path);
+  if (listed && a->cut && r->control == EF_CONTROL_STEP) {
+    snprintf(path, sizeof path, "%s/%s_%s_s%ld.rest", r->folder, r->base, label, a->step);
+    listed = 0;
+    for (int i = 0; i < r->written.n; i++) listed |= !strcmp(r->written.names[i], path);
+  }
+  ef_restart_piece_path(path, rank, piece, sizeof piece);
+  /* 1. This rank's outputs durable, then every rank's (the reduction): rank 0's piece lists them all. */
+  int err = ef_make_folders(r->folder);
+  for (int i = 0; !err && i < a->n_processes; i++) {
+    ef_process_entry *e = &a->processes[i];
+    if (!e->ops->sync_outputs) continue;
+    err = e->ops->sync_outputs(e->data);
+    if (err)
+      err = ef_error_push(err, __FILE__, __LINE__, "'%s': making its outputs durable before the restart point at "
+                          "step %ld", e->module, a->step);
+  }
+  if (!err) err = ef_model_part_sync_to_host(a->mp);
+  int failed_rank = 0;
+  EF_CALL(ef_analysis_any_failed(a, err != 0, &failed_rank));
+  if (err) return err;
+  EF_CHECK(!failed_rank, EF_ERR_IO, "restart point '%s' at step %ld: rank %d of %d could not make its outputs "
+           "durable (its message says why)", path, a->step, failed_rank - 1, ranks);
+  /* 2. The pieces. */
+  if (!listed) EF_CALL(ef_file_list_add(&r->written, path));
+  ef_restart_writer *w = NULL;
+  uint64_t mine[3] = {0, 0, ef_analysis_partition_hash(&a->partition)};
+  err = ef_restart_writer_open(piece, ef_model_part_fingerprint(a->mp), &w);
+  if (!err) err = ef_analysis_save_sections(a, w);
+  if (!err) err = ef_restart_writer_section(w, "piece");
+  if (!err) err = ef_restart_write_int64(w, "rank", rank);
+  if (!err) err = ef_restart_write_int64(w, "ranks", ranks);
+  if (!err) err = ef_restart_write_int64(w, "partition", (int64_t)mine[2]);
+  if (!err) err = ef_restart_writer_commit_checksum(&w, &mine[0]);
+  ef_restart_writer_abort(&w);
+  struct stat st;
+  if (!err && stat(piece, &st) != 0)
+    err = EF_ERROR(EF_ERR_IO, "cannot stat the restart piece '%s': %s", piece, strerror(errno));
+  if (!err) mine[1] = (uint64_t)st.st_size;
+  uint64_t *all = calloc((size_t)(3 * ranks), sizeof *all);
+  if (!all) err = err ? err : EF_ERROR(EF_ERR_MEMORY, "out of memory");
+  int gerr = all ? ef_analysis_gather3(a, err != 0, mine, all, &failed_rank) : EF_ERR_MEMORY;
+  if (!err && !gerr && failed_rank)
+    err = EF_ERROR(EF_ERR_IO, "restart point '%s' at step %ld: another rank could not write its piece (its message "
+                   "names it); no restart point written", path, a->step);
+  if (!err) err = gerr;
+  /* 3. Rank 0: the point file, then (before any piece goes) the point files max_files_to_keep drops. */
+  if (!err && rank == 0) {
+    char *names = NULL;
+    size_t used = 0, cap = (size_t)ranks * 4600 + 1;
+    names = malloc(cap);
+    err = names ? EF_SUCCESS : EF_ERROR(EF_ERR_MEMORY, "out of memory");
+    for (int k = 0; !err && k < ranks; k++) {
+      char p[4500];
+      ef_restart_piece_path(path, k, p, sizeof p);
+      const char *slash = strrchr(p, '/');
+      used += (size_t)snprintf(names + used, cap - used, "%s\n", slash ? slash + 1 : p);
+    }
+    int64_t *v = err ? NULL : malloc((size_t)(3 * ranks) * sizeof *v);
+    if (!err && !v) err = EF_ERROR(EF_ERR_MEMORY, "out of memory");
+    if (!err) err = ef_restart_writer_open(path, a->global_fingerprint, &w);
+    if (!err) err = ef_restart_writer_section(w, "ranks");
+    if (!err) err = ef_restart_write_int64(w, "ranks", ranks);
+    if (!err) err = ef_restart_write_int64(w, "step", a->step);
+    if (!err) err = ef_restart_write_double(w, "time", a->time);
+    if (!err) err = ef_restart_write_string(w, "pieces", names);
+    for (int k = 0; !err && k < 3; k++) {
+      static const char *keys[3] = {"piece_checksums", "piece_bytes", "piece_partitions"};
+      for (int q = 0; q < ranks; q++) v[q] = (int64_t)all[3 * q + k];
+      err = ef_restart_write_int64s(w, keys[k], v, ranks);
+    }
+    if (!err) err = ef_restart_writer_commit(&w);
+    ef_restart_writer_abort(&w);
+    free(v);
+    free(names);
+    for (int i = 0; !err && r->max_files > 0 && i < r->written.n - r->max_files; i++)
+      if (unlink(r->written.names[i]) != 0 && errno != ENOENT && !a->options.quiet)
+        fprintf(stderr, "edgeflow: warning: cannot remove the old restart point '%s': %s\n", r->written.names[i],
+                strerror(errno));
+  }
+  free(all);
+  int rank0 = 0;
+  const int local = err;
+  EF_CALL(ef_analysis_any_failed(a, local != 0, &rank0));
+  if (!local && rank0)
+    err = EF_ERROR(EF_ERR_IO, "restart point '%s' at step %ld: rank %d could not complete it (its message says why)",
+                   path, a->step, rank0 - 1);
+  if (err) {
+    if (!listed) free(r->written.names[--r->written.n]);
+    return local ? ef_error_push(err, __FILE__, __LINE__, "writing the restart point at step %ld (t = %.9g)", a->step,
+                                 a->time)
+                 : err;
+  }
+  /* 4. Every rank drops its pieces of the points rank 0 dropped (their point files are gone). */
+  while (r->max_files > 0 && r->written.n > r->max_files) {
+    ef_restart_piece_path(r->written.names[0], rank, piece, sizeof piece);
+    if (unlink(piece) != 0 && errno != ENOENT && !a->options.quiet)
+      fprintf(stderr, "edgeflow: warning: cannot remove the old restart piece '%s': %s\n", piece, strerror(errno));
+    free(r->written.names[0]);
+    memmove(r->written.names, r->written.names + 1, (size_t)(--r->written.n) * sizeof *r->written.names);
+  }
+  ef_output_schedule((ef_output_control)r->control, r->frequency, clock, &r->next);
+  snprintf(r->last, sizeof r->last, "%s", path);
+  r->saved_step = a->step;
+  r->restart_seconds = ef_wtime() - t0;
+  if (r->echo_level > 0 && !a->options.quiet && rank == 0)
+    printf("restart point %s written (%d pieces, %.3f s)\n", path, ranks, r->restart_seconds);
+  if (out) snprintf(out, size, "%s", path);
+  return ef_analysis_track_outputs(a); /* rank 0's manifest */
+}
+
+/* Collective: open this rank's piece of the restart point a->options.restart_file, after checking on
+ * every rank alike the rank count, the global mesh, the partition and every piece's size; a rank that
+ * fails alone (its piece damaged) makes every rank fail. */
+static int ef_analysis_restart_open_ranks(ef_analysis a) {
+  const char *file = a->options.restart_file;
+  const int rank = ef_comm_rank(a->comm), ranks = ef_comm_size(a->comm);
+  ef_restart_reader *point = NULL, *mine = NULL;
+  int64_t *v = NULL, n = 0;
+  char *names = NULL;
+  ef_file_list pieces = {0};
+  int err = ef_restart_reader_open(file, &point);
+  if (!err && !ef_restart_reader_section(point, "ranks"))
+    err = EF_ERROR(EF_ERR_PARAMETER, "restart file '%s' was written by one process; this run has %d ranks: continue "
+                   "it without mpirun (restart points are read with the rank count that wrote them)", file, ranks);
+  if (!err) err = ef_restart_read_int64(point, "ranks", &n);
+  if (!err && n != ranks)
+    err = EF_ERROR(EF_ERR_PARAMETER, "restart point '%s' was written on %lld ranks, this run has %d: continue it with "
+                   "mpirun -n %lld (a restart point is read with the rank count that wrote it)", file, (long long)n,
+                   ranks, (long long)n);
+  if (!err && ef_restart_reader_fingerprint(point) != a->global_fingerprint)
+    err = EF_ERROR(EF_ERR_PARAMETER, "restart point '%s' was written for another mesh (fingerprint %016llx; this "
+                   "case's mesh after refinement and renumbering has %016llx): restart with the case, refinement level "
+                   "and renumbering that wrote it", file, (unsigned long long)ef_restart_reader_fingerprint(point),
+                   (unsigned long long)a->global_fingerprint);
+  if (!err) err = ef_restart_read_text(point, "pieces", &names);
+  if (!err) err = ef_split_names(names, &pieces);
+  if (!err && pieces.n != ranks)
+    err = EF_ERROR(EF_ERR_PARSE, "restart point '%s' lists %d pieces for %d ranks: it is damaged", file, pieces.n, ranks);
+  if (!err) {
+    v = malloc((size_t)(3 * ranks) * sizeof *v);
+    if (!v) err = EF_ERROR(EF_ERR_MEMORY, "out of memory");
+  }
+  static const char *keys[3] = {"piece_checksums", "piece_bytes", "piece_partitions"};
+  for (int k = 0; !err && k < 3; k++) err = ef_restart_read_int64s(point, keys[k], v + k * ranks, ranks);
+  char folder[4200], path[8400];
+  snprintf(folder, sizeof folder, "%s", file);
+  char *slash = strrchr(folder, '/');
+  if (slash)
+    slash[1] = '\0';
+  else
+    folder[0] = '\0';
+  if (!err && (uint64_t)v[2 * ranks + rank] != ef_analysis_partition_hash(&a->partition))
+    err = EF_ERROR(EF_ERR_PARAMETER, "restart point '%s': rank %d's piece was written for another partition of the "
+                   "mesh (its node ownership differs from this run's): restart with the same case, mesh and METIS",
+                   file, rank);
+  /* Every piece present with its size, checked on every rank (the same decision everywhere). */
+  for (int k = 0; !err && k < ranks; k++) {
+    struct stat st;
+    snprintf(path, sizeof path, "%s%s", folder, pieces.names[k]);
+    if (stat(path, &st) != 0)
+      err = EF_ERROR(EF_ERR_IO, "restart point '%s': the piece of rank %d, '%s', is missing (%s); expected %lld bytes",
+                     file, k, path, strerror(errno), (long long)v[ranks + k]);
+    else if ((int64_t)st.st_size != v[ranks + k])
+      err = EF_ERROR(EF_ERR_PARSE, "restart point '%s': the piece of rank %d, '%s', has %lld bytes, expected %lld: it "
+                     "is damaged or truncated", file, k, path, (long long)st.st_size, (long long)v[ranks + k]);
+  }
+  if (!err) {
+    snprintf(path, sizeof path, "%s%s", folder, pieces.names[rank]);
+    err = ef_restart_reader_open(path, &mine);
+  }
+  if (!err && ef_restart_reader_checksum(mine) != (uint64_t)v[rank])
+    err = EF_ERROR(EF_ERR_PARSE, "restart point '%s': the piece of rank %d, '%s', has checksum %016llx, expected "
+                   "%016llx: it belongs to another restart point", file, rank, path,
+                   (unsigned long long)ef_restart_reader_checksum(mine), (unsigned long long)v[rank]);
+  if (!err && ef_restart_reader_fingerprint(mine) != ef_model_part_fingerprint(a->mp))
+    err = EF_ERROR(EF_ERR_PARAMETER, "restart point '%s': the piece of rank %d, '%s', holds another piece of the mesh",
+                   file, rank, path);
+  free(v);
+  free(names);
+  ef_file_list_free(&pieces);
+  ef_restart_reader_close(&point);
+  int failed_rank = 0;
+  const int gerr = ef_analysis_any_failed(a, err != 0, &failed_rank);
+  if (!err && !gerr && failed_rank)
+    err = EF_ERROR(EF_ERR_PARSE, "restart point '%s': rank %d of %d could not use its piece (its message names the "
+                   "file and the cause)", file, failed_rank - 1, ranks);
+  if (!err) err = gerr;
+  if (err) {
+    ef_restart_reader_close(&mine);
+    return err;
+  }
+  a->run.reader = mine;
+  ef_restart_reader *r = mine;
+  EF_CHECK(ef_restart_reader_section(r, "analysis"), EF_ERR_PARSE, "restart piece '%s' has no analysis section", path);
+  int64_t step;
+  EF_CALL(ef_restart_read_int64(r, "step", &step));
+  EF_CALL(ef_restart_read_double(r, "time", &a->run.time));
+  EF_CALL(ef_restart_read_double(r, "dt", &a->dt));
+  EF_CHECK(step >= 0 && isfinite(a->run.time), EF_ERR_PARSE, "restart piece '%s': bad step or time", path);
+  a->step = (long)step;
+  a->run.first_step = (long)step;
+  a->run.restarted = 1;
+  return EF_SUCCESS;
 }
 
 /* Write the outputs a stop would otherwise lose: the processes that did not write this step. */
@@ -1538,25 +1837,33 @@ static int ef_analysis_force_outputs(ef_analysis a) {
 }
 
 /* On several ranks: a signal or the wall clock of any rank stops every rank after the same step (one
- * reduction per step), with this step's outputs; no restart file (not on several ranks yet). */
+ * reduction per step): the restart point, then this step's outputs, as one process does; otherwise a
+ * scheduled restart point (every rank decides alike: the clocks are the same). */
 static int ef_analysis_end_of_step_ranks(ef_analysis a, int sig, int wall) {
   ef_run_state *r = &a->run;
   double stop[2] = {(double)sig, (double)wall};
   EF_CALL(ef_comm_allreduce(a->comm, stop, 2, EF_COMM_MAX));
-  if (stop[0] == 0.0 && stop[1] == 0.0) return EF_SUCCESS;
+  if (stop[0] == 0.0 && stop[1] == 0.0) {
+    if (r->configured && a->step != r->saved_step) {
+      const double now = ef_output_clock((ef_output_control)r->control, &a->step, a->time, (int)a->process_step);
+      if (r->frequency <= 0 || now >= r->next) EF_CALL(ef_analysis_write_restart(a, NULL, 0));
+    }
+    return EF_SUCCESS;
+  }
+  EF_CALL(ef_analysis_write_restart(a, NULL, 0));
   EF_CALL(ef_analysis_force_outputs(a));
   r->stopped = 1;
   r->stop_signal = (int)stop[0];
   r->status = "interrupted";
   if (ef_comm_rank(a->comm) == 0)
     fprintf(stderr,
-            "edgeflow: %s: all %d ranks stopped after step %ld (t = %.9g); outputs written (no restart file: restart "
-            "files do not work on several ranks yet)\n",
+            "edgeflow: %s: all %d ranks stopped after step %ld (t = %.9g); outputs and restart point '%s' written; "
+            "continue with: mpirun -n %d edgeflow run %s --restart %s\n",
             r->stop_signal == SIGINT    ? "SIGINT"
             : r->stop_signal == SIGTERM ? "SIGTERM"
             : r->stop_signal            ? "signal"
                                         : "problem_data.max_wall_time reached",
-            ef_comm_size(a->comm), a->step, a->time);
+            ef_comm_size(a->comm), a->step, a->time, r->last, ef_comm_size(a->comm), a->parameters_path, r->last);
   return EF_SUCCESS;
 }
 

@@ -157,7 +157,9 @@ static void ef_sync_folder_of(const char *path) {
   }
 }
 
-int ef_restart_writer_commit(ef_restart_writer **pw) {
+int ef_restart_writer_commit(ef_restart_writer **pw) { return ef_restart_writer_commit_checksum(pw, NULL); }
+
+int ef_restart_writer_commit_checksum(ef_restart_writer **pw, uint64_t *checksum) {
   EF_CHECK(pw && *pw, EF_ERR_PARAMETER, "ef_restart_writer_commit: no writer");
   ef_restart_writer *w = *pw;
   const uint32_t zero32 = 0, end = EF_REC_END;
@@ -180,6 +182,7 @@ int ef_restart_writer_commit(ef_restart_writer **pw) {
     return EF_ERROR(EF_ERR_IO, "cannot write the restart file '%s': %s", path, strerror(e));
   }
   ef_sync_folder_of(w->path);
+  if (checksum) *checksum = hash;
   free(w);
   *pw = NULL;
   return EF_SUCCESS;
@@ -215,6 +218,11 @@ void ef_restart_reader_close(ef_restart_reader **pr) {
 
 const char *ef_restart_reader_path(const ef_restart_reader *r) { return r ? r->path : ""; }
 uint64_t ef_restart_reader_fingerprint(const ef_restart_reader *r) { return r ? r->fingerprint : 0; }
+uint64_t ef_restart_reader_checksum(const ef_restart_reader *r) {
+  uint64_t stored = 0;
+  if (r && r->size >= 8) memcpy(&stored, r->data + r->size - 8, 8);
+  return stored;
+}
 
 /* Size of one value of a record type. */
 static size_t ef_restart_type_size(uint32_t type) {

@@ -49,6 +49,8 @@ int ef_restart_write_string(ef_restart_writer *w, const char *key, const char *t
 /* Finish: trailer, flush, fsync, rename into place, fsync the folder; frees *w (also on failure,
  * when the temporary file is removed). */
 int ef_restart_writer_commit(ef_restart_writer **w);
+/* The same, giving the file's checksum (the hash its last 8 bytes hold) when it succeeds. */
+int ef_restart_writer_commit_checksum(ef_restart_writer **w, uint64_t *checksum);
 /* Drop an unfinished file (NULL-safe). */
 void ef_restart_writer_abort(ef_restart_writer **w);
 
@@ -57,6 +59,8 @@ int ef_restart_reader_open(const char *path, ef_restart_reader **r);
 void ef_restart_reader_close(ef_restart_reader **r);
 const char *ef_restart_reader_path(const ef_restart_reader *r);
 uint64_t ef_restart_reader_fingerprint(const ef_restart_reader *r);
+/* The checksum of the whole file (checked by ef_restart_reader_open). */
+uint64_t ef_restart_reader_checksum(const ef_restart_reader *r);
 /* Select the section later lookups search; 1 when it has any record, else 0. */
 int ef_restart_reader_section(ef_restart_reader *r, const char *section);
 /* Values of a record of the current section; -1 when absent. */

@@ -1,0 +1,176 @@
+#!/usr/bin/env python3
+"""Restart points under mpirun with the same rank count (issue 15; docs/restart.md, docs/mpi.md).
+
+    python3 mpi_restart_check.py EDGEFLOW CASE.json MODE NP WORK -- MPIRUN...
+
+MODE identity: 20 steps in one `mpirun -n NP` run against 10 + restart + 10 with the same NP (the first
+  half runs to step 14, so the restart cuts later rows, entries and files): byte-identical .pvd, .pvtu,
+  .vtu pieces and CSV files (forces on the lid every step, probes every 5 steps), max_files_to_keep 2
+  kept exactly the points of steps 10 and 14 with their NP pieces each.
+MODE refusal: the point of step 10 written on NP ranks, continued on NP + 1 ranks: every rank stops with
+  "written on NP ranks, this run has NP+1", mpirun exits non-zero within 60 s; a damaged piece (one byte
+  changed) is refused naming that piece; a point continued on one process is refused.
+MODE wall_time: max_wall_time stops the NP-rank run (exit 75) with a restart point; the continuation ends
+  where the uninterrupted run ends (the same last step and byte-identical outputs)."""
+import filecmp
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+BASE = "FluidModelPart"
+
+
+def fail(msg):
+    sys.exit(f"mpi_restart_check: FAILED: {msg}")
+
+
+def write_case(src, dst, wall_time=None, parallel_type="MPI"):
+    p = json.load(open(src))
+    case_dir = os.path.dirname(os.path.abspath(src))
+    mis = p["solver_settings"]["model_import_settings"]
+    mis["input_filename"] = os.path.normpath(os.path.join(case_dir, mis["input_filename"]))
+    p["problem_data"]["parallel_type"] = parallel_type
+    if wall_time is not None:
+        p["problem_data"]["max_wall_time"] = wall_time
+    mp = p["solver_settings"]["model_part_name"]
+    p["output_processes"] = {
+        "vtk_output": [{"python_module": "vtk_output_process", "Parameters": {
+            "model_part_name": mp, "output_control_type": "step", "output_interval": 2, "file_format": "binary",
+            "output_path": "vtk", "nodal_solution_step_data_variables": ["VELOCITY", "PRESSURE"]}}],
+        "forces": [{"python_module": "compute_forces_process", "Parameters": {
+            "model_part_name": mp + ".lid", "output_file_name": "lid_forces.csv", "output_control_type": "step",
+            "output_interval": 1}}],
+        "probes": [{"python_module": "probes_output_process", "Parameters": {
+            "model_part_name": mp, "output_file_name": "probes.csv",
+            "lines": [{"start": [0.05, 0.5, 0.0], "end": [0.95, 0.5, 0.0], "n_points": 9}],
+            "output_control_type": "step", "output_interval": 5}}],
+        "restart": [{"python_module": "save_restart_process", "Parameters": {
+            "model_part_name": mp, "restart_control_type": "step", "restart_save_frequency": 5,
+            "max_files_to_keep": 2}}]}
+    json.dump(p, open(dst, "w"), indent=1)
+
+
+def outputs(folder):
+    names = []
+    for root, _, files in os.walk(folder):
+        for n in files:
+            if n.endswith((".vtu", ".pvtu", ".pvd", ".csv")):
+                names.append(os.path.relpath(os.path.join(root, n), folder))
+    return sorted(names)
+
+
+def same_outputs(a, b, what):
+    na, nb = outputs(a), outputs(b)
+    if na != nb:
+        fail(f"{what}: different output files:\n  {na}\n  {nb}")
+    for n in na:
+        if not filecmp.cmp(os.path.join(a, n), os.path.join(b, n), shallow=False):
+            fail(f"{what}: {n} differs")
+    return len(na)
+
+
+def rest_files(folder):
+    d = os.path.join(folder, BASE + "__restart_files")
+    return sorted(os.listdir(d)) if os.path.isdir(d) else []
+
+
+def main():
+    sep = sys.argv.index("--")
+    exe, case, mode, np_, work = sys.argv[1:sep]
+    mpirun, np_ = sys.argv[sep + 1:], int(np_)
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    path = os.path.join(work, "case.json")
+    write_case(case, path)
+
+    def run(n, out, *args, timeout=300, case_path=path):
+        cmd = (mpirun + ["-n", str(n)] if n else []) + [exe, "run", case_path, "--output", out, "--quiet", *args]
+        t0 = time.time()
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        return r, time.time() - t0
+
+    def point(out, step):
+        return os.path.join(out, BASE + "__restart_files", f"{BASE}_{step}.rest")
+
+    ref, split = os.path.join(work, "ref"), os.path.join(work, "split")
+    if mode in ("identity", "refusal"):
+        r, _ = run(np_, split, "--steps", "14" if mode == "identity" else "10")
+        if r.returncode:
+            fail(f"first half exited {r.returncode}:\n{r.stdout}\n{r.stderr}")
+    if mode == "identity":
+        expect = sorted([f"{BASE}_{s}.rest" for s in (10, 14)] +
+                        [f"{BASE}_{s}.rank{k}.rest" for s in (10, 14) for k in range(np_)])
+        if rest_files(split) != expect:
+            fail(f"max_files_to_keep 2 kept {rest_files(split)}, expected {expect}")
+        if not os.path.exists(os.path.join(split, "vtk", f"{BASE}_12.pvtu")):
+            fail("no output at step 12")
+        r, _ = run(np_, ref, "--steps", "20")
+        if r.returncode:
+            fail(f"reference run exited {r.returncode}:\n{r.stdout}\n{r.stderr}")
+        r, _ = run(np_, split, "--steps", "10", "--restart", point(split, 10))
+        if r.returncode:
+            fail(f"restarted run exited {r.returncode}:\n{r.stdout}\n{r.stderr}")
+        n = same_outputs(ref, split, f"{np_} ranks: 20 steps vs 10 + restart + 10")
+        s = json.load(open(os.path.join(split, "run_summary.json")))
+        if s.get("status") != "completed" or s["run"]["steps"] != 20:
+            fail(f"restarted summary: status {s.get('status')}, steps {s['run']['steps']}")
+        print(f"mpi_restart_check: {np_} ranks: 20 steps vs 10 + restart + 10: {n} output files byte-identical")
+    elif mode == "refusal":
+        r, sec = run(np_ + 1, split, "--steps", "10", "--restart", point(split, 10), timeout=120)
+        want = f"written on {np_} ranks, this run has {np_ + 1}"
+        if r.returncode == 0 or want not in r.stderr or sec > 60:
+            fail(f"restart on {np_ + 1} ranks: exit {r.returncode} after {sec:.1f} s, expected '{want}':\n{r.stderr}")
+        print(f"mpi_restart_check: {np_ + 1} ranks refused in {sec:.1f} s: {want}")
+        one = os.path.join(work, "one_process.json")
+        write_case(case, one, parallel_type="OpenMP")
+        r, sec = run(0, split, "--steps", "10", "--restart", point(split, 10), timeout=120, case_path=one)
+        want = f"written on {np_} ranks, this run is one process"
+        if r.returncode == 0 or want not in r.stderr:
+            fail(f"restart on one process: exit {r.returncode}, expected '{want}':\n{r.stderr}")
+        piece = os.path.join(split, BASE + "__restart_files", f"{BASE}_10.rank{np_ - 1}.rest")
+        data = bytearray(open(piece, "rb").read())
+        data[len(data) // 2] ^= 0xFF
+        open(piece, "wb").write(bytes(data))
+        r, sec = run(np_, split, "--steps", "10", "--restart", point(split, 10), timeout=120)
+        want = f"{BASE}_10.rank{np_ - 1}.rest"
+        if r.returncode == 0 or want not in r.stderr or "damaged" not in r.stderr or sec > 60:
+            fail(f"damaged piece: exit {r.returncode} after {sec:.1f} s, expected '{want}' damaged:\n{r.stderr}")
+        os.remove(piece)
+        r, sec = run(np_, split, "--steps", "10", "--restart", point(split, 10), timeout=120)
+        if r.returncode == 0 or "is missing" not in r.stderr or want not in r.stderr or sec > 60:
+            fail(f"missing piece: exit {r.returncode} after {sec:.1f} s:\n{r.stderr}")
+        print(f"mpi_restart_check: damaged and missing piece of rank {np_ - 1} refused ({sec:.1f} s)")
+    elif mode == "wall_time":
+        # A short limit stops the run part-way with a restart point; the continuation runs to step 40.
+        wpath = os.path.join(work, "wall.json")
+        write_case(case, wpath, wall_time=0.6)
+        r, _ = run(np_, split, "--steps", "40", case_path=wpath)
+        if r.returncode != 75 or "restart point" not in r.stderr:
+            fail(f"max_wall_time run: exit {r.returncode} (expected 75), no restart point:\n{r.stderr}")
+        s = json.load(open(os.path.join(split, "run_summary.json")))
+        last = s.get("restart", {}).get("last_file", "")
+        stopped = s["run"]["steps"]
+        if s.get("status") != "interrupted" or not last or not os.path.exists(last) or stopped >= 40:
+            fail(f"max_wall_time summary: status {s.get('status')}, last_file '{last}', steps {stopped}")
+        r, _ = run(np_, ref, "--steps", "40")
+        if r.returncode:
+            fail(f"reference run exited {r.returncode}:\n{r.stderr}")
+        r, _ = run(np_, split, "--steps", str(40 - stopped), "--restart", last)
+        if r.returncode:
+            fail(f"continuation exited {r.returncode}:\n{r.stderr}")
+        s = json.load(open(os.path.join(split, "run_summary.json")))
+        if s["run"]["steps"] != 40 or s.get("status") != "completed":
+            fail(f"continuation ended at step {s['run']['steps']}, status {s.get('status')}")
+        n = same_outputs(ref, split, f"{np_} ranks: max_wall_time stop at step {stopped} + restart")
+        print(f"mpi_restart_check: max_wall_time stopped {np_} ranks after step {stopped}; continued to step 40, "
+              f"{n} output files byte-identical")
+    else:
+        fail(f"unknown mode {mode}")
+    print("mpi_restart_check: PASSED")
+
+
+if __name__ == "__main__":
+    main()
