@@ -120,8 +120,9 @@ if(EF_HAVE_MPI)
   # Restart points with the same rank count (tests/mpi_restart_check.py): 20 steps against 10 + restart + 10
   # on 2 and 3 ranks (byte-identical .pvd/.pvtu/.vtu and CSV files, max_files_to_keep per point); another rank
   # count, one process, a damaged and a missing piece refused on every rank within 60 s; max_wall_time on 2
-  # ranks writes a point and the continuation ends where the uninterrupted run ends.
-  foreach(mode_np identity:2 identity:3 refusal:2 wall_time:2)
+  # ranks writes a point and the continuation ends where the uninterrupted run ends; so does SIGTERM to one
+  # of 2 ranks (as a batch system signals the job's processes; mpirun itself kills its ranks on SIGTERM).
+  foreach(mode_np identity:2 identity:3 refusal:2 wall_time:2 sigterm:2)
     string(REPLACE ":" ";" mn ${mode_np})
     list(GET mn 0 mode)
     list(GET mn 1 np)

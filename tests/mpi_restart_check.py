@@ -11,11 +11,14 @@ MODE refusal: the point of step 10 written on NP ranks, continued on NP + 1 rank
   "written on NP ranks, this run has NP+1", mpirun exits non-zero within 60 s; a damaged piece (one byte
   changed) is refused naming that piece; a point continued on one process is refused.
 MODE wall_time: max_wall_time stops the NP-rank run (exit 75) with a restart point; the continuation ends
-  where the uninterrupted run ends (the same last step and byte-identical outputs)."""
+  where the uninterrupted run ends (the same last step and byte-identical outputs).
+MODE sigterm: SIGTERM to one rank stops every rank after the same step with a restart point; the
+  continuation ends where the uninterrupted run ends, byte-identical."""
 import filecmp
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -167,6 +170,34 @@ def main():
         n = same_outputs(ref, split, f"{np_} ranks: max_wall_time stop at step {stopped} + restart")
         print(f"mpi_restart_check: max_wall_time stopped {np_} ranks after step {stopped}; continued to step 40, "
               f"{n} output files byte-identical")
+    elif mode == "sigterm":
+        # SIGTERM to one rank (as a batch system signals a job's processes): every rank stops after the same
+        # step with a restart point (mpirun's exit status is its own); the continuation ends at step 60.
+        steps = 60
+        cmd = mpirun + ["-n", str(np_), exe, "run", path, "--output", split, "--quiet", "--steps", str(steps)]
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        t0 = time.time()
+        while not os.path.exists(point(split, 5)) and time.time() - t0 < 60 and proc.poll() is None:
+            time.sleep(0.05)
+        ranks = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True, text=True).stdout.split()
+        if proc.poll() is not None or not ranks:
+            fail(f"the run ended before the signal (exit {proc.poll()}), ranks {ranks}")
+        os.kill(int(ranks[-1]), signal.SIGTERM)
+        _, err = proc.communicate(timeout=120)
+        s = json.load(open(os.path.join(split, "run_summary.json")))
+        last, stopped = s.get("restart", {}).get("last_file", ""), s["run"]["steps"]
+        if (s.get("status") != "interrupted" or s.get("stop_reason") != "SIGTERM" or not os.path.exists(last) or
+                f"SIGTERM: all {np_} ranks stopped after step {stopped}" not in err or stopped >= steps):
+            fail(f"SIGTERM: status {s.get('status')}, reason {s.get('stop_reason')}, last_file '{last}':\n{err}")
+        r, _ = run(np_, ref, "--steps", str(steps))
+        if r.returncode:
+            fail(f"reference run exited {r.returncode}:\n{r.stderr}")
+        r, _ = run(np_, split, "--steps", str(steps - stopped), "--restart", last)
+        if r.returncode:
+            fail(f"continuation exited {r.returncode}:\n{r.stderr}")
+        n = same_outputs(ref, split, f"{np_} ranks: SIGTERM at step {stopped} + restart")
+        print(f"mpi_restart_check: SIGTERM to one rank stopped {np_} ranks after step {stopped}; continued to step "
+              f"{steps}, {n} output files byte-identical")
     else:
         fail(f"unknown mode {mode}")
     print("mpi_restart_check: PASSED")
