@@ -326,6 +326,10 @@ FS_KERNEL void fs_gather_fixed(const int count, __global const int *restrict dof
 /* Row i's edge count, columns and records (as FS_ROW, for the functions that take them apart). */
 #define FS_ROW_NE(i) (int)(row_ptr[(i) + 1] - row_ptr[i])
 #define FS_ROW_EV(i) (ev + (row_ptr[i] - edge_base) * EF_EDGE_STRIDE(EF_DIM))
+/* Edge count, columns and compact stage operator of row i: L_IJ, one double per edge in the block's `lij`
+ * buffer (laid out as the columns), for the implicit stage operator's row. */
+#define FS_ROW_LIJ(i) \
+  (int)(row_ptr[(i) + 1] - row_ptr[i]), col + (row_ptr[i] - edge_base), lij + (row_ptr[i] - edge_base)
 
 /* The constraint projection of the stage solves on w (private, 3): fixed components 0, slip projected. */
 EF_INLINE void fs_node_project(const long i, __global const uchar *vfix, __global const uchar *slip_type,
@@ -448,7 +452,8 @@ FS_KERNEL void fs_imex_final(const long n, const double b0, const double b1, con
 /* Projected Jacobi CG for P (D + K) P x = P rhs, D_I = M_II dscale/nu, start: r = P (rhs - A x),
  * z = r/diag, p = z, diag = D_I + K_II; per work-group the sums of |P rhs|^2, r.z and r.r into
  * partials[3 (group_base + group) + 0..2]. */
-FS_KERNEL void fs_visc_init(FS_ROW_ARGS, const double dscale, const double nu, __global const double *restrict mass,
+FS_KERNEL void fs_visc_init(FS_ROW_ARGS, __global const double *restrict lij, const double dscale, const double nu,
+                            __global const double *restrict mass,
                             __global const double *restrict x, __global const double *restrict rhs,
                             __global const uchar *restrict vfix, __global const uchar *restrict slip_type,
                             __global const double *restrict slip_normal, __global const double *restrict slip_tangent,
@@ -460,7 +465,7 @@ FS_KERNEL void fs_visc_init(FS_ROW_ARGS, const double dscale, const double nu, _
   if (i < row_begin + n_rows) {
     const double d = mass[i] * dscale / nu;
     double y[3] = {0.0, 0.0, 0.0}, w[3] = {0.0, 0.0, 0.0};
-    ef_row_viscous_operator(EF_DIM, i, FS_ROW(i), d, x, y);
+    ef_row_stage_operator(EF_DIM, i, FS_ROW_LIJ(i), d, x, y);
     const double dg = d + ef_row_stiffness_diagonal(EF_DIM, FS_ROW_NE(i), FS_ROW_EV(i));
     diag[i] = dg;
     for (int c = 0; c < EF_DIM; ++c) {
@@ -492,7 +497,8 @@ FS_KERNEL void fs_visc_init(FS_ROW_ARGS, const double dscale, const double nu, _
 
 /* q = P A p; per work-group the sum of p.q into partials[group_base + group].  Once the solve is done (the
  * iterations up to the next read-back), no edge pass: q and the sums are not used any more. */
-FS_KERNEL void fs_visc_apply(FS_ROW_ARGS, const double dscale, const double nu, __global const double *restrict mass,
+FS_KERNEL void fs_visc_apply(FS_ROW_ARGS, __global const double *restrict lij, const double dscale, const double nu,
+                             __global const double *restrict mass,
                              __global const double *restrict p, __global const uchar *restrict vfix,
                              __global const uchar *restrict slip_type, __global const double *restrict slip_normal,
                              __global const double *restrict slip_tangent, __global const double *restrict cgs,
@@ -501,10 +507,11 @@ FS_KERNEL void fs_visc_apply(FS_ROW_ARGS, const double dscale, const double nu, 
   const long i = row_begin + get_global_id(0);
   const int live = cgs[FS_CG_DONE] == 0.0;
   double spq = 0.0;
+  (void)ev; /* the compact lij instead of the records */
   if (i < row_begin + n_rows && live) {
     const double d = mass[i] * dscale / nu;
     double y[3] = {0.0, 0.0, 0.0};
-    ef_row_viscous_operator(EF_DIM, i, FS_ROW(i), d, p, y);
+    ef_row_stage_operator(EF_DIM, i, FS_ROW_LIJ(i), d, p, y);
     fs_node_project(i, vfix, slip_type, slip_normal, slip_tangent, y);
     for (int c = 0; c < 3; ++c) {
       q[3 * i + c] = y[c];
@@ -706,15 +713,17 @@ FS_KERNEL void fs_imex_continuity(FS_ROW_ARGS, __global const int *restrict hcol
 
 /* Correction "viscous": f_I -= gamma dt nu (K q)_I at the free-pressure rows; per work-group the sums of
  * f and |f| over the free rows into partials[2 (group_base + group)] as fs_pressure_system's. */
-FS_KERNEL void fs_imex_filter(FS_ROW_ARGS, const double gdt_nu, __global const double *restrict q,
+FS_KERNEL void fs_imex_filter(FS_ROW_ARGS, __global const double *restrict lij, const double gdt_nu,
+                              __global const double *restrict q,
                               __global const uchar *restrict pfix, __global double *restrict f, const long group_base,
                               __global double *restrict partials) {
   __local double scratch[FS_WGS];
   const long i = row_begin + get_global_id(0);
   double sf = 0.0, sa = 0.0;
+  (void)ev; /* the compact lij instead of the records */
   if (i < row_begin + n_rows && !pfix[i]) {
     double y[3] = {0.0, 0.0, 0.0};
-    ef_row_viscous_operator(EF_DIM, i, FS_ROW(i), 0.0, q, y);
+    ef_row_stage_operator(EF_DIM, i, FS_ROW_LIJ(i), 0.0, q, y);
     const double fi = f[i] - gdt_nu * y[0];
     f[i] = fi;
     sf = fi;

@@ -31,6 +31,7 @@ struct ef_fs_s {
   /* Implicit viscosity (allocated when first enabled): stage residuals F_j, V_j (3n each), the
    * stage state and right-hand side, the CG vectors, the operator diagonal and block partials. */
   double *imex_f, *imex_v, *imex_u, *imex_rhs, *cg_r, *cg_z, *cg_p, *cg_q, *vdiag, *vpart;
+  double *stage_lij; /* the stage operator, compact: L_IJ per directed edge (ef_row_edge_laplacians) */
   int v_iterations, v_max_iterations;
   double v_residual, v_seconds;
   /* viscous_pressure 1: the pressure the last step started from and returned, its dt, the stage pressures
@@ -120,10 +121,17 @@ static int imex_alloc(ef_fs *fs) {
   fs->cg_q = calloc(v, sizeof(double));
   fs->vdiag = calloc((size_t)fs->n, sizeof(double));
   fs->vpart = calloc(3 * (size_t)fs->n_blocks, sizeof(double));
+  fs->stage_lij = malloc((size_t)(fs->ed->n_edges > 0 ? fs->ed->n_edges : 1) * sizeof(double));
   EF_CHECK(fs->imex_f && fs->imex_v && fs->imex_u && fs->imex_rhs && fs->cg_r && fs->cg_z && fs->cg_p && fs->cg_q &&
-               fs->vdiag && fs->vpart,
+               fs->vdiag && fs->vpart && fs->stage_lij,
            EF_ERR_MEMORY, "fractional step: out of memory for the implicit viscous stages (%lld nodes)",
            (long long)fs->n);
+  const ef_edge_data *ed = fs->ed;
+  const int64_t *rp = ed->row_ptr;
+  double *lij = fs->stage_lij;
+  EF_OMP(omp parallel for schedule(static))
+  for (int64_t i = 0; i < fs->n; ++i)
+    ef_row_edge_laplacians(ed->dim, (int)(rp[i + 1] - rp[i]), ed->values + rp[i] * ed->stride, lij + rp[i]);
   return EF_SUCCESS;
 }
 
@@ -205,6 +213,7 @@ void ef_fs_destroy(ef_fs **fsp) {
   free(fs->cg_q);
   free(fs->vdiag);
   free(fs->vpart);
+  free(fs->stage_lij);
   free(fs->ext_prev);
   free(fs->ext_last);
   free(fs->ext_p);
@@ -601,7 +610,7 @@ static int viscous_solve(ef_fs *fs, double dscale, const double *rhs, double *x,
   const int dim = ed->dim, S = ed->stride;
   const int64_t n = fs->n, nb = fs->n_blocks, B = fs->block, *rp = ed->row_ptr;
   const int32_t *col = ed->col;
-  const double *ev = ed->values, *mass = ed->mass, *nun = fs->s.nu_nodal;
+  const double *ev = ed->values, *lij = fs->stage_lij, *mass = ed->mass, *nun = fs->s.nu_nodal;
   const double nu = fs->s.nu;
   double *r = fs->cg_r, *z = fs->cg_z, *pv = fs->cg_p, *q = fs->cg_q, *dg = fs->vdiag, *part = fs->vpart;
   /* r = P (rhs - A x), z = r / diag, p = z; partials |P rhs|^2, r.z, r.r. */
@@ -616,10 +625,10 @@ static int viscous_solve(ef_fs *fs, double dscale, const double *rhs, double *x,
       const double d = mass[i] * dscale / (nun ? nun[i] : nu);
       double y[3] = {0.0, 0.0, 0.0}, w[3] = {0.0, 0.0, 0.0};
       if (dim == 3) {
-        ef_row_viscous_operator(3, i, ne, ci, ei, d, x, y);
+        ef_row_stage_operator(3, i, ne, ci, lij + rp[i], d, x, y);
         dg[i] = d + ef_row_stiffness_diagonal(3, ne, ei);
       } else {
-        ef_row_viscous_operator(2, i, ne, ci, ei, d, x, y);
+        ef_row_stage_operator(2, i, ne, ci, lij + rp[i], d, x, y);
         dg[i] = d + ef_row_stiffness_diagonal(2, ne, ei);
       }
       for (int c = 0; c < dim; ++c) {
@@ -657,13 +666,13 @@ static int viscous_solve(ef_fs *fs, double dscale, const double *rhs, double *x,
       for (int64_t i = blk * B; i < i1; ++i) {
         const int ne = (int)(rp[i + 1] - rp[i]);
         const int32_t *ci = col + rp[i];
-        const double *ei = ev + rp[i] * S;
+        const double *li = lij + rp[i];
         const double d = mass[i] * dscale / (nun ? nun[i] : nu);
         double y[3] = {0.0, 0.0, 0.0};
         if (dim == 3)
-          ef_row_viscous_operator(3, i, ne, ci, ei, d, pv, y);
+          ef_row_stage_operator(3, i, ne, ci, li, d, pv, y);
         else
-          ef_row_viscous_operator(2, i, ne, ci, ei, d, pv, y);
+          ef_row_stage_operator(2, i, ne, ci, li, d, pv, y);
         imex_project(fs, dim, i, y);
         for (int c = 0; c < 3; ++c) {
           q[3 * i + c] = y[c];
@@ -944,10 +953,10 @@ static void imex_continuity_residual(ef_fs *fs, const double *p_n) {
  * f again. */
 static void imex_filter_pressure_rhs(ef_fs *fs, double dt, const double *p_n) {
   const ef_edge_data *ed = fs->ed;
-  const int dim = ed->dim, S = ed->stride;
+  const int dim = ed->dim;
   const int64_t n = fs->n, nb = fs->n_blocks, B = fs->block, *rp = ed->row_ptr;
   const int32_t *col = ed->col;
-  const double *ev = ed->values, *nun = fs->s.nu_nodal;
+  const double *lij = fs->stage_lij, *nun = fs->s.nu_nodal;
   const uint8_t *pfix = fs->s.pressure_fixed;
   double a[4][4], ai[4][4], b[4], c[4];
   ef_fs_imex_tableau(a, ai, b, c);
@@ -962,12 +971,12 @@ static void imex_filter_pressure_rhs(ef_fs *fs, double dt, const double *p_n) {
       if (pfix && pfix[i]) continue;
       const int ne = (int)(rp[i + 1] - rp[i]);
       const int32_t *ci = col + rp[i];
-      const double *ei = ev + rp[i] * S;
+      const double *li = lij + rp[i];
       double y[3] = {0.0, 0.0, 0.0};
       if (dim == 3)
-        ef_row_viscous_operator(3, i, ne, ci, ei, 0.0, q, y);
+        ef_row_stage_operator(3, i, ne, ci, li, 0.0, q, y);
       else
-        ef_row_viscous_operator(2, i, ne, ci, ei, 0.0, q, y);
+        ef_row_stage_operator(2, i, ne, ci, li, 0.0, q, y);
       f[i] -= gdt * (nun ? nun[i] : nu) * y[0];
       sf += f[i];
       sa += fabs(f[i]);

@@ -138,6 +138,7 @@ struct ef_cl_fs_s {
    * each, stage j at 3n j), the stage velocity U and right-hand side (3n; also the viscous correction's
    * delta and rhs), the stage CG's vectors and Jacobi diagonal, its partial sums and state (fs_visc_reduce). */
   cl_mem imex_f, imex_v, imex_u, imex_rhs, cg_r, cg_z, cg_p, cg_q, vdiag, vpart, cgs;
+  cl_mem *lij_b; /* per row block: the compact stage operator, L_IJ per directed edge (ef_row_edge_laplacians) */
   int64_t node_groups;       /* work-groups of the node kernels: n / wgs rounded up */
   double hmin2_over_nu;      /* min_I hmin_I^2 / nu (the viscous cap of the automatic step) */
   int v_iterations, v_max_iterations;
@@ -434,6 +435,7 @@ void ef_cl_fs_destroy(ef_cl_fs **pfs) {
   fs_pinned_release(fs, &fs->pin_state, &fs->h_state);
   for (int b = 0; fs->col_b && b < fs->n_blocks; ++b) fs_release_mem(&fs->col_b[b]);
   for (int b = 0; fs->ev_b && b < fs->n_blocks; ++b) fs_release_mem(&fs->ev_b[b]);
+  for (int b = 0; fs->lij_b && b < fs->n_blocks; ++b) fs_release_mem(&fs->lij_b[b]);
   cl_mem *all[] = {&fs->row_ptr, &fs->mass,  &fs->inv_mass, &fs->h,        &fs->hmin,     &fs->u[0],
                    &fs->u[1],    &fs->p[0],  &fs->p[1],     &fs->tau,      &fs->xi,       &fs->xp,
                    &fs->acc,     &fs->ua,    &fs->ub,       &fs->uh,       &fs->reaction, &fs->fixu,
@@ -448,6 +450,7 @@ void ef_cl_fs_destroy(ef_cl_fs **pfs) {
   if (fs->program) clReleaseProgram(fs->program);
   free(fs->col_b);
   free(fs->ev_b);
+  free(fs->lij_b);
   free(fs->row_begin);
   free(fs->h_pfix);
   free(fs->h_row_ptr);
@@ -530,6 +533,27 @@ static int fs_matrix_structure(ef_cl_fs *fs) {
   return err;
 }
 
+/* The compact stage operator of the implicit option, per row block as the columns: L_IJ of every directed
+ * edge (ef_row_edge_laplacians, the host's arithmetic), so the stage CG streams 8 bytes per edge instead of
+ * the records. */
+static int fs_stage_operator(ef_cl_fs *fs) {
+  const ef_edge_data *ed = fs->ed;
+  fs->lij_b = calloc((size_t)fs->n_blocks, sizeof *fs->lij_b);
+  EF_CHECK(fs->lij_b, EF_ERR_MEMORY, "out of memory");
+  int err = EF_SUCCESS;
+  for (int b = 0; b < fs->n_blocks && !err; ++b) {
+    const int64_t r0 = fs->row_begin[b], r1 = fs->row_begin[b + 1], e0 = ed->row_ptr[r0], e1 = ed->row_ptr[r1];
+    double *lij = malloc((size_t)(e1 > e0 ? e1 - e0 : 1) * sizeof(double));
+    EF_CHECK(lij, EF_ERR_MEMORY, "out of memory for the compact stage operator (%lld edges)", (long long)(e1 - e0));
+    for (int64_t i = r0; i < r1; ++i)
+      ef_row_edge_laplacians(ed->dim, (int)(ed->row_ptr[i + 1] - ed->row_ptr[i]),
+                             ed->values + ed->row_ptr[i] * ed->stride, lij + (ed->row_ptr[i] - e0));
+    err = fs_buffer(fs, (size_t)(e1 - e0) * 8, lij, "the compact stage operator", &fs->lij_b[b]);
+    free(lij);
+  }
+  return err;
+}
+
 /* Memory check, kernels, edge data in row blocks, node arrays, the pressure matrix's structure. */
 int ef_cl_fs_create(ef_cl_context *ctx, const ef_edge_data *ed, const ef_cl_fs_settings *settings,
                      ef_cl_fs **out) {
@@ -564,8 +588,9 @@ int ef_cl_fs_create(ef_cl_context *ctx, const ef_edge_data *ed, const ef_cl_fs_s
            "the OpenCL fractional step supports at most %d nodes, the mesh has %lld", INT32_MAX / 4,
            (long long)ed->n_nodes);
   /* The implicit option's vectors: F and V (12n each), U, rhs and the CG's four (3n each), the diagonal, the
-   * partial sums (at most 3 per row). */
-  const uint64_t implicit_bytes = s.fs.viscous_implicit ? 8u * (uint64_t)ed->n_nodes * (24u + 18u + 1u + 3u) : 0u;
+   * partial sums (at most 3 per row); the compact stage operator (one double per directed edge). */
+  const uint64_t implicit_bytes =
+      s.fs.viscous_implicit ? 8u * ((uint64_t)ed->n_nodes * (24u + 18u + 1u + 3u) + (uint64_t)ed->n_edges) : 0u;
   EF_CALL(ef_cl_context_check_memory(ctx, ef_cl_fs_memory_bytes(ed) + implicit_bytes,
                                      s.fs.viscous_implicit ? "the OpenCL fractional step (edge data, vectors, "
                                                              "pressure matrix and CG, implicit stages)"
@@ -655,6 +680,7 @@ int ef_cl_fs_create(ef_cl_context *ctx, const ef_edge_data *ed, const ef_cl_fs_s
     const int64_t np = 3 * (fs->assembly_groups > fs->node_groups ? fs->assembly_groups : fs->node_groups);
     EF_CALL_GOTO(fs_buffer(fs, (size_t)np * 8, NULL, "the stage solves' partial sums", &fs->vpart), fail);
     EF_CALL_GOTO(fs_buffer(fs, 16 * 8, NULL, "the stage solves' state", &fs->cgs), fail);
+    EF_CALL_GOTO(fs_stage_operator(fs), fail);
     /* ef_fs_compute_dt's viscous cap, with the same arithmetic (the viscosity is uniform here). */
     fs->hmin2_over_nu = 1.0e300;
     for (int64_t i = 0; i < n; ++i)
@@ -861,6 +887,7 @@ typedef struct {
   cl_long group_base; /* index of its first work-group among all blocks' */
   size_t global;      /* work-items: rows rounded up to whole work-groups */
   cl_mem col, ev;     /* its edge columns and records */
+  cl_mem lij;         /* its compact stage operator (implicit option; NULL otherwise) */
 } fs_block;
 
 #define FS_BLOCK_START {.index = -1}
@@ -884,6 +911,7 @@ static int fs_block_next(const ef_cl_fs *fs, fs_block *blk) {
   blk->global = fs_round_up(r1 - r0, fs->wgs);
   blk->col = fs->col_b[b];
   blk->ev = fs->ev_b[b];
+  blk->lij = fs->lij_b ? fs->lij_b[b] : NULL;
   return 1;
 }
 
@@ -1016,12 +1044,12 @@ static int fs_visc_solve(ef_cl_fs *fs, double dscale, cl_mem rhs, cl_mem x, int 
   const cl_int w3 = 3, w1 = 1, w2 = 2;
   const double nb = (double)fs->n;
   for (fs_block blk = FS_BLOCK_START; fs_block_next(fs, &blk);) {
-    EF_CL_SET_ARGS(fs->k[K_VISC_INIT], FS_BLOCK_ARGS(fs, blk), EF_CL_ARG(dscale), EF_CL_ARG(nu), EF_CL_ARG(fs->mass),
-                   EF_CL_ARG(x), EF_CL_ARG(rhs), EF_CL_ARG(fs->vfix), EF_CL_ARG(fs->slip), EF_CL_ARG(fs->slip_normal),
-                   EF_CL_ARG(fs->slip_tangent), EF_CL_ARG(fs->cg_r), EF_CL_ARG(fs->cg_z), EF_CL_ARG(fs->cg_p),
-                   EF_CL_ARG(fs->vdiag), EF_CL_ARG(blk.group_base), EF_CL_ARG(fs->vpart));
+    EF_CL_SET_ARGS(fs->k[K_VISC_INIT], FS_BLOCK_ARGS(fs, blk), EF_CL_ARG(blk.lij), EF_CL_ARG(dscale), EF_CL_ARG(nu),
+                   EF_CL_ARG(fs->mass), EF_CL_ARG(x), EF_CL_ARG(rhs), EF_CL_ARG(fs->vfix), EF_CL_ARG(fs->slip),
+                   EF_CL_ARG(fs->slip_normal), EF_CL_ARG(fs->slip_tangent), EF_CL_ARG(fs->cg_r), EF_CL_ARG(fs->cg_z),
+                   EF_CL_ARG(fs->cg_p), EF_CL_ARG(fs->vdiag), EF_CL_ARG(blk.group_base), EF_CL_ARG(fs->vpart));
     EF_CALL(fs_launch(fs, K_VISC_INIT, phase, blk.global, fs->wgs,
-                      fs_edge_bytes(blk.rows, blk.edges, fs->dim, 0.0, 8.0 * 20.0)));
+                      fs_edge_bytes(blk.rows, blk.edges, fs->dim, 8.0, 8.0 * 20.0)));
   }
   EF_CL_SET_ARGS(fs->k[K_VISC_REDUCE], EF_CL_ARG(groups), EF_CL_ARG(w3), EF_CL_ARG(fs->vpart), EF_CL_ARG(rtol),
                  EF_CL_ARG(max_it), EF_CL_ARG(fs->cgs));
@@ -1030,12 +1058,12 @@ static int fs_visc_solve(ef_cl_fs *fs, double dscale, cl_mem rhs, cl_mem x, int 
   for (;;) {
     for (int b = 0; b < fs->s.viscous_check_every; ++b) {
       for (fs_block blk = FS_BLOCK_START; fs_block_next(fs, &blk);) {
-        EF_CL_SET_ARGS(fs->k[K_VISC_APPLY], FS_BLOCK_ARGS(fs, blk), EF_CL_ARG(dscale), EF_CL_ARG(nu),
-                       EF_CL_ARG(fs->mass), EF_CL_ARG(fs->cg_p), EF_CL_ARG(fs->vfix), EF_CL_ARG(fs->slip),
-                       EF_CL_ARG(fs->slip_normal), EF_CL_ARG(fs->slip_tangent), EF_CL_ARG(fs->cgs),
-                       EF_CL_ARG(fs->cg_q), EF_CL_ARG(blk.group_base), EF_CL_ARG(fs->vpart));
+        EF_CL_SET_ARGS(fs->k[K_VISC_APPLY], FS_BLOCK_ARGS(fs, blk), EF_CL_ARG(blk.lij), EF_CL_ARG(dscale),
+                       EF_CL_ARG(nu), EF_CL_ARG(fs->mass), EF_CL_ARG(fs->cg_p), EF_CL_ARG(fs->vfix),
+                       EF_CL_ARG(fs->slip), EF_CL_ARG(fs->slip_normal), EF_CL_ARG(fs->slip_tangent),
+                       EF_CL_ARG(fs->cgs), EF_CL_ARG(fs->cg_q), EF_CL_ARG(blk.group_base), EF_CL_ARG(fs->vpart));
         EF_CALL(fs_launch(fs, K_VISC_APPLY, phase, blk.global, fs->wgs,
-                          fs_edge_bytes(blk.rows, blk.edges, fs->dim, 0.0, 8.0 * 8.0)));
+                          fs_edge_bytes(blk.rows, blk.edges, 0, 8.0, 8.0 * 8.0)));
       }
       EF_CL_SET_ARGS(fs->k[K_VISC_REDUCE], EF_CL_ARG(groups), EF_CL_ARG(w1), EF_CL_ARG(fs->vpart), EF_CL_ARG(rtol),
                      EF_CL_ARG(max_it), EF_CL_ARG(fs->cgs));
@@ -1129,10 +1157,11 @@ static int fs_enqueue_imex_assembly(ef_cl_fs *fs, double dt, cl_mem pn, int null
   }
   if (fs->s.fs.viscous_correction == 1)
     for (fs_block blk = FS_BLOCK_START; fs_block_next(fs, &blk);) {
-      EF_CL_SET_ARGS(fs->k[K_IMEX_FILTER], FS_BLOCK_ARGS(fs, blk), EF_CL_ARG(gdt_nu), EF_CL_ARG(fs->cg_z),
-                     EF_CL_ARG(fs->pfix), EF_CL_ARG(fs->f), EF_CL_ARG(blk.group_base), EF_CL_ARG(fs->partials));
+      EF_CL_SET_ARGS(fs->k[K_IMEX_FILTER], FS_BLOCK_ARGS(fs, blk), EF_CL_ARG(blk.lij), EF_CL_ARG(gdt_nu),
+                     EF_CL_ARG(fs->cg_z), EF_CL_ARG(fs->pfix), EF_CL_ARG(fs->f), EF_CL_ARG(blk.group_base),
+                     EF_CL_ARG(fs->partials));
       EF_CALL(fs_launch(fs, K_IMEX_FILTER, phase, blk.global, fs->wgs,
-                        fs_edge_bytes(blk.rows, blk.edges, fs->dim, 0.0, 8.0 * 5.0)));
+                        fs_edge_bytes(blk.rows, blk.edges, 0, 8.0, 8.0 * 5.0)));
     }
   return nullspace ? fs_enqueue_nullspace(fs, fs->f, phase) : EF_SUCCESS;
 }
