@@ -49,6 +49,7 @@ static int run(const char *path, long steps, const char *output, ef_comm comm, i
 
 static int values(ef_model_part mp, double **u, double **p) {
   ef_variable *vu, *vp;
+  EF_CALL(ef_model_part_sync_to_host(mp)); /* the OpenCL strategy's values live on the device */
   EF_CALL(ef_model_part_get_variable(mp, "VELOCITY", &vu));
   EF_CALL(ef_model_part_get_variable(mp, "PRESSURE", &vp));
   *u = vu->values;

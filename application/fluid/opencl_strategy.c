@@ -15,6 +15,7 @@
 #include "matrix_io.h"
 #include "opencl_context.h"
 #include "opencl_fs.h"
+#include "opencl_fs_mpi.h"
 #include "opencl_solvers.h"
 #include "strategy_common.h"
 
@@ -45,6 +46,7 @@ typedef struct {
   char platform[256];
   ef_cl_context *ctx;
   ef_cl_fs *fs;
+  ef_cl_fs_mpi *fs_mpi; /* MPI: on a rank's piece (config.partition), the step runs here (opencl_fs_mpi.h) */
   double *scratch; /* n: pressure conversions */
   ef_variable *velocity_var, *pressure_var, *reaction_var;
   ef_divergence_bound divergence;
@@ -91,6 +93,7 @@ static void ef_opencl_destroy(void **p) {
     s->mp->device.snapshot_wait = NULL;
     s->mp->device_newer = 0;
   }
+  ef_cl_fs_mpi_destroy(&s->fs_mpi); /* MPI */
   ef_cl_fs_destroy(&s->fs);
   ef_linear_solver_destroy(&s->solver);
   ef_cl_context_destroy(&s->ctx);
@@ -140,6 +143,38 @@ static int ef_opencl_read_device(ef_opencl_strategy *s, ef_parameters settings) 
   return EF_SUCCESS;
 }
 
+/* MPI: what runs across ranks (the rest is refused with its message, docs/mpi.md). */
+static int ef_opencl_check_mpi(const ef_opencl_strategy *s) {
+  const char *solver, *pc;
+  EF_CALL(ef_parameters_get_string(s->solver_settings, "solver_type", &solver));
+  EF_CALL(ef_parameters_get_string(s->solver_settings, "preconditioner_type", &pc));
+  EF_CHECK(!strcmp(solver, "cg") && !strcmp(pc, "jacobi"), EF_ERR_UNSUPPORTED,
+           "opencl_edge_based on several ranks: linear_solver_settings asks for solver_type '%s' with "
+           "preconditioner_type '%s'; only \"cg\" with \"jacobi\" runs across ranks yet (docs/mpi.md)",
+           solver, pc);
+  EF_CHECK(!s->export_pressure_system || !s->export_pressure_system[0], EF_ERR_UNSUPPORTED,
+           "opencl_edge_based on several ranks: export_pressure_system is not supported (docs/mpi.md)");
+  EF_CHECK(!s->settings.viscous_implicit, EF_ERR_UNSUPPORTED,
+           "opencl_edge_based on several ranks: viscous_time_integration \"implicit\" is not supported yet "
+           "(docs/mpi.md)");
+  return EF_SUCCESS;
+}
+
+/* MPI: with device_index -1, the rank's device by its local rank (OMPI_COMM_WORLD_LOCAL_RANK, MPI_LOCALRANKID or
+ * SLURM_LOCALID) modulo the devices; a device_index in the case is kept. */
+static void ef_opencl_device_by_local_rank(ef_opencl_strategy *s) {
+  if (s->device.device_index >= 0) return;
+  const char *names[] = {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID"};
+  const char *v = NULL;
+  for (int i = 0; i < 3 && !v; ++i) v = getenv(names[i]);
+  int count = 0;
+  if (!v || ef_cl_count_devices(&count) || count < 1) {
+    ef_error_clear();
+    return;
+  }
+  s->device.device_index = (int)(strtol(v, NULL, 10) % count);
+}
+
 /* Settings (as the OpenMP strategy's, plus the device block); nothing touches the device yet. */
 static int ef_opencl_create(const ef_strategy_config *config, void **out) {
   *out = NULL;
@@ -178,6 +213,7 @@ static int ef_opencl_create(const ef_strategy_config *config, void **out) {
   EF_CALL_GOTO(ef_parameters_get_string(s->solver_settings, "export_pressure_system", &s->export_pressure_system),
                fail);
   EF_CALL_GOTO(ef_opencl_read_device(s, config->settings), fail);
+  if (config->partition) EF_CALL_GOTO(ef_opencl_check_mpi(s), fail); /* MPI */
   EF_CALL_GOTO(ef_model_part_get_variable(s->mp, "VELOCITY", &s->velocity_var), fail);
   EF_CALL_GOTO(ef_model_part_get_variable(s->mp, "PRESSURE", &s->pressure_var), fail);
   EF_CALL_GOTO(ef_model_part_get_variable(s->mp, "REACTION", &s->reaction_var), fail);
@@ -361,23 +397,41 @@ static int ef_opencl_initialize(void *data) {
     s->settings.eval_fixed = s->config.fixed_values;
     s->settings.eval_fixed_ctx = s->config.fixed_values_context;
   }
-  EF_CALL(ef_cl_context_create(&s->device, &s->ctx));
+  if (s->config.partition) { /* MPI: the rank's device; a failure falls back to the first usable one */
+    const int asked = s->device.device_index;
+    ef_opencl_device_by_local_rank(s);
+    if (s->device.device_index != asked && ef_cl_context_create(&s->device, &s->ctx)) {
+      ef_error_clear();
+      s->device.device_index = asked;
+    }
+  }
+  if (!s->ctx) EF_CALL(ef_cl_context_create(&s->device, &s->ctx));
 
   ef_cl_fs_settings os;
   ef_cl_fs_settings_default(&os);
   os.fs = s->settings;
   os.fs.velocity_bound = ef_divergence_bound_update(&s->divergence, mp, 1);
+  if (s->config.partition) EF_CALL(ef_comm_allreduce(s->config.comm, &os.fs.velocity_bound, 1, EF_COMM_MAX));
   os.work_group_bits = s->work_group_bits;
   os.viscous_check_every = s->viscous_check_every;
   EF_CALL(ef_cl_fs_create(s->ctx, &s->edges, &os, &s->fs));
   double seconds;
   EF_CALL(ef_opencl_upload_modified(s, 1, &seconds));
-  /* The solver (the CG's SpMV tuner) needs a real matrix: one from the initial state. */
-  double dt;
-  int reduced;
-  EF_CALL(ef_cl_fs_compute_dt(s->fs, &s->dt_settings, &dt, NULL, &reduced));
   char *spmv = NULL;
-  EF_CALL(ef_opencl_create_solver(s, dt, &spmv));
+  if (s->config.partition) { /* MPI: the distributed step and its device Jacobi CG, no registry solver */
+    double tolerance;
+    long max_iteration;
+    EF_CALL(ef_parameters_get_double(s->solver_settings, "tolerance", &tolerance));
+    EF_CALL(ef_parameters_get_int(s->solver_settings, "max_iteration", &max_iteration));
+    EF_CALL(ef_cl_fs_mpi_create(s->fs, s->config.comm, s->config.partition, tolerance, (int)max_iteration,
+                                &s->fs_mpi));
+  } else {
+    /* The solver (the CG's SpMV tuner) needs a real matrix: one from the initial state. */
+    double dt;
+    int reduced;
+    EF_CALL(ef_cl_fs_compute_dt(s->fs, &s->dt_settings, &dt, NULL, &reduced));
+    EF_CALL(ef_opencl_create_solver(s, dt, &spmv));
+  }
   mp->device.context = s;
   mp->device.sync_to_host = ef_opencl_sync_to_host;
   mp->device.snapshot_begin = ef_opencl_snapshot_begin;
@@ -411,7 +465,10 @@ static int ef_opencl_compute_time_step(void *data, double *dt) {
   /* Velocities the host set since the last step count, as on the host strategy. */
   EF_CALL(ef_opencl_upload_modified(s, 0, &seconds));
   s->pending_upload += seconds;
-  EF_CALL(ef_cl_fs_compute_dt(s->fs, &s->dt_settings, dt, &stable, &reduced));
+  if (s->fs_mpi) /* MPI */
+    EF_CALL(ef_cl_fs_mpi_compute_dt(s->fs_mpi, &s->dt_settings, dt, &stable, &reduced));
+  else
+    EF_CALL(ef_cl_fs_compute_dt(s->fs, &s->dt_settings, dt, &stable, &reduced));
   s->dt_settings.dt_previous = *dt; /* the implicit option's growth limit (the automatic step, unclipped) */
   (void)stable;
   (void)reduced; /* the analysis warns once, with what it does about it */
@@ -431,10 +488,12 @@ static int ef_opencl_solve_step(void *data, double t, double dt, ef_step_info *i
   ef_model_part mp = s->mp;
   double upload;
   EF_CALL(ef_opencl_upload_modified(s, 0, &upload));
-  ef_cl_fs_set_velocity_bound(s->fs, ef_divergence_bound_update(&s->divergence, mp, 0));
+  double bound = ef_divergence_bound_update(&s->divergence, mp, 0);
+  if (s->fs_mpi) EF_CALL(ef_comm_allreduce(s->config.comm, &bound, 1, EF_COMM_MAX)); /* MPI */
+  ef_cl_fs_set_velocity_bound(s->fs, bound);
   ef_cl_fs_stats st;
   memset(&st, 0, sizeof st);
-  int err = ef_cl_fs_step(s->fs, t, dt, &st);
+  int err = s->fs_mpi ? ef_cl_fs_mpi_step(s->fs_mpi, t, dt, &st) : ef_cl_fs_step(s->fs, t, dt, &st);
   if (err) return ef_divergence_bound_explain(ef_strategy_explain_node_error(err, mp), &s->divergence);
   mp->device_newer = 1;
 
@@ -478,9 +537,31 @@ static int ef_opencl_copy_pressure_system(void *data, ef_pressure_system *out) {
   return ef_cl_fs_copy_pressure_system(s->fs, out);
 }
 
+/* MPI: "mpi": {"ranks", "exchange_seconds": [per rank]} (collective: every rank's time reaches rank 0). */
+static int ef_opencl_summary_mpi(ef_opencl_strategy *s) {
+  const int size = ef_comm_size(s->config.comm), rank = ef_comm_rank(s->config.comm);
+  double *t = calloc((size_t)size, sizeof *t);
+  EF_CHECK(t, EF_ERR_MEMORY, "out of memory");
+  t[rank] = ef_cl_fs_mpi_exchange_seconds(s->fs_mpi);
+  int err = ef_comm_allreduce(s->config.comm, t, size, EF_COMM_SUM);
+  size_t cap = 64 + 24 * (size_t)size, used = 0;
+  char *json = err ? NULL : malloc(cap);
+  if (!err && !json) err = EF_ERROR(EF_ERR_MEMORY, "out of memory");
+  if (!err) {
+    used += (size_t)snprintf(json, cap, "{\"ranks\": %d, \"exchange_seconds\": [", size);
+    for (int r = 0; r < size; ++r) used += (size_t)snprintf(json + used, cap - used, "%s%.6f", r ? ", " : "", t[r]);
+    snprintf(json + used, cap - used, "]}");
+    err = ef_parameters_set_json(s->config.summary, "mpi", json);
+  }
+  free(json);
+  free(t);
+  return err;
+}
+
 /* Export the last pressure system if asked; solver and phase totals into the run summary. */
 static int ef_opencl_finalize(void *data) {
   ef_opencl_strategy *s = data;
+  if (s->fs_mpi) EF_CALL(ef_opencl_summary_mpi(s)); /* MPI */
   if (s->export_pressure_system && s->export_pressure_system[0] && s->fs && s->steps > 0) {
     ef_pressure_system ps;
     EF_CALL(ef_cl_fs_copy_pressure_system(s->fs, &ps));
@@ -525,6 +606,8 @@ static int ef_opencl_finalize(void *data) {
  * device solver's SpMV configuration in its section. */
 static int ef_opencl_save_state(void *data, ef_restart_writer *w) {
   ef_opencl_strategy *s = data;
+  EF_CHECK(!s->fs_mpi, EF_ERR_UNSUPPORTED,
+           "opencl_edge_based on several ranks: restart files are not supported yet (docs/mpi.md)"); /* MPI */
   EF_CALL(ef_cl_fs_read(s->fs, NULL, s->scratch, NULL));
   EF_CALL(ef_fluid_save_state(w, s->mp->n_nodes, s->scratch, 0.0, s->steps, s->iterations));
   EF_CALL(ef_restart_write_double(w, "velocity_scale", s->divergence.scale));
@@ -574,6 +657,7 @@ static const ef_strategy_ops ef_opencl_ops = {
     .save_state = ef_opencl_save_state,
     .load_state = ef_opencl_load_state,
     .where = ef_opencl_where,
+    .distributed = 1, /* MPI: explicit RK4 with cg + jacobi on a rank's piece (opencl_fs_mpi.h) */
 };
 
 /* Register "opencl_edge_based". */

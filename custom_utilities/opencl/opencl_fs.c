@@ -1575,3 +1575,87 @@ fail:
   ef_pressure_system_free(out);
   return err;
 }
+
+/* ---------------------------------------------------------------------------
+ * MPI (opencl_fs_mpi.c, docs/mpi.md): the executor's buffers and its enqueue steps for the distributed step,
+ * which runs the edge kernels on the owned rows only (ef_cl_fs_mpi_limit_rows: the ghosts, the piece's last
+ * rows, sit in the last row block). */
+
+#include "opencl_fs_mpi_view.h"
+
+int ef_cl_fs_mpi_view(ef_cl_fs *fs, int64_t n_owned, ef_cl_fs_mpi_view_s *v) {
+  EF_CHECK(fs && v && n_owned > 0 && n_owned <= fs->n, EF_ERR_PARAMETER, "ef_cl_fs_mpi_view: bad argument");
+  const int last = fs->n_blocks - 1;
+  EF_CHECK(fs->row_begin[last] < n_owned, EF_ERR_UNSUPPORTED,
+           "opencl_edge_based on several ranks: the ghost nodes span more than the last row block (docs/mpi.md)");
+  fs->row_begin[last + 1] = n_owned; /* the kernels' rows: the owned ones */
+  memset(v, 0, sizeof *v);
+  v->ctx = fs->ctx;
+  v->s = &fs->s;
+  v->n = fs->n;
+  v->wgs = fs->wgs;
+  v->u = fs->u;
+  v->p = fs->p;
+  v->cur = &fs->cur;
+  v->tau = fs->tau;
+  v->xi = fs->xi;
+  v->xp = fs->xp;
+  v->ua = fs->ua;
+  v->ub = fs->ub;
+  v->uh = fs->uh;
+  v->f = fs->f;
+  v->reaction = fs->reaction;
+  v->fixu = fs->fixu;
+  v->fixp = fs->fixp;
+  v->partials = fs->partials;
+  v->state = fs->state;
+  v->flags = fs->flags;
+  v->hmin = fs->hmin;
+  v->H = &fs->H;
+  v->h_pfix = fs->h_pfix;
+  v->partial_bytes = (size_t)(2 * fs->assembly_groups > fs->dt_groups ? 2 * fs->assembly_groups : fs->dt_groups) * 8;
+  v->assembly_groups = fs->assembly_groups;
+  v->dt_groups = fs->dt_groups;
+  v->fixed_dofs = &fs->n_fixed_dofs;
+  v->fixed_vals = fs->d_fixed_vals;
+  v->k_sum = fs->k[K_SUM];
+  v->k_mean = fs->k[K_MEAN];
+  v->k_dt_partial = fs->k[K_DT_PARTIAL];
+  v->k_dt_final = fs->k[K_DT_FINAL];
+  return EF_SUCCESS;
+}
+
+int ef_cl_fs_mpi_fixed_values(ef_cl_fs *fs, double t, int slot) { return fs_fixed_values(fs, t, slot); }
+int ef_cl_fs_mpi_scatter(ef_cl_fs *fs, cl_mem vals, cl_mem u, cl_mem p) {
+  return fs_enqueue_scatter(fs, vals, u, p, FS_PHASE_1);
+}
+int ef_cl_fs_mpi_prepare(ef_cl_fs *fs, double dt, cl_mem un, cl_mem pn) {
+  return fs_enqueue_prepare(fs, dt, un, pn, FS_PHASE_1);
+}
+int ef_cl_fs_mpi_stage(ef_cl_fs *fs, int stage, double dt, cl_mem un, cl_mem pn, cl_mem us, cl_mem out, int use_fixed,
+                       cl_mem pnew) {
+  return fs_enqueue_stage(fs, stage, dt, un, pn, us, out, use_fixed, pnew, FS_PHASE_1);
+}
+int ef_cl_fs_mpi_assembly(ef_cl_fs *fs, double dt, cl_mem uh, cl_mem pn, cl_mem pnew) {
+  EF_CALL(fs_enqueue_reset_flags(fs, FS_PHASE_2));
+  return fs_enqueue_assembly(fs, dt, uh, pn, pnew, fs->H.values, fs->f, 1, 2, FS_PHASE_2);
+}
+int ef_cl_fs_mpi_correct(ef_cl_fs *fs, double dt, cl_mem uh, cl_mem pn, cl_mem pnew, cl_mem unew) {
+  EF_CALL(fs_enqueue_reset_flags(fs, FS_PHASE_3));
+  return fs_enqueue_correct(fs, dt, uh, pn, pnew, unew, FS_PHASE_3);
+}
+int ef_cl_fs_mpi_launch(ef_cl_fs *fs, cl_kernel k, size_t global) {
+  for (int i = 0; i < K_N_KERNELS; ++i)
+    if (fs->k[i] == k) return fs_launch(fs, i, FS_PHASE_NONE, global, fs->wgs, 0.0);
+  return EF_ERROR(EF_ERR_INTERNAL, "ef_cl_fs_mpi_launch: not a kernel of the executor");
+}
+int ef_cl_fs_mpi_finish(ef_cl_fs *fs, double dt, int iterations, double residual) {
+  fs_collect(fs, NULL);
+  fs->cur = 1 - fs->cur;
+  fs->stepped = 1;
+  fs->last_dt = dt;
+  fs->last_iterations = iterations;
+  fs->last_residual = residual;
+  return EF_SUCCESS;
+}
+void ef_cl_fs_mpi_collect(ef_cl_fs *fs) { fs_collect(fs, NULL); }

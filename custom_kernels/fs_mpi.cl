@@ -1,0 +1,90 @@
+/* fs_mpi.cl -- the distributed step's own kernels (custom_utilities/opencl/opencl_fs_mpi.c): the halo's
+ * send-list pack and the pressure system's Jacobi CG in the Chronopoulos-Gear form on the owned rows
+ * (fractional_step_mpi.c's pressure_cg, one work-item per row, per-group partial sums the host adds in
+ * group order).  Options: -D FSM_WGS (work-group size, a power of two), -D EF_ROW_PTR_64 (int64 offsets). */
+#include "ef_reduce.h"
+
+#define FSM_KERNEL __kernel __attribute__((reqd_work_group_size(FSM_WGS, 1, 1)))
+
+/* out[k nc + c] = x[nodes[k] nc + c]: the owned values a neighbour receives as its ghosts. */
+FSM_KERNEL void fsm_pack(const int count, const int nc, __global const int *restrict nodes,
+                         __global const double *restrict x, __global double *restrict out) {
+  const int k = get_global_id(0);
+  if (k >= count)
+    return;
+  const int i = nodes[k];
+  for (int c = 0; c < nc; ++c)
+    out[k * nc + c] = x[i * nc + c];
+}
+
+/* The start: r = (b - bmean) - H x, dinv = 1 / H_II (1 where H_II <= 0, counted), u = dinv r; per group
+ * partials[2 g] = sum (b - bmean) dinv (b - bmean), partials[2 g + 1] = the bad diagonals. */
+FSM_KERNEL void fsm_cg_start(const int n, __global const ef_rp_t *restrict row_ptr, __global const int *restrict col,
+                             __global const double *restrict val, __global const double *restrict b,
+                             const double bmean, __global const double *restrict x, __global double *restrict r,
+                             __global double *restrict u, __global double *restrict dinv,
+                             __global double *restrict partials) {
+  __local double2 scratch[FSM_WGS];
+  const int i = get_global_id(0);
+  double2 v = (double2)(0.0, 0.0);
+  if (i < n) {
+    double ax = 0.0, d = 0.0;
+    for (ef_rp_t k = row_ptr[i]; k < row_ptr[i + 1]; ++k) {
+      const int j = col[k];
+      ax += val[k] * x[j];
+      d = j == i ? val[k] : d;
+    }
+    const int bad = !(d > 0.0);
+    const double di = 1.0 / (bad ? 1.0 : d), bi = b[i] - bmean, ri = bi - ax;
+    dinv[i] = di;
+    r[i] = ri;
+    u[i] = di * ri;
+    v = (double2)(bi * di * bi, bad ? 1.0 : 0.0);
+  }
+  v = ef_group_sum2(v, scratch, FSM_WGS);
+  if (get_local_id(0) == 0)
+    vstore2(v, get_group_id(0), partials);
+}
+
+/* w = H u on the owned rows (u's ghosts current); per group partials of r.u and w.u. */
+FSM_KERNEL void fsm_cg_spmv_dots(const int n, __global const ef_rp_t *restrict row_ptr,
+                                 __global const int *restrict col, __global const double *restrict val,
+                                 __global const double *restrict r, __global const double *restrict u,
+                                 __global double *restrict w, __global double *restrict partials) {
+  __local double2 scratch[FSM_WGS];
+  const int i = get_global_id(0);
+  double2 v = (double2)(0.0, 0.0);
+  if (i < n) {
+    double au = 0.0;
+    for (ef_rp_t k = row_ptr[i]; k < row_ptr[i + 1]; ++k)
+      au += val[k] * u[col[k]];
+    w[i] = au;
+    v = (double2)(r[i] * u[i], au * u[i]);
+  }
+  v = ef_group_sum2(v, scratch, FSM_WGS);
+  if (get_local_id(0) == 0)
+    vstore2(v, get_group_id(0), partials);
+}
+
+/* p = u + beta p, s = w + beta s, x += alpha p, r -= alpha s, u = dinv r. */
+FSM_KERNEL void fsm_cg_update(const int n, const double alpha, const double beta, __global double *restrict p,
+                              __global double *restrict s, __global double *restrict x, __global double *restrict r,
+                              __global double *restrict u, __global const double *restrict w,
+                              __global const double *restrict dinv) {
+  const int i = get_global_id(0);
+  if (i >= n)
+    return;
+  const double pi = u[i] + beta * p[i], si = w[i] + beta * s[i], ri = r[i] - alpha * si;
+  p[i] = pi;
+  s[i] = si;
+  x[i] += alpha * pi;
+  r[i] = ri;
+  u[i] = dinv[i] * ri;
+}
+
+/* x = 0 on the owned rows (b = 0). */
+FSM_KERNEL void fsm_zero(const int n, __global double *restrict x) {
+  const int i = get_global_id(0);
+  if (i < n)
+    x[i] = 0.0;
+}

@@ -1,0 +1,462 @@
+/* opencl_fs_mpi.c -- the device fractional step on a rank's piece (opencl_fs_mpi.h), in the order of
+ * ef_cl_fs_step's explicit branch and with the exchanges of fractional_step_mpi.c. */
+#include "opencl_fs_mpi.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "edgeflow/ef_error.h"
+#include "edgeflow/ef_util.h"
+#include "opencl_fs_mpi_view.h"
+
+#define FSM_SOURCE "fs_mpi.cl"
+#define FSM_TAG 7300
+
+struct ef_cl_fs_mpi_s {
+  ef_cl_fs *fs;
+  ef_cl_fs_mpi_view_s v;
+  ef_comm comm;
+  const ef_partition *p;
+  int64_t n, n_owned, n_global, n_send, n_fixed_owned;
+  double rtol;
+  int max_it;
+  size_t wgs, groups; /* the CG kernels' work-groups over the owned rows */
+  cl_program program;
+  cl_kernel k_pack, k_start, k_spmv, k_update, k_zero;
+  cl_mem send_nodes, send_dev, r, u, w, pv, sv, dinv, cg_part;
+  cl_mem pin_send, pin_recv, pin_part; /* pinned host twins: send list, ghost block, CG partials */
+  double *h_send, *h_recv, *h_part;
+  double **send_ptr, **recv_ptr;
+  int64_t *send_count, *recv_count;
+  double seconds_exchange;
+};
+
+/* ---------------------------------------------------------------------------
+ * Helpers. */
+
+static void fsm_release(cl_mem *m) {
+  if (*m) clReleaseMemObject(*m);
+  *m = NULL;
+}
+
+/* A device buffer of bytes, copied from host or zeroed (a copied zero block: p and s of the CG's first update
+ * are read times beta = 0). */
+static int fsm_buffer(ef_cl_fs_mpi *m, size_t bytes, const void *host, cl_mem *out) {
+  cl_int st;
+  void *zero = host ? NULL : calloc(bytes ? bytes : 8, 1);
+  EF_CHECK(host || zero, EF_ERR_MEMORY, "out of memory");
+  *out = clCreateBuffer(m->v.ctx->context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes ? bytes : 8,
+                        host ? (void *)host : zero, &st);
+  free(zero);
+  EF_CHECK(st == CL_SUCCESS, EF_ERR_OPENCL, "clCreateBuffer (%zu bytes) failed: %s (%d)", bytes,
+           ef_cl_error_name(st), (int)st);
+  return EF_SUCCESS;
+}
+
+/* A pinned host buffer mapped for the executor's life. */
+static int fsm_pinned(ef_cl_fs_mpi *m, size_t bytes, cl_mem *buf, double **host) {
+  cl_int st;
+  *buf = clCreateBuffer(m->v.ctx->context, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, bytes ? bytes : 8, NULL, &st);
+  EF_CHECK(st == CL_SUCCESS, EF_ERR_OPENCL, "clCreateBuffer (pinned, %zu bytes) failed: %s (%d)", bytes,
+           ef_cl_error_name(st), (int)st);
+  *host = clEnqueueMapBuffer(m->v.ctx->queue, *buf, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, bytes ? bytes : 8, 0,
+                             NULL, NULL, &st);
+  EF_CHECK(st == CL_SUCCESS, EF_ERR_OPENCL, "clEnqueueMapBuffer (pinned) failed: %s (%d)", ef_cl_error_name(st),
+           (int)st);
+  return EF_SUCCESS;
+}
+
+static void fsm_pinned_release(ef_cl_fs_mpi *m, cl_mem *buf, double **host) {
+  if (*buf && *host) clEnqueueUnmapMemObject(m->v.ctx->queue, *buf, *host, 0, NULL, NULL);
+  *host = NULL;
+  fsm_release(buf);
+}
+
+static int fsm_launch(ef_cl_fs_mpi *m, cl_kernel k, int64_t items) {
+  const size_t global = (size_t)((items + (int64_t)m->wgs - 1) / (int64_t)m->wgs) * m->wgs;
+  if (global == 0) return EF_SUCCESS;
+  EF_CL_CALL(clEnqueueNDRangeKernel(m->v.ctx->queue, k, 1, NULL, &global, &m->wgs, 0, NULL, NULL));
+  return EF_SUCCESS;
+}
+
+static int fsm_reduce(ef_cl_fs_mpi *m, double *v, int n, ef_comm_op op) {
+  const double t0 = ef_wtime();
+  int err = ef_comm_allreduce(m->comm, v, n, op);
+  m->seconds_exchange += ef_wtime() - t0;
+  return err;
+}
+
+/* The ghosts of x (nc doubles a node) from their owners: the send lists packed on the device and read into
+ * pinned memory, the nonblocking exchange, the ghost block (contiguous: n_owned..n-1) written back. */
+static int fsm_halo(ef_cl_fs_mpi *m, cl_mem x, int nc) {
+  const double t0 = ef_wtime();
+  const ef_partition *p = m->p;
+  cl_command_queue q = m->v.ctx->queue;
+  const int cnt = (int)m->n_send;
+  if (cnt > 0) {
+    EF_CL_SET_ARGS(m->k_pack, EF_CL_ARG(cnt), EF_CL_ARG(nc), EF_CL_ARG(m->send_nodes), EF_CL_ARG(x),
+                   EF_CL_ARG(m->send_dev));
+    EF_CALL(fsm_launch(m, m->k_pack, cnt));
+    EF_CL_CALL(clEnqueueReadBuffer(q, m->send_dev, CL_TRUE, 0, (size_t)cnt * nc * 8, m->h_send, 0, NULL, NULL));
+  } else {
+    EF_CL_CALL(clFinish(q)); /* x complete before its ghosts are overwritten */
+  }
+  for (int k = 0; k < p->n_neighbours; ++k) {
+    m->send_ptr[k] = m->h_send + p->send_offsets[k] * nc;
+    m->send_count[k] = (p->send_offsets[k + 1] - p->send_offsets[k]) * nc;
+    m->recv_ptr[k] = m->h_recv + p->recv_offsets[k] * nc;
+    m->recv_count[k] = (p->recv_offsets[k + 1] - p->recv_offsets[k]) * nc;
+  }
+  void *pending = NULL;
+  EF_CALL(ef_comm_exchange_begin(m->comm, p->n_neighbours, p->neighbours, m->send_ptr, m->send_count, m->recv_ptr,
+                                 m->recv_count, FSM_TAG + nc, &pending));
+  EF_CALL(ef_comm_exchange_end(m->comm, pending));
+  const int64_t ghosts = m->n - m->n_owned;
+  if (ghosts > 0)
+    EF_CL_CALL(clEnqueueWriteBuffer(q, x, CL_TRUE, (size_t)(m->n_owned * nc) * 8, (size_t)(ghosts * nc) * 8,
+                                    m->h_recv, 0, NULL, NULL));
+  m->seconds_exchange += ef_wtime() - t0;
+  return EF_SUCCESS;
+}
+
+/* The CG partials of the last kernel into two sums (group order). */
+static int fsm_partials(ef_cl_fs_mpi *m, double sums[2]) {
+  EF_CL_CALL(clEnqueueReadBuffer(m->v.ctx->queue, m->cg_part, CL_TRUE, 0, m->groups * 16, m->h_part, 0, NULL, NULL));
+  double a = 0.0, b = 0.0;
+  for (size_t g = 0; g < m->groups; ++g) {
+    a += m->h_part[2 * g];
+    b += m->h_part[2 * g + 1];
+  }
+  sums[0] = a;
+  sums[1] = b;
+  return EF_SUCCESS;
+}
+
+/* ---------------------------------------------------------------------------
+ * Creation. */
+
+void ef_cl_fs_mpi_destroy(ef_cl_fs_mpi **pm) {
+  if (!pm || !*pm) return;
+  ef_cl_fs_mpi *m = *pm;
+  if (m->v.ctx) {
+    fsm_pinned_release(m, &m->pin_send, &m->h_send);
+    fsm_pinned_release(m, &m->pin_recv, &m->h_recv);
+    fsm_pinned_release(m, &m->pin_part, &m->h_part);
+  }
+  cl_mem *all[] = {&m->send_nodes, &m->send_dev, &m->r, &m->u, &m->w, &m->pv, &m->sv, &m->dinv, &m->cg_part};
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i) fsm_release(all[i]);
+  cl_kernel ks[] = {m->k_pack, m->k_start, m->k_spmv, m->k_update, m->k_zero};
+  for (size_t i = 0; i < sizeof ks / sizeof ks[0]; ++i)
+    if (ks[i]) clReleaseKernel(ks[i]);
+  if (m->program) clReleaseProgram(m->program);
+  free(m->send_ptr);
+  free(m->recv_ptr);
+  free(m->send_count);
+  free(m->recv_count);
+  free(m);
+  *pm = NULL;
+}
+
+int ef_cl_fs_mpi_create(ef_cl_fs *fs, ef_comm comm, const ef_partition *p, double rtol, int max_it,
+                        ef_cl_fs_mpi **out) {
+  EF_CHECK(fs && p && out, EF_ERR_PARAMETER, "ef_cl_fs_mpi_create: NULL argument");
+  *out = NULL;
+  ef_cl_fs_mpi *m = calloc(1, sizeof *m);
+  EF_CHECK(m, EF_ERR_MEMORY, "out of memory");
+  int err = EF_SUCCESS;
+  m->fs = fs;
+  m->comm = comm;
+  m->p = p;
+  m->rtol = rtol;
+  m->max_it = max_it;
+  m->n_owned = p->n_owned;
+  m->n_global = p->n_global_nodes;
+  EF_CALL_GOTO(ef_cl_fs_mpi_view(fs, p->n_owned, &m->v), fail);
+  EF_CHECK_GOTO(!m->v.s->fs.viscous_implicit, EF_ERR_UNSUPPORTED, fail,
+                "opencl_edge_based on several ranks: viscous_time_integration \"implicit\" is not supported yet "
+                "(docs/mpi.md)");
+  m->n = m->v.n;
+  EF_CHECK_GOTO(m->n == p->n_nodes, EF_ERR_PARAMETER, fail, "distributed device step: %lld nodes but a piece of %lld",
+                (long long)m->n, (long long)p->n_nodes);
+  m->wgs = m->v.wgs;
+  m->groups = (size_t)((m->n_owned + (int64_t)m->wgs - 1) / (int64_t)m->wgs);
+  for (int64_t i = 0; i < m->n_owned; ++i) m->n_fixed_owned += m->v.h_pfix[i] != 0;
+  /* Kernels. */
+  char options[128];
+  snprintf(options, sizeof options, "-D FSM_WGS=%zu%s", m->wgs, m->v.H->row_ptr_64 ? " -D EF_ROW_PTR_64" : "");
+  EF_CALL_GOTO(ef_cl_program_get(m->v.ctx, FSM_SOURCE, options, &m->program), fail);
+  {
+    const char *names[] = {"fsm_pack", "fsm_cg_start", "fsm_cg_spmv_dots", "fsm_cg_update", "fsm_zero"};
+    cl_kernel *ks[] = {&m->k_pack, &m->k_start, &m->k_spmv, &m->k_update, &m->k_zero};
+    for (int i = 0; i < 5; ++i) {
+      cl_int st;
+      *ks[i] = clCreateKernel(m->program, names[i], &st);
+      EF_CHECK_GOTO(st == CL_SUCCESS, EF_ERR_OPENCL, fail, "clCreateKernel(%s) failed: %s (%d)", names[i],
+                    ef_cl_error_name(st), (int)st);
+    }
+  }
+  /* Halo: the send list on the device, pinned twins of the packed values and the ghost block (3 a node). */
+  m->n_send = p->send_offsets[p->n_neighbours];
+  const int64_t ghosts = m->n - m->n_owned;
+  {
+    int32_t *idx = malloc((size_t)(m->n_send ? m->n_send : 1) * sizeof *idx);
+    EF_CHECK_GOTO(idx, EF_ERR_MEMORY, fail, "out of memory");
+    for (int64_t k = 0; k < m->n_send; ++k) idx[k] = (int32_t)p->send_nodes[k];
+    err = fsm_buffer(m, (size_t)(m->n_send ? m->n_send : 1) * 4, idx, &m->send_nodes);
+    free(idx);
+    if (err) goto fail;
+  }
+  EF_CALL_GOTO(fsm_buffer(m, (size_t)(3 * m->n_send) * 8, NULL, &m->send_dev), fail);
+  EF_CALL_GOTO(fsm_pinned(m, (size_t)(3 * m->n_send) * 8, &m->pin_send, &m->h_send), fail);
+  EF_CALL_GOTO(fsm_pinned(m, (size_t)(3 * ghosts) * 8, &m->pin_recv, &m->h_recv), fail);
+  const int nn = p->n_neighbours > 0 ? p->n_neighbours : 1;
+  m->send_ptr = calloc((size_t)nn, sizeof *m->send_ptr);
+  m->recv_ptr = calloc((size_t)nn, sizeof *m->recv_ptr);
+  m->send_count = calloc((size_t)nn, sizeof *m->send_count);
+  m->recv_count = calloc((size_t)nn, sizeof *m->recv_count);
+  EF_CHECK_GOTO(m->send_ptr && m->recv_ptr && m->send_count && m->recv_count, EF_ERR_MEMORY, fail, "out of memory");
+  /* The CG's vectors (n: u's ghosts are received) and partials. */
+  cl_mem *vecs[] = {&m->r, &m->u, &m->w, &m->pv, &m->sv, &m->dinv};
+  for (size_t i = 0; i < sizeof vecs / sizeof vecs[0]; ++i)
+    EF_CALL_GOTO(fsm_buffer(m, (size_t)m->n * 8, NULL, vecs[i]), fail);
+  EF_CALL_GOTO(fsm_buffer(m, m->groups * 16, NULL, &m->cg_part), fail);
+  EF_CALL_GOTO(fsm_pinned(m, m->groups * 16, &m->pin_part, &m->h_part), fail);
+  *out = m;
+  return EF_SUCCESS;
+fail:
+  ef_cl_fs_mpi_destroy(&m);
+  return err;
+}
+
+double ef_cl_fs_mpi_exchange_seconds(const ef_cl_fs_mpi *m) { return m ? m->seconds_exchange : 0.0; }
+
+/* ---------------------------------------------------------------------------
+ * Time step. */
+
+int ef_cl_fs_mpi_compute_dt(ef_cl_fs_mpi *m, const ef_fs_dt_settings *s, double *dt, double *dt_stable,
+                            int *reduced) {
+  EF_CHECK(m && s && dt, EF_ERR_PARAMETER, "time step: NULL argument");
+  EF_CALL(ef_fs_dt_check(s));
+  const ef_cl_fs_mpi_view_s *v = &m->v;
+  const cl_long n = m->n_owned, count = v->dt_groups;
+  const double nu = v->s->fs.nu;
+  EF_CL_SET_ARGS(v->k_dt_partial, EF_CL_ARG(n), EF_CL_ARG(v->hmin), EF_CL_ARG(v->u[*v->cur]), EF_CL_ARG(nu),
+                 EF_CL_ARG(v->partials));
+  EF_CALL(ef_cl_fs_mpi_launch(m->fs, v->k_dt_partial, (size_t)count * v->wgs));
+  EF_CL_SET_ARGS(v->k_dt_final, EF_CL_ARG(count), EF_CL_ARG(v->partials), EF_CL_ARG(v->state));
+  EF_CALL(ef_cl_fs_mpi_launch(m->fs, v->k_dt_final, v->wgs));
+  double stable = 0.0;
+  EF_CL_CALL(clEnqueueReadBuffer(v->ctx->queue, v->state, CL_TRUE, 3 * 8, 8, &stable, 0, NULL, NULL));
+  ef_cl_fs_mpi_collect(m->fs);
+  /* A NaN anywhere must reach every rank: reduce (not finite) and the minimum together. */
+  double red[2] = {isfinite(stable) || stable == 1.0e300 ? 0.0 : 1.0, stable};
+  EF_CALL(fsm_reduce(m, red, 1, EF_COMM_MAX));
+  EF_CALL(fsm_reduce(m, red + 1, 1, EF_COMM_MIN));
+  EF_CHECK(red[0] == 0.0, EF_ERR_DIVERGED, "time step: the velocity field is not finite");
+  stable = red[1];
+  EF_CALL(ef_fs_dt_floor_check(s, stable));
+  ef_fs_dt_choose(s, stable, dt, dt_stable, reduced);
+  return EF_SUCCESS;
+}
+
+/* ---------------------------------------------------------------------------
+ * The pressure CG (fractional_step_mpi.c's pressure_cg on the device). */
+
+static int fsm_cg(ef_cl_fs_mpi *m, cl_mem b, cl_mem x, int *iterations, double *residual) {
+  const ef_cl_csr *H = m->v.H;
+  const cl_int n = (cl_int)m->n_owned;
+  const double bmean = 0.0; /* b's mean is removed by the assembly's null-space step */
+  EF_CALL(fsm_halo(m, x, 1));
+  EF_CL_SET_ARGS(m->k_start, EF_CL_ARG(n), EF_CL_ARG(H->row_ptr), EF_CL_ARG(H->col_idx), EF_CL_ARG(H->values),
+                 EF_CL_ARG(b), EF_CL_ARG(bmean), EF_CL_ARG(x), EF_CL_ARG(m->r), EF_CL_ARG(m->u), EF_CL_ARG(m->dinv),
+                 EF_CL_ARG(m->cg_part));
+  EF_CALL(fsm_launch(m, m->k_start, n));
+  double s0[4];
+  EF_CALL(fsm_partials(m, s0 + 2)); /* b.D^-1 b, bad diagonals */
+  EF_CALL(fsm_halo(m, m->u, 1));
+  EF_CL_SET_ARGS(m->k_spmv, EF_CL_ARG(n), EF_CL_ARG(H->row_ptr), EF_CL_ARG(H->col_idx), EF_CL_ARG(H->values),
+                 EF_CL_ARG(m->r), EF_CL_ARG(m->u), EF_CL_ARG(m->w), EF_CL_ARG(m->cg_part));
+  EF_CALL(fsm_launch(m, m->k_spmv, n));
+  EF_CALL(fsm_partials(m, s0));
+  EF_CALL(fsm_reduce(m, s0, 4, EF_COMM_SUM));
+  EF_CHECK(s0[3] == 0.0, EF_ERR_SOLVER, "distributed device CG: a diagonal entry is not positive");
+  double gamma = s0[0], delta = s0[1];
+  const double bnorm = sqrt(s0[2]);
+  double rnorm = bnorm > 0.0 ? sqrt(gamma) / bnorm : 0.0;
+  int it = 0;
+  if (bnorm > 0.0 && rnorm >= m->rtol) {
+    double alpha = 0.0, beta = 0.0;
+    for (;;) {
+      const double denom = it == 0 ? delta : delta - beta * gamma / alpha;
+      EF_CHECK(denom > 0.0, EF_ERR_SOLVER,
+               isfinite(denom) ? "distributed device CG: p^T A p = %g <= 0 at iteration %d: the matrix is not "
+                                 "positive definite"
+                               : "distributed device CG: non-finite value (%g) at iteration %d",
+               denom, it + 1);
+      alpha = gamma / denom;
+      EF_CL_SET_ARGS(m->k_update, EF_CL_ARG(n), EF_CL_ARG(alpha), EF_CL_ARG(beta), EF_CL_ARG(m->pv),
+                     EF_CL_ARG(m->sv), EF_CL_ARG(x), EF_CL_ARG(m->r), EF_CL_ARG(m->u), EF_CL_ARG(m->w),
+                     EF_CL_ARG(m->dinv));
+      EF_CALL(fsm_launch(m, m->k_update, n));
+      EF_CALL(fsm_halo(m, m->u, 1));
+      EF_CALL(fsm_launch(m, m->k_spmv, n)); /* its arguments are unchanged */
+      double g[2];
+      EF_CALL(fsm_partials(m, g));
+      EF_CALL(fsm_reduce(m, g, 2, EF_COMM_SUM));
+      ++it;
+      EF_CHECK(isfinite(g[0]) && isfinite(g[1]), EF_ERR_SOLVER,
+               "distributed device CG: non-finite value at iteration %d", it);
+      rnorm = sqrt(fabs(g[0])) / bnorm;
+      if (rnorm < m->rtol) break;
+      EF_CHECK(it < m->max_it, EF_ERR_SOLVER,
+               "distributed device CG: no convergence in %d iterations (relative residual %.3e > %.3e)", m->max_it,
+               rnorm, m->rtol);
+      beta = g[0] / gamma;
+      gamma = g[0];
+      delta = g[1];
+    }
+  } else if (bnorm == 0.0) {
+    EF_CL_SET_ARGS(m->k_zero, EF_CL_ARG(n), EF_CL_ARG(x));
+    EF_CALL(fsm_launch(m, m->k_zero, n));
+  }
+  *iterations = it;
+  *residual = rnorm;
+  return fsm_halo(m, x, 1);
+}
+
+/* ---------------------------------------------------------------------------
+ * The step. */
+
+/* The flags {divergence node, bad rhs node} of this rank, reduced: 1 where any rank has one. */
+static int fsm_flags(ef_cl_fs_mpi *m, cl_int flags[2], double any[2]) {
+  EF_CL_CALL(clEnqueueReadBuffer(m->v.ctx->queue, m->v.flags, CL_TRUE, 0, 2 * sizeof(cl_int), flags, 0, NULL, NULL));
+  any[0] = flags[0] != INT_MAX ? 1.0 : 0.0;
+  any[1] = flags[1] != INT_MAX ? 1.0 : 0.0;
+  return EF_SUCCESS;
+}
+
+int ef_cl_fs_mpi_step(ef_cl_fs_mpi *m, double t, double dt, ef_cl_fs_stats *stats) {
+  EF_CHECK(m, EF_ERR_PARAMETER, "distributed device step: NULL argument");
+  EF_CHECK(dt > 0.0 && isfinite(dt), EF_ERR_PARAMETER, "fractional step: time step must be positive, got %g", dt);
+  const double w0 = ef_wtime();
+  ef_cl_fs *fs = m->fs;
+  const ef_cl_fs_mpi_view_s *v = &m->v;
+  cl_command_queue q = v->ctx->queue;
+  ef_cl_fs_stats st;
+  memset(&st, 0, sizeof st);
+  const int cur = *v->cur, fixed_values = v->s->fs.eval_fixed && *v->fixed_dofs > 0;
+  cl_mem un = v->u[cur], pn = v->p[cur], unew = v->u[1 - cur], pnew = v->p[1 - cur];
+
+  /* Boundary values of t + dt and t + dt/2 (the processes set them on the ghosts too). */
+  const double e0 = ef_wtime();
+  if (fixed_values) {
+    EF_CALL(ef_cl_fs_mpi_fixed_values(fs, t + dt, 0));
+    EF_CALL(ef_cl_fs_mpi_fixed_values(fs, t + 0.5 * dt, 1));
+  }
+  st.seconds_upload = ef_wtime() - e0;
+
+  /* Step 1, the ghosts of u_n and p_n, tau and the projections, each stage's velocity. */
+  const double t1 = ef_wtime();
+  if (fixed_values) EF_CALL(ef_cl_fs_mpi_scatter(fs, v->fixed_vals[0], un, pn));
+  EF_CALL(fsm_halo(m, un, 3));
+  EF_CALL(fsm_halo(m, pn, 1));
+  EF_CALL(ef_cl_fs_mpi_prepare(fs, dt, un, pn));
+  EF_CALL(fsm_halo(m, v->xi, 3));
+  EF_CALL(fsm_halo(m, v->xp, 3));
+  EF_CALL(fsm_halo(m, v->tau, 1));
+  if (fixed_values) EF_CALL(ef_cl_fs_mpi_scatter(fs, v->fixed_vals[1], v->fixu, v->fixp));
+  EF_CALL(ef_cl_fs_mpi_stage(fs, 0, dt, un, pn, un, v->ua, fixed_values, pnew));
+  EF_CALL(fsm_halo(m, v->ua, 3));
+  EF_CALL(ef_cl_fs_mpi_stage(fs, 1, dt, un, pn, v->ua, v->ub, fixed_values, pnew));
+  EF_CALL(fsm_halo(m, v->ub, 3));
+  if (fixed_values) EF_CALL(ef_cl_fs_mpi_scatter(fs, v->fixed_vals[0], v->fixu, v->fixp));
+  EF_CALL(ef_cl_fs_mpi_stage(fs, 2, dt, un, pn, v->ub, v->ua, fixed_values, pnew));
+  EF_CALL(fsm_halo(m, v->ua, 3));
+  EF_CALL(ef_cl_fs_mpi_stage(fs, 3, dt, un, pn, v->ua, v->uh, fixed_values, pnew));
+  EF_CALL(fsm_halo(m, v->uh, 3));
+  EF_CALL(fsm_halo(m, pnew, 1));
+  EF_CL_CALL(clFinish(q));
+  st.seconds_step1 = ef_wtime() - t1;
+
+  /* Step 2: assembly on the owned rows, the flux sums and the fixed-pressure count over the ranks. */
+  const double t2 = ef_wtime();
+  {
+    void *zero = calloc(1, v->partial_bytes);
+    EF_CHECK(zero, EF_ERR_MEMORY, "out of memory");
+    cl_int zs = clEnqueueWriteBuffer(q, v->partials, CL_TRUE, 0, v->partial_bytes, zero, 0, NULL, NULL);
+    free(zero);
+    EF_CL_CALL(zs);
+  }
+  EF_CALL(ef_cl_fs_mpi_assembly(fs, dt, v->uh, pn, pnew));
+  const size_t np = (size_t)(2 * v->assembly_groups);
+  double *part = malloc((np ? np : 1) * sizeof *part);
+  EF_CHECK(part, EF_ERR_MEMORY, "out of memory");
+  cl_int rs = clEnqueueReadBuffer(q, v->partials, CL_TRUE, 0, np * 8, part, 0, NULL, NULL);
+  double sums[5] = {0.0, 0.0, (double)m->n_fixed_owned, 0.0, 0.0};
+  for (size_t g = 0; g < np / 2; ++g) {
+    sums[0] += part[2 * g];
+    sums[1] += part[2 * g + 1];
+  }
+  free(part);
+  EF_CL_CALL(rs);
+  cl_int flags[2];
+  double any[2];
+  EF_CALL(fsm_flags(m, flags, any));
+  sums[3] = any[1];
+  EF_CALL(fsm_reduce(m, sums, 4, EF_COMM_SUM));
+  EF_CHECK(flags[1] == INT_MAX, EF_ERR_DIVERGED, "pressure right-hand side is not finite at node %lld",
+           (long long)flags[1]);
+  EF_CHECK(sums[3] == 0.0, EF_ERR_DIVERGED, "pressure right-hand side is not finite on another rank");
+  const int nullspace = sums[2] == 0.0;
+  double imbalance = 0.0;
+  if (nullspace) {
+    imbalance = sums[1] > 0.0 ? fabs(sums[0]) / sums[1] : 0.0;
+    EF_CHECK(imbalance <= v->s->fs.flux_imbalance_tolerance, EF_ERR_PARAMETER,
+             "pressure equation: no node has a fixed pressure and the prescribed velocities do not "
+             "conserve mass (net flux imbalance |sum f|/sum|f| = %.3e > tolerance %.3e); fix the "
+             "pressure on an outlet, or balance inflow and outflow",
+             imbalance, v->s->fs.flux_imbalance_tolerance);
+    double state[3] = {sums[0], sums[1], sums[0] / (double)m->n_global};
+    EF_CL_CALL(clEnqueueWriteBuffer(q, v->state, CL_TRUE, 0, sizeof state, state, 0, NULL, NULL));
+    const cl_long no = m->n_owned;
+    EF_CL_SET_ARGS(v->k_mean, EF_CL_ARG(no), EF_CL_ARG(v->f), EF_CL_ARG(v->state));
+    const size_t items = (size_t)((m->n_owned + (int64_t)v->wgs - 1) / (int64_t)v->wgs) * v->wgs;
+    EF_CALL(ef_cl_fs_mpi_launch(fs, v->k_mean, items));
+  }
+  EF_CL_CALL(clFinish(q));
+  st.seconds_assembly = ef_wtime() - t2;
+  const double ts = ef_wtime();
+  int iterations = 0;
+  double residual = 0.0;
+  EF_CALL(fsm_cg(m, v->f, pnew, &iterations, &residual));
+  st.seconds_solve = ef_wtime() - ts;
+  st.seconds_step2 = ef_wtime() - t2;
+
+  /* Step 3 on the owned rows, the new velocity and the reactions at the ghosts, the divergence check. */
+  const double t3 = ef_wtime();
+  EF_CALL(ef_cl_fs_mpi_correct(fs, dt, v->uh, pn, pnew, unew));
+  EF_CALL(fsm_halo(m, unew, 3));
+  EF_CALL(fsm_halo(m, v->reaction, 3));
+  EF_CALL(fsm_flags(m, flags, any));
+  EF_CALL(fsm_reduce(m, any, 1, EF_COMM_MAX));
+  if (any[0] != 0.0) {
+    if (flags[0] != INT_MAX) {
+      double u3[3] = {0.0, 0.0, 0.0};
+      EF_CL_CALL(clEnqueueReadBuffer(q, unew, CL_TRUE, (size_t)flags[0] * 24, 24, u3, 0, NULL, NULL));
+      return EF_ERROR(EF_ERR_DIVERGED, "the solution diverged: velocity (%g, %g, %g) at node %lld (bound %g)", u3[0],
+                      u3[1], u3[2], (long long)flags[0], v->s->fs.velocity_bound);
+    }
+    return EF_ERROR(EF_ERR_DIVERGED, "the solution diverged on another rank");
+  }
+  st.seconds_step3 = ef_wtime() - t3;
+  st.cg_iterations = iterations;
+  st.cg_residual = residual;
+  st.flux_imbalance = imbalance;
+  st.n_fixed_pressure = (int)(sums[2] > INT32_MAX ? INT32_MAX : sums[2]);
+  st.seconds_total = ef_wtime() - w0;
+  if (stats) *stats = st;
+  return ef_cl_fs_mpi_finish(fs, dt, iterations, residual);
+}

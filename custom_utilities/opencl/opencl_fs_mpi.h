@@ -1,0 +1,28 @@
+/* opencl_fs_mpi.h -- the device fractional step on a rank's piece (docs/mpi.md): the executor of opencl_fs.h
+ * on the owned rows, the ghosts received where the step reads neighbours (the places of fractional_step_mpi.c),
+ * the exchanges through pinned host memory (a pack kernel, one read, ef_comm's nonblocking exchange, one write
+ * of the contiguous ghost block), reductions over the ranks, and the pressure solved by a device Jacobi CG in
+ * the Chronopoulos-Gear form (one reduction of two partial sums per iteration). */
+#ifndef EF_OPENCL_FS_MPI_H
+#define EF_OPENCL_FS_MPI_H
+
+#include "edgeflow/ef_comm.h"
+#include "edgeflow/ef_partition.h"
+#include "opencl_fs.h"
+
+typedef struct ef_cl_fs_mpi_s ef_cl_fs_mpi;
+
+/* On fs (created on the piece's edge data, the owned rows first): rtol and max_it of the pressure CG.  Implicit
+ * viscosity is refused.  comm and p must outlive the result. */
+int ef_cl_fs_mpi_create(ef_cl_fs *fs, ef_comm comm, const ef_partition *p, double rtol, int max_it,
+                        ef_cl_fs_mpi **out);
+void ef_cl_fs_mpi_destroy(ef_cl_fs_mpi **fsm);
+/* The stable time step over the ranks (ef_cl_fs_compute_dt's rules on the global minimum). */
+int ef_cl_fs_mpi_compute_dt(ef_cl_fs_mpi *fsm, const ef_fs_dt_settings *s, double *dt, double *dt_stable,
+                            int *reduced);
+/* One explicit step t -> t + dt; the ghosts of velocity, pressure and reaction current after it. */
+int ef_cl_fs_mpi_step(ef_cl_fs_mpi *fsm, double t, double dt, ef_cl_fs_stats *stats);
+/* Seconds in halo exchanges and reductions so far. */
+double ef_cl_fs_mpi_exchange_seconds(const ef_cl_fs_mpi *fsm);
+
+#endif
