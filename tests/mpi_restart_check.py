@@ -30,7 +30,8 @@ def fail(msg):
     sys.exit(f"mpi_restart_check: FAILED: {msg}")
 
 
-def write_case(src, dst, wall_time=None, parallel_type="MPI"):
+def write_case(src, dst, wall_time=None, parallel_type="MPI", every=1):
+    """every: the output and restart intervals are multiplied by it (the long wall-time runs)."""
     p = json.load(open(src))
     case_dir = os.path.dirname(os.path.abspath(src))
     mis = p["solver_settings"]["model_import_settings"]
@@ -41,17 +42,17 @@ def write_case(src, dst, wall_time=None, parallel_type="MPI"):
     mp = p["solver_settings"]["model_part_name"]
     p["output_processes"] = {
         "vtk_output": [{"python_module": "vtk_output_process", "Parameters": {
-            "model_part_name": mp, "output_control_type": "step", "output_interval": 2, "file_format": "binary",
+            "model_part_name": mp, "output_control_type": "step", "output_interval": 2 * every, "file_format": "binary",
             "output_path": "vtk", "nodal_solution_step_data_variables": ["VELOCITY", "PRESSURE"]}}],
         "forces": [{"python_module": "compute_forces_process", "Parameters": {
             "model_part_name": mp + ".lid", "output_file_name": "lid_forces.csv", "output_control_type": "step",
-            "output_interval": 1}}],
+            "output_interval": every}}],
         "probes": [{"python_module": "probes_output_process", "Parameters": {
             "model_part_name": mp, "output_file_name": "probes.csv",
             "lines": [{"start": [0.05, 0.5, 0.0], "end": [0.95, 0.5, 0.0], "n_points": 9}],
-            "output_control_type": "step", "output_interval": 5}}],
+            "output_control_type": "step", "output_interval": 5 * every}}],
         "restart": [{"python_module": "save_restart_process", "Parameters": {
-            "model_part_name": mp, "restart_control_type": "step", "restart_save_frequency": 5,
+            "model_part_name": mp, "restart_control_type": "step", "restart_save_frequency": 5 * every,
             "max_files_to_keep": 2}}]}
     json.dump(p, open(dst, "w"), indent=1)
 
@@ -147,37 +148,45 @@ def main():
             fail(f"missing piece: exit {r.returncode} after {sec:.1f} s:\n{r.stderr}")
         print(f"mpi_restart_check: damaged and missing piece of rank {np_ - 1} refused ({sec:.1f} s)")
     elif mode == "wall_time":
-        # A short limit stops the run part-way with a restart point; the continuation runs to step 40.
-        wpath = os.path.join(work, "wall.json")
-        write_case(case, wpath, wall_time=0.6)
-        r, _ = run(np_, split, "--steps", "40", case_path=wpath)
+        # A short limit stops the run part-way with a restart point; the continuation runs to the end.  The
+        # run is long (3000 steps, outputs every 50x as many steps) so that the limit falls inside it on a
+        # fast idle machine too: a step of this case takes about 1 ms there, 400 steps less than the limit.
+        steps, wall = 3000, 0.6
+        wpath, rpath = os.path.join(work, "wall.json"), os.path.join(work, "wall_ref.json")
+        write_case(case, wpath, wall_time=wall, every=50)
+        write_case(case, rpath, every=50)
+        r, _ = run(np_, split, "--steps", str(steps), case_path=wpath)
         if r.returncode != 75 or "restart point" not in r.stderr:
             fail(f"max_wall_time run: exit {r.returncode} (expected 75), no restart point:\n{r.stderr}")
         s = json.load(open(os.path.join(split, "run_summary.json")))
         last = s.get("restart", {}).get("last_file", "")
         stopped = s["run"]["steps"]
-        if s.get("status") != "interrupted" or not last or not os.path.exists(last) or stopped >= 40:
+        if s.get("status") != "interrupted" or not last or not os.path.exists(last) or stopped >= steps:
             fail(f"max_wall_time summary: status {s.get('status')}, last_file '{last}', steps {stopped}")
-        r, _ = run(np_, ref, "--steps", "40")
+        r, _ = run(np_, ref, "--steps", str(steps), case_path=rpath)
         if r.returncode:
             fail(f"reference run exited {r.returncode}:\n{r.stderr}")
-        r, _ = run(np_, split, "--steps", str(40 - stopped), "--restart", last)
+        r, _ = run(np_, split, "--steps", str(steps - stopped), "--restart", last, case_path=rpath)
         if r.returncode:
             fail(f"continuation exited {r.returncode}:\n{r.stderr}")
         s = json.load(open(os.path.join(split, "run_summary.json")))
-        if s["run"]["steps"] != 40 or s.get("status") != "completed":
+        if s["run"]["steps"] != steps or s.get("status") != "completed":
             fail(f"continuation ended at step {s['run']['steps']}, status {s.get('status')}")
         n = same_outputs(ref, split, f"{np_} ranks: max_wall_time stop at step {stopped} + restart")
-        print(f"mpi_restart_check: max_wall_time stopped {np_} ranks after step {stopped}; continued to step 40, "
+        print(f"mpi_restart_check: max_wall_time stopped {np_} ranks after step {stopped}; continued to step {steps}, "
               f"{n} output files byte-identical")
     elif mode == "sigterm":
         # SIGTERM to one rank (as a batch system signals a job's processes): every rank stops after the same
-        # step with a restart point (mpirun's exit status is its own); the continuation ends at step 60.
-        steps = 60
-        cmd = mpirun + ["-n", str(np_), exe, "run", path, "--output", split, "--quiet", "--steps", str(steps)]
+        # step with a restart point (mpirun's exit status is its own); the continuation ends at the last step.
+        # Long enough (1200 steps, outputs every 10x as many steps) that the signal, sent once the first point
+        # (step 50) exists, lands inside the run on a fast idle machine too (about 1 ms a step there).
+        steps = 1200
+        lpath = os.path.join(work, "long.json")
+        write_case(case, lpath, every=10)
+        cmd = mpirun + ["-n", str(np_), exe, "run", lpath, "--output", split, "--quiet", "--steps", str(steps)]
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         t0 = time.time()
-        while not os.path.exists(point(split, 5)) and time.time() - t0 < 60 and proc.poll() is None:
+        while not os.path.exists(point(split, 50)) and time.time() - t0 < 60 and proc.poll() is None:
             time.sleep(0.05)
         ranks = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True, text=True).stdout.split()
         if proc.poll() is not None or not ranks:
@@ -189,10 +198,10 @@ def main():
         if (s.get("status") != "interrupted" or s.get("stop_reason") != "SIGTERM" or not os.path.exists(last) or
                 f"SIGTERM: all {np_} ranks stopped after step {stopped}" not in err or stopped >= steps):
             fail(f"SIGTERM: status {s.get('status')}, reason {s.get('stop_reason')}, last_file '{last}':\n{err}")
-        r, _ = run(np_, ref, "--steps", str(steps))
+        r, _ = run(np_, ref, "--steps", str(steps), case_path=lpath)
         if r.returncode:
             fail(f"reference run exited {r.returncode}:\n{r.stderr}")
-        r, _ = run(np_, split, "--steps", str(steps - stopped), "--restart", last)
+        r, _ = run(np_, split, "--steps", str(steps - stopped), "--restart", last, case_path=lpath)
         if r.returncode:
             fail(f"continuation exited {r.returncode}:\n{r.stderr}")
         n = same_outputs(ref, split, f"{np_} ranks: SIGTERM at step {stopped} + restart")
