@@ -1317,6 +1317,30 @@ static int ef_analysis_save_sections(ef_analysis a, ef_restart_writer *w) {
 
 static int ef_analysis_write_restart_ranks(ef_analysis a, char *out, size_t size);
 
+/* The restart file (one process) or point file (several ranks) of this state, named by the schedule's
+ * clock as VTK files (the user's time steps under "step", ef_output_clock); *listed: already written.
+ * Returns that clock. */
+static double ef_analysis_restart_path(ef_analysis a, char *path, size_t size, int *listed) {
+  const ef_run_state *r = &a->run;
+  char label[64];
+  const double clock = ef_output_clock((ef_output_control)r->control, &a->step, a->time, (int)a->process_step);
+  if (r->control == EF_CONTROL_TIME)
+    snprintf(label, sizeof label, "%.12g", clock);
+  else
+    snprintf(label, sizeof label, "%.0f", clock);
+  snprintf(path, size, "%s/%s_%s.rest", r->folder, r->base, label);
+  *listed = 0;
+  for (int i = 0; i < r->written.n; i++) *listed |= !strcmp(r->written.names[i], path);
+  if (*listed && a->cut && r->control == EF_CONTROL_STEP) {
+    /* Between two of the user's time steps (a stop, the end of the run, frequency 0) that name is an
+     * earlier state's: keep it, and add the solver step. */
+    snprintf(path, size, "%s/%s_%s_s%ld.rest", r->folder, r->base, label, a->step);
+    *listed = 0;
+    for (int i = 0; i < r->written.n; i++) *listed |= !strcmp(r->written.names[i], path);
+  }
+  return clock;
+}
+
 int ef_analysis_write_restart(ef_analysis a, char *out, size_t size) {
   if (out && size) out[0] = '\0';
   EF_CHECK(a && a->strategy, EF_ERR_INTERNAL, "ef_analysis_write_restart: the analysis is not initialized");
@@ -1327,23 +1351,9 @@ int ef_analysis_write_restart(ef_analysis a, char *out, size_t size) {
   const double t0 = ef_wtime();
   ef_analysis_restart_defaults(a);
   EF_CALL(ef_make_folders(r->folder));
-  char label[64], path[4400];
-  /* Named by the schedule's clock, as VTK files: the user's time steps under "step" (ef_output_clock). */
-  const double clock = ef_output_clock((ef_output_control)r->control, &a->step, a->time, (int)a->process_step);
-  if (r->control == EF_CONTROL_TIME)
-    snprintf(label, sizeof label, "%.12g", clock);
-  else
-    snprintf(label, sizeof label, "%.0f", clock);
-  snprintf(path, sizeof path, "%s/%s_%s.rest", r->folder, r->base, label);
-  int listed = 0;
-  for (int i = 0; i < r->written.n; i++) listed |= !strcmp(r->written.names[i], path);
-  if (listed && a->cut && r->control == EF_CONTROL_STEP) {
-    /* Between two of the user's time steps (a stop, the end of the run, frequency 0) that name is an
-     * earlier state's: keep it, and add the solver step. */
-    snprintf(path, sizeof path, "%s/%s_%s_s%ld.rest", r->folder, r->base, label, a->step);
-    listed = 0;
-    for (int i = 0; i < r->written.n; i++) listed |= !strcmp(r->written.names[i], path);
-  }
+  char path[4400];
+  int listed;
+  const double clock = ef_analysis_restart_path(a, path, sizeof path, &listed);
   /* Every output so far durable first: the restart file lists them (and a continued run keeps them). */
   for (int i = 0; i < a->n_processes; i++) {
     ef_process_entry *e = &a->processes[i];
@@ -1610,20 +1620,9 @@ static int ef_analysis_write_restart_ranks(ef_analysis a, char *out, size_t size
   const double t0 = ef_wtime();
   const int rank = ef_comm_rank(a->comm), ranks = ef_comm_size(a->comm);
   ef_analysis_restart_defaults(a);
-  char label[64], path[4400], piece[4500];
-  const double clock = ef_output_clock((ef_output_control)r->control, &a->step, a->time, (int)a->process_step);
-  if (r->control == EF_CONTROL_TIME)
-    snprintf(label, sizeof label, "%.12g", clock);
-  else
-    snprintf(label, sizeof label, "%.0f", clock);
-  snprintf(path, sizeof path, "%s/%s_%s.rest", r->folder, r->base, label);
-  int listed = 0;
-  for (int i = 0; i < r->written.n; i++) listed |= !strcmp(r->written.names[i], path);
-  if (listed && a->cut && r->control == EF_CONTROL_STEP) {
-    snprintf(path, sizeof path, "%s/%s_%s_s%ld.rest", r->folder, r->base, label, a->step);
-    listed = 0;
-    for (int i = 0; i < r->written.n; i++) listed |= !strcmp(r->written.names[i], path);
-  }
+  char path[4400], piece[4500];
+  int listed;
+  const double clock = ef_analysis_restart_path(a, path, sizeof path, &listed);
   ef_restart_piece_path(path, rank, piece, sizeof piece);
   /* 1. This rank's outputs durable, then every rank's (the reduction): rank 0's piece lists them all. */
   int err = ef_make_folders(r->folder);

@@ -537,31 +537,10 @@ static int ef_opencl_copy_pressure_system(void *data, ef_pressure_system *out) {
   return ef_cl_fs_copy_pressure_system(s->fs, out);
 }
 
-/* MPI: "mpi": {"ranks", "exchange_seconds": [per rank]} (collective: every rank's time reaches rank 0). */
-static int ef_opencl_summary_mpi(ef_opencl_strategy *s) {
-  const int size = ef_comm_size(s->config.comm), rank = ef_comm_rank(s->config.comm);
-  double *t = calloc((size_t)size, sizeof *t);
-  EF_CHECK(t, EF_ERR_MEMORY, "out of memory");
-  t[rank] = ef_cl_fs_mpi_exchange_seconds(s->fs_mpi);
-  int err = ef_comm_allreduce(s->config.comm, t, size, EF_COMM_SUM);
-  size_t cap = 64 + 24 * (size_t)size, used = 0;
-  char *json = err ? NULL : malloc(cap);
-  if (!err && !json) err = EF_ERROR(EF_ERR_MEMORY, "out of memory");
-  if (!err) {
-    used += (size_t)snprintf(json, cap, "{\"ranks\": %d, \"exchange_seconds\": [", size);
-    for (int r = 0; r < size; ++r) used += (size_t)snprintf(json + used, cap - used, "%s%.6f", r ? ", " : "", t[r]);
-    snprintf(json + used, cap - used, "]}");
-    err = ef_parameters_set_json(s->config.summary, "mpi", json);
-  }
-  free(json);
-  free(t);
-  return err;
-}
-
 /* Export the last pressure system if asked; solver and phase totals into the run summary. */
 static int ef_opencl_finalize(void *data) {
   ef_opencl_strategy *s = data;
-  if (s->fs_mpi) EF_CALL(ef_opencl_summary_mpi(s)); /* MPI */
+  if (s->fs_mpi) EF_CALL(ef_fluid_summary_mpi(&s->config, ef_cl_fs_mpi_exchange_seconds(s->fs_mpi))); /* MPI */
   if (s->export_pressure_system && s->export_pressure_system[0] && s->fs && s->steps > 0) {
     ef_pressure_system ps;
     EF_CALL(ef_cl_fs_copy_pressure_system(s->fs, &ps));

@@ -299,27 +299,6 @@ fail:
   return err;
 }
 
-/* MPI: "mpi": {"ranks", "exchange_seconds": [per rank]} (collective: every rank's time reaches rank 0). */
-static int ef_openmp_summary_mpi(ef_openmp_strategy *s) {
-  const int size = ef_comm_size(s->config.comm), rank = ef_comm_rank(s->config.comm);
-  double *t = calloc((size_t)size, sizeof *t);
-  EF_CHECK(t, EF_ERR_MEMORY, "out of memory");
-  t[rank] = ef_fs_mpi_exchange_seconds(s->fs_mpi);
-  int err = ef_comm_allreduce(s->config.comm, t, size, EF_COMM_SUM);
-  size_t cap = 64 + 24 * (size_t)size, used = 0;
-  char *json = err ? NULL : malloc(cap);
-  if (!err && !json) err = EF_ERROR(EF_ERR_MEMORY, "out of memory");
-  if (!err) {
-    used += (size_t)snprintf(json, cap, "{\"ranks\": %d, \"exchange_seconds\": [", size);
-    for (int r = 0; r < size; ++r) used += (size_t)snprintf(json + used, cap - used, "%s%.6f", r ? ", " : "", t[r]);
-    snprintf(json + used, cap - used, "]}");
-    err = ef_parameters_set_json(s->config.summary, "mpi", json);
-  }
-  free(json);
-  free(t);
-  return err;
-}
-
 static int ef_openmp_finalize(void *data) {
   ef_openmp_strategy *s = data;
   if (s->export_pressure_system && s->export_pressure_system[0] && s->fs && s->steps > 0) {
@@ -333,7 +312,7 @@ static int ef_openmp_finalize(void *data) {
            "{\"steps\": %ld, \"cg_iterations\": %ld, \"cg_seconds\": %.6f, \"cg_us_per_iteration\": %.6g}",
            s->steps, s->iterations, total_cg, s->iterations ? 1e6 * total_cg / (double)s->iterations : 0.0);
   EF_CALL(ef_parameters_set_json(s->config.summary, "pressure_solver", json));
-  if (s->fs_mpi) EF_CALL(ef_openmp_summary_mpi(s)); /* MPI */
+  if (s->fs_mpi) EF_CALL(ef_fluid_summary_mpi(&s->config, ef_fs_mpi_exchange_seconds(s->fs_mpi))); /* MPI */
   if (s->solver) { /* the solver's own report (e.g. the AMG hierarchy: levels, set-up seconds) */
     ef_parameters ps, view;
     EF_CALL(ef_parameters_get(s->config.summary, "pressure_solver", &ps));

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "edge_physics.h"
+#include "edgeflow/ef_comm.h"
 #include "edgeflow/ef_error.h"
 
 int ef_bc_arrays_create(int64_t n, ef_bc_arrays *bc) {
@@ -208,4 +209,24 @@ int ef_divergence_bound_explain(int err, const ef_divergence_bound *d) {
                          d->factor, d->scale);
   return ef_error_push(err, __FILE__, __LINE__, "the velocity bound is solver_settings.divergence_velocity_bound %g",
                        d->absolute);
+}
+
+int ef_fluid_summary_mpi(const ef_strategy_config *config, double exchange_seconds) {
+  const int size = ef_comm_size(config->comm), rank = ef_comm_rank(config->comm);
+  double *t = calloc((size_t)size, sizeof *t);
+  EF_CHECK(t, EF_ERR_MEMORY, "out of memory");
+  t[rank] = exchange_seconds;
+  int err = ef_comm_allreduce(config->comm, t, size, EF_COMM_SUM);
+  size_t cap = 64 + 24 * (size_t)size, used = 0;
+  char *json = err ? NULL : malloc(cap);
+  if (!err && !json) err = EF_ERROR(EF_ERR_MEMORY, "out of memory");
+  if (!err) {
+    used += (size_t)snprintf(json, cap, "{\"ranks\": %d, \"exchange_seconds\": [", size);
+    for (int r = 0; r < size; ++r) used += (size_t)snprintf(json + used, cap - used, "%s%.6f", r ? ", " : "", t[r]);
+    snprintf(json + used, cap - used, "]}");
+    err = ef_parameters_set_json(config->summary, "mpi", json);
+  }
+  free(json);
+  free(t);
+  return err;
 }

@@ -52,4 +52,8 @@ int ef_fluid_save_state(ef_restart_writer *w, int64_t n, const double *kinematic
 int ef_fluid_load_state(ef_restart_reader *r, int64_t n, double *kinematic_pressure, double *last_dt, long *steps,
                         long *iterations);
 
+/* MPI: summary "mpi": {"ranks", "exchange_seconds": [per rank]} from this rank's exchange time
+ * (collective: every rank's time reaches rank 0). */
+int ef_fluid_summary_mpi(const ef_strategy_config *config, double exchange_seconds);
+
 #endif
