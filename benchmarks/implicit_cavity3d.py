@@ -10,10 +10,14 @@ t_end at the automatic step with CFL_number `cfl` (the case's 1.0 by default), n
 pressure solver of --linear-solver (default FCG + AMG, the case's tolerance 1e-6); the Python workflow
 (edgeflow.FluidAnalysis) steps it.  Written to DIR/<strategy>_<scheme>_cfl<cfl>_L<level>.json: wall
 seconds of Initialize (mesh, refinement, set-up) and of the time loop, steps, first / last / smallest /
-largest dt, the summary's pressure and viscous iterations, and u_x on the vertical centreline
-x = z = 0.5 and u_y on the horizontal one y = z = 0.5 at t_end (101 points each, P1 interpolation).
-compare: the largest |difference| of the two centreline profiles (units of the lid speed) and the
-ratio of loop times and of total times.
+largest dt, the summary's pressure and viscous iterations, and four profiles at t_end (101 points
+each, s = 0, 0.01, .., 1, P1 interpolation): the case's centrelines (its README: lid z = 1 moving in +x)
+"ux_centreline_z" = u_x(0.5, 0.5, s) on the vertical one and "uz_centreline_x" = u_z(s, 0.5, 0.5) on the
+horizontal one, and the first two profiles this script wrote, kept under their old names:
+"ux_vertical" = u_x(0.5, s, 0.5) (a line parallel to y at mid-height, not the vertical centreline) and
+"uy_horizontal" = u_y(s, 0.5, 0.5) (zero by the mirror symmetry about y = 0.5, so it measures only
+asymmetry).  compare: the largest |difference| over the profiles both files have (units of the lid
+speed), also per profile, and the ratio of loop times and of total times.
 """
 import argparse
 import json
@@ -25,6 +29,7 @@ import time
 import numpy as np
 
 SRC = pathlib.Path(__file__).resolve().parent.parent
+PROFILES = ("ux_vertical", "uy_horizontal", "ux_centreline_z", "uz_centreline_x")
 
 
 def run(a):
@@ -69,6 +74,9 @@ def run(a):
     horiz = np.column_stack([s, np.full_like(s, 0.5), np.full_like(s, 0.5)])
     ux = post.interpolate(X, E, u[:, 0], vert)
     uy = post.interpolate(X, E, u[:, 1], horiz)
+    zline = np.column_stack([np.full_like(s, 0.5), np.full_like(s, 0.5), s])
+    ux_z = post.interpolate(X, E, u[:, 0], zline)
+    uz_x = post.interpolate(X, E, u[:, 2], horiz)
     t_end = an.time
     an.Finalize()
     summary = {}
@@ -82,7 +90,8 @@ def run(a):
            "dt_first": dts[0], "dt_last": dts[-1], "dt_min": min(dts), "dt_max": max(dts),
            "pressure_solver": strat.get("pressure_solver"), "viscous_solver": strat.get("viscous_solver"),
            "omp_threads": os.environ.get("OMP_NUM_THREADS"), "centreline_s": s.tolist(),
-           "ux_vertical": np.asarray(ux).tolist(), "uy_horizontal": np.asarray(uy).tolist()}
+           "ux_vertical": np.asarray(ux).tolist(), "uy_horizontal": np.asarray(uy).tolist(),
+           "ux_centreline_z": np.asarray(ux_z).tolist(), "uz_centreline_x": np.asarray(uz_x).tolist()}
     (out / f"{name}.json").write_text(json.dumps(res, indent=1))
     print(f"{name}: {len(X)} nodes, {len(dts)} steps (dt {dts[0]:.3g} .. {max(dts):.3g}), initialize "
           f"{t1 - t0:.2f} s, loop {t2 - t1:.2f} s ({1e3 * (t2 - t1) / len(dts):.2f} ms/step), t = {t_end:.6g}",
@@ -91,13 +100,16 @@ def run(a):
 
 def compare(a):
     r1, r2 = (json.loads(pathlib.Path(f).read_text()) for f in (a.first, a.second))
-    d = max(float(np.max(np.abs(np.array(r1[k]) - np.array(r2[k])))) for k in ("ux_vertical", "uy_horizontal"))
-    out = {"first": a.first, "second": a.second, "max_centreline_difference": d,
+    keys = [k for k in PROFILES if k in r1 and k in r2]
+    per = {k: float(np.max(np.abs(np.array(r1[k]) - np.array(r2[k])))) for k in keys}
+    d = max(per.values())
+    out = {"first": a.first, "second": a.second, "max_centreline_difference": d, "per_profile": per,
            "loop_ratio": r1["loop_s"] / r2["loop_s"], "total_ratio": r1["total_s"] / r2["total_s"],
            "steps": [r1["steps"], r2["steps"]]}
     print(f"{os.path.basename(a.first)} / {os.path.basename(a.second)}: max centreline |du| {d:.4g}, loop "
           f"{r1['loop_s']:.2f} / {r2['loop_s']:.2f} s = {out['loop_ratio']:.2f}x, total {r1['total_s']:.2f} / "
-          f"{r2['total_s']:.2f} s = {out['total_ratio']:.2f}x, steps {r1['steps']} / {r2['steps']}", flush=True)
+          f"{r2['total_s']:.2f} s = {out['total_ratio']:.2f}x, steps {r1['steps']} / {r2['steps']}; per profile "
+          + ", ".join(f"{k} {v:.4g}" for k, v in per.items()), flush=True)
     if a.json:
         pathlib.Path(a.json).write_text(json.dumps(out, indent=1))
 
