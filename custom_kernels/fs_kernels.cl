@@ -745,3 +745,43 @@ FS_KERNEL void fs_imex_rotational(const long n, const double g2_nu, __global con
     return;
   p[i] -= g2_nu * q[3 * i];
 }
+
+/* ---------------------------------------------------------------------------
+ * The projection "converged" (viscous_projection 1; fs_cp_solve of opencl_fs.c, cp_solve of
+ * fractional_step.c). */
+
+/* r_I = f_I - (H p)_I at the free-pressure rows (-ef_row_csr_residual on row i of H, which starts at
+ * row_ptr[i] + i), 0 at fixed ones. */
+FS_KERNEL void fs_cp_residual(FS_ROW_ARGS, __global const int *restrict hcol, __global const double *restrict hval,
+                              __global const double *restrict f, __global const double *restrict p,
+                              __global const uchar *restrict pfix, __global double *restrict r) {
+  const long i = row_begin + get_global_id(0);
+  if (i >= row_begin + n_rows)
+    return;
+  (void)col;
+  (void)ev;
+  (void)edge_base;
+  const long o = row_ptr[i] + i;
+  r[i] = pfix[i] ? 0.0 : -ef_row_csr_residual(FS_ROW_NE(i) + 1, hcol + o, hval + o, f[i], p);
+}
+
+/* y = a x + b y (a == 0 does not read x, b == 0 does not read y: y = 0 from any contents). */
+FS_KERNEL void fs_cp_axpby(const long n, const double a, __global const double *restrict x, const double b,
+                           __global double *restrict y) {
+  const long i = get_global_id(0);
+  if (i >= n)
+    return;
+  const double ax = a != 0.0 ? a * x[i] : 0.0;
+  y[i] = b != 0.0 ? ax + b * y[i] : ax;
+}
+
+/* Per work-group: the sum of a_I b_I in a fixed tree into partials[group] (added in group order on the
+ * host). */
+FS_KERNEL void fs_cp_dot(const long n, __global const double *restrict a, __global const double *restrict b,
+                         __global double *restrict partials) {
+  __local double scratch[FS_WGS];
+  const long i = get_global_id(0);
+  const double s = fs_group_sum(i < n ? a[i] * b[i] : 0.0, scratch);
+  if (get_local_id(0) == 0)
+    partials[get_group_id(0)] = s;
+}

@@ -1228,13 +1228,29 @@ static double cp_dot(const ef_fs *fs, const double *a, const double *b) {
   return s;
 }
 
-/* z = H^-1 r by the built-in CG from 0 (a fixed linear preconditioner to its tolerance). */
+/* z = H^-1 r from 0 by the pressure solve (a fixed linear preconditioner to its tolerance): the solver of
+ * the settings (set up for H by ef_fs_pressure; the assemblies since rewrote the same values), as the
+ * device executor, else the built-in CG to min(pressure_rtol, 1e-8). */
 static int cp_precondition(ef_fs *fs, const double *r, double *z) {
   memset(z, 0, (size_t)fs->n * sizeof(double));
-  int its = 0;
-  double res = 0.0;
-  const double rtol = fs->s.pressure_rtol < 1e-8 ? fs->s.pressure_rtol : 1e-8;
-  const int err = ef_host_cg_solve(fs->cg, &fs->H, r, z, rtol, fs->s.pressure_max_iterations, &its, &res);
+  int err;
+  if (fs->s.solver) {
+    const ef_csr *H = &fs->H;
+    ef_matrix A = {.memory = EF_MEMORY_HOST, .layout = {H->n, 0, NULL}, .nnz = H->nnz,
+                   .constant_null_space = H->constant_null_space, .row_ptr = H->row_ptr, .row_ptr32 = H->row_ptr32,
+                   .col = H->col, .values = H->val, .diag = H->diag};
+    ef_vector b = {EF_MEMORY_HOST, A.layout, (double *)r, NULL}, x = {EF_MEMORY_HOST, A.layout, z, NULL};
+    ef_solve_result res = {0};
+    err = ef_linear_solver_solve(fs->s.solver, &b, &x, &res);
+    if (!err && !res.converged)
+      err = EF_ERROR(EF_ERR_SOLVER, "no convergence in %d iterations (relative residual %.3e)", res.iterations,
+                     res.residual);
+  } else {
+    int its = 0;
+    double res = 0.0;
+    const double rtol = fs->s.pressure_rtol < 1e-8 ? fs->s.pressure_rtol : 1e-8;
+    err = ef_host_cg_solve(fs->cg, &fs->H, r, z, rtol, fs->s.pressure_max_iterations, &its, &res);
+  }
   if (err) return ef_error_push(err, __FILE__, __LINE__, "in the converged projection's preconditioner");
   return EF_SUCCESS;
 }
@@ -1323,7 +1339,10 @@ int ef_fs_step(ef_fs *fs, double t, double dt, double *velocity, double *pressur
   const double t3 = ef_wtime();
   EF_CALL(ef_fs_correct(fs, dt, fs->uh, pold, fs->pnew, fs->unew));
   if (fs->s.viscous_implicit && fs->s.viscous_correction) ef_fs_viscous_stats(fs, &st);
-  if (fs->s.viscous_implicit && fs->s.viscous_projection == 1) EF_CALL(cp_solve(fs, dt));
+  if (fs->s.viscous_implicit && fs->s.viscous_projection == 1) {
+    EF_CALL(cp_solve(fs, dt));
+    st.projection_iterations = fs->cp_iterations;
+  }
   if (fs->s.viscous_implicit && fs->s.viscous_correction == 3) {
     /* Rotational pressure (experiment, ef_fs_step only): the lumped correction with phi = dp of the
      * unfiltered row, then p_{n+1} = p_n + phi - 2 gamma nu_I q_I (q of the assembly) at the free-pressure

@@ -196,6 +196,8 @@ typedef struct {
    * final scaled residual, and the seconds spent in the solves (part of seconds_momentum). */
   int viscous_iterations, viscous_max_stage_iterations;
   double viscous_residual, seconds_viscous;
+  /* viscous_projection 1: PCG iterations of the converged projection (0: the single projection). */
+  int projection_iterations;
 } ef_fs_stats;
 
 typedef struct ef_fs_s ef_fs;

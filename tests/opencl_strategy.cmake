@@ -11,7 +11,8 @@ if(EF_WITH_OPENCL)
                 LABELS "opencl;unit" ARGS --cache ${EF_OCLFS_CACHE})
   # The implicit viscosity option (IMEX ARS(3,4,3) with the device stage solves) on both strategies:
   # the same two cavities (3D: slip walls, no-slip walls, lid, a fixed pressure; 2D: a time-dependent
-  # lid) at viscosity 0.5, every implicit_viscosity.correction, the same bounds (test_ocl_fs_steps.c).
+  # lid) at viscosity 0.5, every implicit_viscosity.correction and the projection "converged" (its fields within
+  # 1e-11, equal projection PCG iterations), the same bounds (test_ocl_fs_steps.c).
   add_test(NAME strategies_agree_implicit COMMAND test_ocl_fs_steps --implicit --cache ${EF_OCLFS_CACHE})
   set_tests_properties(test_ocl_fs_kernels test_ocl_fs_steps strategies_agree_implicit PROPERTIES TIMEOUT 300
                        ENVIRONMENT "EDGEFLOW_PLUGIN_DIR=${CMAKE_LIBRARY_OUTPUT_DIRECTORY};OMP_NUM_THREADS=2;OMP_WAIT_POLICY=passive;EDGEFLOW_CACHE_DIR=${EF_OCLFS_CACHE}")
@@ -24,7 +25,8 @@ if(EF_WITH_OPENCL)
                      $<TARGET_FILE:test_ocl_fs_steps> ${CMAKE_CURRENT_BINARY_DIR}/ocl_fs_oclgrind)
     set_tests_properties(test_ocl_fs_oclgrind PROPERTIES LABELS "opencl;unit" SKIP_RETURN_CODE 77 TIMEOUT 300
                          ENVIRONMENT "EDGEFLOW_PLUGIN_DIR=${CMAKE_LIBRARY_OUTPUT_DIRECTORY};OMP_NUM_THREADS=2;OMP_WAIT_POLICY=passive")
-    # The implicit option's kernels (stages, stage CG, corrections), two steps of each case.
+    # The implicit option's kernels (stages, stage CG, corrections, the converged projection), two steps of each
+    # case.
     add_test(NAME test_ocl_fs_oclgrind_implicit
              COMMAND sh ${EF_TEST_DATA}/opencl_strategy/oclgrind_check.sh ${EF_OCLGRIND_EXECUTABLE}
                      $<TARGET_FILE:test_ocl_fs_steps> ${CMAKE_CURRENT_BINARY_DIR}/ocl_fs_oclgrind_implicit --implicit)

@@ -54,6 +54,7 @@ typedef struct {
   /* Implicit viscosity: the stage solves' read-back interval and run totals (as the OpenMP strategy's). */
   int viscous_check_every, viscous_max_stage_iterations;
   long viscous_iterations;
+  long projection_iterations; /* implicit_viscosity.projection "converged": PCG iterations of all steps */
   double viscous_max_residual, t_viscous;
   int ev_viscous;
   double pending_download; /* GPU->CPU seconds since the last step's report */
@@ -187,10 +188,9 @@ static int ef_opencl_create(const ef_strategy_config *config, void **out) {
   s->mp = config->model_part;
   EF_CALL_GOTO(ef_strategy_read_settings(config, &s->settings, &s->dt_settings), fail);
   EF_CALL_GOTO(ef_divergence_bound_read(config, &s->divergence), fail);
-  EF_CHECK_GOTO(!s->settings.viscous_implicit || (!s->settings.viscous_pressure && !s->settings.viscous_projection),
-                EF_ERR_UNSUPPORTED, fail,
-                "opencl_edge_based: implicit_viscosity.pressure \"extrapolated\" and projection \"converged\" run "
-                "on the openmp_edge_based strategy only");
+  EF_CHECK_GOTO(!s->settings.viscous_implicit || !s->settings.viscous_pressure, EF_ERR_UNSUPPORTED, fail,
+                "opencl_edge_based: implicit_viscosity.pressure \"extrapolated\" runs on the openmp_edge_based "
+                "strategy only");
   EF_CHECK_GOTO(!s->settings.viscous_implicit || s->settings.nu > 0.0, EF_ERR_PARAMETER, fail,
                 "opencl_edge_based: viscous_time_integration \"implicit\" needs a positive viscosity, got %g",
                 s->settings.nu);
@@ -518,6 +518,7 @@ static int ef_opencl_solve_step(void *data, double t, double dt, ef_step_info *i
     if (st.viscous_max_stage_iterations > s->viscous_max_stage_iterations)
       s->viscous_max_stage_iterations = st.viscous_max_stage_iterations;
     if (st.viscous_residual > s->viscous_max_residual) s->viscous_max_residual = st.viscous_residual;
+    s->projection_iterations += st.projection_iterations;
   }
   info->pressure_iterations = st.cg_iterations;
   info->pressure_residual = st.cg_residual;
@@ -570,12 +571,15 @@ static int ef_opencl_finalize(void *data) {
            s->fs ? ef_cl_fs_bytes_per_step(s->fs, (int)lround((double)s->iterations / steps)) : 0.0);
   EF_CALL(ef_parameters_set_json(s->config.summary, "phases", json));
   if (s->settings.viscous_implicit) {
+    char projection[64] = ""; /* the projection "converged": its PCG iterations */
+    if (s->settings.viscous_projection)
+      snprintf(projection, sizeof projection, ", \"projection_iterations\": %ld", s->projection_iterations);
     snprintf(json, sizeof json,
              "{\"scheme\": \"IMEX ARS(3,4,3)\", \"stage_solves\": %ld, \"cg_iterations\": %ld, "
              "\"max_stage_iterations\": %d, \"max_scaled_residual\": %.3e, \"tolerance\": %.3e, "
-             "\"cg_seconds\": %.6f, \"check_every\": %d}",
+             "\"cg_seconds\": %.6f, \"check_every\": %d%s}",
              3 * s->steps, s->viscous_iterations, s->viscous_max_stage_iterations, s->viscous_max_residual,
-             s->settings.viscous_rtol, s->t_viscous, s->viscous_check_every);
+             s->settings.viscous_rtol, s->t_viscous, s->viscous_check_every, projection);
     EF_CALL(ef_parameters_set_json(s->config.summary, "viscous_solver", json));
   }
   return EF_SUCCESS;

@@ -40,6 +40,7 @@ typedef struct {
   ef_divergence_bound divergence;
   long steps, iterations;
   long viscous_iterations; /* implicit viscosity: CG iterations of all stage solves */
+  long projection_iterations; /* implicit_viscosity.projection "converged": PCG iterations of all steps */
   int viscous_max_stage_iterations;
   double viscous_max_residual;
   int ev_viscous;
@@ -237,6 +238,7 @@ static int ef_openmp_solve_step(void *data, double t, double dt, ef_step_info *i
     if (stats.viscous_max_stage_iterations > s->viscous_max_stage_iterations)
       s->viscous_max_stage_iterations = stats.viscous_max_stage_iterations;
     if (stats.viscous_residual > s->viscous_max_residual) s->viscous_max_residual = stats.viscous_residual;
+    s->projection_iterations += stats.projection_iterations;
   }
   ef_log_event_add_bytes(s->ev_momentum, ef_fs_momentum_bytes(s->fs));
   ef_log_event_add(s->ev_assembly, stats.seconds_assembly);
@@ -322,12 +324,15 @@ static int ef_openmp_finalize(void *data) {
   }
   if (s->settings.viscous_implicit) {
     double tv = ef_log_event_seconds(s->ev_viscous);
+    char projection[64] = ""; /* the projection "converged": its PCG iterations */
+    if (s->settings.viscous_projection)
+      snprintf(projection, sizeof projection, ", \"projection_iterations\": %ld", s->projection_iterations);
     snprintf(json, sizeof json,
              "{\"scheme\": \"IMEX ARS(3,4,3)\", \"stage_solves\": %ld, \"cg_iterations\": %ld, "
              "\"max_stage_iterations\": %d, \"max_scaled_residual\": %.3e, \"tolerance\": %.3e, "
-             "\"cg_seconds\": %.6f}",
+             "\"cg_seconds\": %.6f%s}",
              3 * s->steps, s->viscous_iterations, s->viscous_max_stage_iterations, s->viscous_max_residual,
-             s->settings.viscous_rtol, tv);
+             s->settings.viscous_rtol, tv, projection);
     EF_CALL(ef_parameters_set_json(s->config.summary, "viscous_solver", json));
   }
   return EF_SUCCESS;

@@ -46,6 +46,9 @@ enum {
   K_IMEX_CONTINUITY,
   K_IMEX_FILTER,
   K_IMEX_ROTATIONAL,
+  K_CP_RESIDUAL, /* the projection "converged" */
+  K_CP_AXPBY,
+  K_CP_DOT,
   K_N_KERNELS,
   R_UPLOAD = K_N_KERNELS, /* boundary values to the device */
   R_FLAGS,                /* flag/sum fill and read-back of a step */
@@ -58,7 +61,8 @@ static const char *const fs_record_names[R_COUNT] = {
     "fs_scatter_fixed", "fs_gather_fixed", "fs_imex_residual", "fs_imex_rhs", "fs_imex_project",
     "fs_imex_final",    "fs_visc_init",    "fs_visc_apply",      "fs_visc_reduce",  "fs_visc_update",
     "fs_visc_direction", "fs_dt_partial_convective", "fs_imex_correction_start", "fs_imex_correct",
-    "fs_imex_continuity", "fs_imex_filter", "fs_imex_rotational", "boundary values upload", "step flags fill/read",
+    "fs_imex_continuity", "fs_imex_filter", "fs_imex_rotational", "fs_cp_residual", "fs_cp_axpby", "fs_cp_dot",
+    "boundary values upload", "step flags fill/read",
     "CG solve (opencl_cg, wall)"};
 
 /* Phases of a step, for the Table-5 breakdown; FS_PHASE_NONE: outside a step. */
@@ -143,6 +147,12 @@ struct ef_cl_fs_s {
   double hmin2_over_nu;      /* min_I hmin_I^2 / nu (the viscous cap of the automatic step) */
   int v_iterations, v_max_iterations;
   double v_residual, v_seconds;
+  /* The projection "converged" (s.fs.viscous_projection; fs_cp_solve): the single projection's velocity and
+   * pressure, the corrected velocity of a trial pressure and its assembly's right-hand side, the PCG vectors
+   * (the iterate is the step's p_{n+1} buffer), the dot products' per-group partial sums and their host copy. */
+  cl_mem cp_u0, cp_u, cp_f, cp_p0, cp_r0, cp_r, cp_z, cp_d, cp_q, cp_t, cp_part;
+  double *cp_hpart;
+  int cp_iterations;
   /* The last step. */
   int stepped;
   double last_dt, last_residual;
@@ -443,7 +453,8 @@ void ef_cl_fs_destroy(ef_cl_fs **pfs) {
                    &fs->slip_tangent, &fs->body_force, &fs->partials, &fs->state, &fs->flags,
                    &fs->d_fixed_dofs, &fs->d_fixed_vals[0], &fs->d_fixed_vals[1], &fs->d_fixed_vals[2],
                    &fs->imex_f, &fs->imex_v, &fs->imex_u, &fs->imex_rhs, &fs->cg_r, &fs->cg_z, &fs->cg_p,
-                   &fs->cg_q, &fs->vdiag, &fs->vpart, &fs->cgs};
+                   &fs->cg_q, &fs->vdiag, &fs->vpart, &fs->cgs, &fs->cp_u0, &fs->cp_u, &fs->cp_f, &fs->cp_p0,
+                   &fs->cp_r0, &fs->cp_r, &fs->cp_z, &fs->cp_d, &fs->cp_q, &fs->cp_t, &fs->cp_part};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i) fs_release_mem(all[i]);
   for (int i = 0; i < K_N_KERNELS; ++i)
     if (fs->k[i]) clReleaseKernel(fs->k[i]);
@@ -459,6 +470,7 @@ void ef_cl_fs_destroy(ef_cl_fs **pfs) {
   free(fs->fixed_cur);
   free(fs->eval_u);
   free(fs->eval_p);
+  free(fs->cp_hpart);
   free(fs);
   *pfs = NULL;
 }
@@ -580,6 +592,13 @@ int ef_cl_fs_create(ef_cl_context *ctx, const ef_edge_data *ed, const ef_cl_fs_s
              EF_ERR_PARAMETER,
              "implicit viscosity: need tolerance > 0, max_iteration > 0 and check_every >= 1 (got %g, %d, %d)",
              s.fs.viscous_rtol, s.fs.viscous_max_iterations, s.viscous_check_every);
+    EF_CHECK(s.fs.viscous_pressure == 0, EF_ERR_UNSUPPORTED,
+             "implicit viscosity: the extrapolated stage pressures (viscous_pressure 1) run on the host executor only");
+    EF_CHECK(s.fs.viscous_projection == 0 || (s.fs.viscous_projection == 1 && s.fs.viscous_correction == 0),
+             EF_ERR_PARAMETER,
+             "implicit viscosity: projection must be 0 (single) or 1 (converged, with the lumped correction), got %d "
+             "with correction %d",
+             s.fs.viscous_projection, s.fs.viscous_correction);
   }
   EF_CHECK(s.work_group_bits >= 0 && s.work_group_bits <= 10, EF_ERR_PARAMETER,
            "work_group_bits must be 0 (automatic) or 1..10, got %d", s.work_group_bits);
@@ -591,7 +610,10 @@ int ef_cl_fs_create(ef_cl_context *ctx, const ef_edge_data *ed, const ef_cl_fs_s
    * partial sums (at most 3 per row); the compact stage operator (one double per directed edge). */
   const uint64_t implicit_bytes =
       s.fs.viscous_implicit ? 8u * ((uint64_t)ed->n_nodes * (24u + 18u + 1u + 3u) + (uint64_t)ed->n_edges) : 0u;
-  EF_CALL(ef_cl_context_check_memory(ctx, ef_cl_fs_memory_bytes(ed) + implicit_bytes,
+  /* The projection "converged": two velocities (3n each), nine scalars, a partial sum per node group. */
+  const uint64_t projection_bytes =
+      s.fs.viscous_implicit && s.fs.viscous_projection ? 8u * (uint64_t)ed->n_nodes * (6u + 9u + 1u) : 0u;
+  EF_CALL(ef_cl_context_check_memory(ctx, ef_cl_fs_memory_bytes(ed) + implicit_bytes + projection_bytes,
                                      s.fs.viscous_implicit ? "the OpenCL fractional step (edge data, vectors, "
                                                              "pressure matrix and CG, implicit stages)"
                                                            : "the OpenCL fractional step (edge data, vectors, "
@@ -686,6 +708,19 @@ int ef_cl_fs_create(ef_cl_context *ctx, const ef_edge_data *ed, const ef_cl_fs_s
     for (int64_t i = 0; i < n; ++i)
       if (s.fs.nu > 0.0 && ed->hmin[i] * ed->hmin[i] / s.fs.nu < fs->hmin2_over_nu)
         fs->hmin2_over_nu = ed->hmin[i] * ed->hmin[i] / s.fs.nu;
+    if (s.fs.viscous_projection) {
+      cl_mem *cv[] = {&fs->cp_u0, &fs->cp_u};
+      for (size_t i = 0; i < sizeof cv / sizeof cv[0]; ++i)
+        EF_CALL_GOTO(fs_buffer(fs, v8, NULL, "a node vector of the converged projection", cv[i]), fail);
+      cl_mem *cs[] = {&fs->cp_f, &fs->cp_p0, &fs->cp_r0, &fs->cp_r, &fs->cp_z, &fs->cp_d, &fs->cp_q, &fs->cp_t};
+      for (size_t i = 0; i < sizeof cs / sizeof cs[0]; ++i)
+        EF_CALL_GOTO(fs_buffer(fs, n8, NULL, "a node scalar of the converged projection", cs[i]), fail);
+      EF_CALL_GOTO(fs_buffer(fs, (size_t)fs->node_groups * 8, NULL, "the converged projection's partial sums",
+                             &fs->cp_part),
+                   fail);
+      fs->cp_hpart = malloc((size_t)fs->node_groups * sizeof *fs->cp_hpart);
+      EF_CHECK_GOTO(fs->cp_hpart, EF_ERR_MEMORY, fail, "out of memory");
+    }
   }
   EF_CL_CALL_GOTO(clFinish(ctx->queue), fail);
   *out = fs;
@@ -1200,6 +1235,107 @@ static int fs_enqueue_imex_rotational(ef_cl_fs *fs, cl_mem pnew, int phase) {
   return fs_launch_nodes(fs, K_IMEX_ROTATIONAL, phase, 8.0 * 3.0 * (double)fs->n);
 }
 
+/* ---------------------------------------------------------------------------
+ * The projection "converged" (viscous_projection 1; cp_solve of fractional_step.c, the same operator,
+ * stopping test and breakdown rules).  Phase 3; the host sees only scalars (the dot products' per-group
+ * partial sums) and the pressure solver's own read-backs. */
+
+/* y = a x + b y over n entries (a == 0 does not read x, b == 0 does not read y). */
+static int fs_cp_axpby(ef_cl_fs *fs, double a, cl_mem x, double b, cl_mem y) {
+  const cl_long n = fs->n;
+  EF_CL_SET_ARGS(fs->k[K_CP_AXPBY], EF_CL_ARG(n), EF_CL_ARG(a), EF_CL_ARG(x), EF_CL_ARG(b), EF_CL_ARG(y));
+  return fs_launch_nodes(fs, K_CP_AXPBY, FS_PHASE_3, 8.0 * ((a != 0.0) + 2.0 * (b != 0.0) + (b == 0.0)) * (double)fs->n);
+}
+
+/* a . b: per work-group sums in a fixed tree on the device, added in group order here. */
+static int fs_cp_dot(ef_cl_fs *fs, cl_mem a, cl_mem b, double *out) {
+  const cl_long n = fs->n;
+  EF_CL_SET_ARGS(fs->k[K_CP_DOT], EF_CL_ARG(n), EF_CL_ARG(a), EF_CL_ARG(b), EF_CL_ARG(fs->cp_part));
+  EF_CALL(fs_launch_nodes(fs, K_CP_DOT, FS_PHASE_3, 16.0 * (double)fs->n));
+  EF_CL_CALL(clEnqueueReadBuffer(fs->ctx->queue, fs->cp_part, CL_TRUE, 0, (size_t)fs->node_groups * 8, fs->cp_hpart,
+                                 0, NULL, NULL));
+  double sum = 0.0;
+  for (int64_t g = 0; g < fs->node_groups; ++g) sum += fs->cp_hpart[g];
+  *out = sum;
+  return EF_SUCCESS;
+}
+
+/* r = f(u(p), p) - H p at the free-pressure rows (0 at fixed ones), u(p) the velocity corrected from (cp_u0,
+ * cp_p0) to p with the boundary conditions (fs_correct, its divergence flag), f its assembly (into cp_f; H's
+ * values are rewritten with the same ones). */
+static int fs_cp_residual(ef_cl_fs *fs, double dt, cl_mem p, cl_mem r) {
+  EF_CALL(fs_enqueue_correct(fs, dt, fs->cp_u0, fs->cp_p0, p, fs->cp_u, FS_PHASE_3));
+  EF_CALL(fs_enqueue_assembly(fs, dt, fs->cp_u, p, p, fs->H.values, fs->cp_f, 1, fs->n_fixed_pressure == 0,
+                              FS_PHASE_3));
+  for (fs_block blk = FS_BLOCK_START; fs_block_next(fs, &blk);) {
+    EF_CL_SET_ARGS(fs->k[K_CP_RESIDUAL], FS_BLOCK_ARGS(fs, blk), EF_CL_ARG(fs->H.col_idx), EF_CL_ARG(fs->H.values),
+                   EF_CL_ARG(fs->cp_f), EF_CL_ARG(p), EF_CL_ARG(fs->pfix), EF_CL_ARG(r));
+    EF_CALL(fs_launch(fs, K_CP_RESIDUAL, FS_PHASE_3, blk.global, fs->wgs,
+                      fs_edge_bytes(blk.rows, blk.edges, 0, 12.0, 8.0 * 5.0)));
+  }
+  return EF_SUCCESS;
+}
+
+/* z = H^-1 r from 0 by the strategy's pressure solver (set up for H by the step's solve). */
+static int fs_cp_precondition(ef_cl_fs *fs, cl_mem r, cl_mem z) {
+  EF_CALL(fs_cp_axpby(fs, 0.0, r, 0.0, z));
+  const ef_vector vb = ef_cl_vector_wrap(r, fs->n);
+  ef_vector vx = ef_cl_vector_wrap(z, fs->n);
+  ef_solve_result res;
+  memset(&res, 0, sizeof res);
+  int err = ef_linear_solver_solve(fs->solver, &vb, &vx, &res);
+  if (!err && !res.converged)
+    err = EF_ERROR(EF_ERR_SOLVER, "no convergence in %d iterations (relative residual %.3e)", res.iterations,
+                   res.residual);
+  if (err) return ef_error_push(err, __FILE__, __LINE__, "in the converged projection's preconditioner");
+  return EF_SUCCESS;
+}
+
+/* From the single projection (unew, pnew): PCG on A dp = r(p0), A dp = r(p0) - r(p0 + dp), to |r| <= 1e-3
+ * |r(p0)| or 20 iterations; unew, pnew receive u(p), p (pnew is the iterate).  The corrections' divergence
+ * flags stay in flags[0] for the step's check. */
+static int fs_cp_solve(ef_cl_fs *fs, double dt, cl_mem unew, cl_mem pnew) {
+  cl_command_queue q = fs->ctx->queue;
+  const size_t n8 = (size_t)fs->n * 8;
+  cl_mem x = pnew, r = fs->cp_r, z = fs->cp_z, d = fs->cp_d, qv = fs->cp_q, t = fs->cp_t, r0 = fs->cp_r0;
+  EF_CL_CALL(clEnqueueCopyBuffer(q, unew, fs->cp_u0, 0, 0, 3 * n8, 0, NULL, NULL));
+  EF_CL_CALL(clEnqueueCopyBuffer(q, pnew, fs->cp_p0, 0, 0, n8, 0, NULL, NULL));
+  fs->cp_iterations = 0;
+  EF_CALL(fs_cp_residual(fs, dt, x, r0));
+  EF_CL_CALL(clEnqueueCopyBuffer(q, r0, r, 0, 0, n8, 0, NULL, NULL));
+  double rr = 0.0;
+  EF_CALL(fs_cp_dot(fs, r, r, &rr));
+  const double rn0 = sqrt(rr);
+  if (rn0 == 0.0) return EF_SUCCESS;
+  EF_CALL(fs_cp_precondition(fs, r, z));
+  EF_CL_CALL(clEnqueueCopyBuffer(q, z, d, 0, 0, n8, 0, NULL, NULL));
+  double rz = 0.0;
+  EF_CALL(fs_cp_dot(fs, r, z, &rz));
+  for (int k = 0; k < 20; ++k) {
+    EF_CL_CALL(clEnqueueCopyBuffer(q, fs->cp_p0, t, 0, 0, n8, 0, NULL, NULL));
+    EF_CALL(fs_cp_axpby(fs, 1.0, d, 1.0, t)); /* t = p0 + d */
+    EF_CALL(fs_cp_residual(fs, dt, t, qv));
+    EF_CALL(fs_cp_axpby(fs, 1.0, r0, -1.0, qv)); /* q = r0 - r(p0 + d) */
+    double dq = 0.0;
+    EF_CALL(fs_cp_dot(fs, d, qv, &dq));
+    EF_CHECK(isfinite(dq), EF_ERR_SOLVER, "converged projection: PCG broke down (d.Ad = %g at iteration %d)", dq, k);
+    if (!(dq > 0.0)) break; /* a residual at rounding level (a steady state): keep the iterate */
+    const double alpha = rz / dq;
+    EF_CALL(fs_cp_axpby(fs, alpha, d, 1.0, x));
+    EF_CALL(fs_cp_axpby(fs, -alpha, qv, 1.0, r));
+    fs->cp_iterations = k + 1;
+    EF_CALL(fs_cp_dot(fs, r, r, &rr));
+    if (sqrt(rr) <= 1e-3 * rn0) break;
+    EF_CALL(fs_cp_precondition(fs, r, z));
+    double rz2 = 0.0;
+    EF_CALL(fs_cp_dot(fs, r, z, &rz2));
+    const double beta = rz2 / rz;
+    rz = rz2;
+    EF_CALL(fs_cp_axpby(fs, 1.0, z, beta, d)); /* d = z + beta d */
+  }
+  return fs_enqueue_correct(fs, dt, fs->cp_u0, fs->cp_p0, x, unew, FS_PHASE_3);
+}
+
 /* The error of a divergence flag: the bad node's values read back (as the host executor's message). */
 static int fs_divergence_error(ef_cl_fs *fs, int node, cl_mem u, cl_mem p) {
   double v[3] = {0.0, 0.0, 0.0}, pv = 0.0;
@@ -1476,6 +1612,18 @@ int ef_cl_fs_step(ef_cl_fs *fs, double t, double dt, ef_cl_fs_stats *stats) {
   }
   double imbalance = 0.0;
   EF_CALL(fs_read_flags(fs, FS_PHASE_3, &imbalance));
+  if (implicit && fs->s.fs.viscous_projection && !cg_err && res.converged) {
+    /* The projection "converged" from a single projection that passed the host executor's checks, which
+     * are made first (its flux imbalance is the step's); then the flags of its own corrections and
+     * assemblies. */
+    EF_CALL(fs_check_assembly(fs, imbalance));
+    if (fs->h_flags[0] != INT_MAX) return fs_divergence_error(fs, fs->h_flags[0], unew, pnew);
+    EF_CALL(fs_cp_solve(fs, dt, unew, pnew));
+    double cp_imbalance = 0.0;
+    EF_CALL(fs_read_flags(fs, FS_PHASE_3, &cp_imbalance));
+    EF_CALL(fs_check_assembly(fs, cp_imbalance));
+    st.projection_iterations = fs->cp_iterations;
+  }
 
   /* Profile. */
   fs_spans sp;

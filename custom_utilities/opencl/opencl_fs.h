@@ -37,7 +37,11 @@
  * reactions with the implicit viscous term, the pressure warm start).  The time step follows the
  * convective limit with the viscous cap (ef_fs_dt_cap_viscous); the corrections "viscous",
  * "viscous_unfiltered" and "rotational" as the host executor's (fs_imex_correction_start, a stage-type
- * solve, fs_imex_correct; fs_imex_continuity, fs_imex_filter; fs_imex_rotational).  No node vector
+ * solve, fs_imex_correct; fs_imex_continuity, fs_imex_filter; fs_imex_rotational).  The projection
+ * "converged" (viscous_projection 1) as the host executor's cp_solve: a PCG on the consistent projection
+ * r(p) = f(u(p), p) - H p, each residual fs_correct + fs_pressure_system + fs_cp_residual, each
+ * preconditioner application a solve of the strategy's pressure solver, the vector updates fs_cp_axpby and
+ * the dot products fs_cp_dot (per-group partial sums read back and added on the host).  No node vector
  * goes to the host.
  *
  * Rows are split into blocks when the edge records exceed the device's largest buffer
@@ -96,6 +100,7 @@ typedef struct {
    * correction's), the largest of one solve, the largest final scaled residual, their wall seconds. */
   int viscous_iterations, viscous_max_stage_iterations;
   double viscous_residual, seconds_viscous;
+  int projection_iterations; /* viscous_projection 1: PCG iterations of the converged projection */
 } ef_cl_fs_stats;
 
 typedef struct ef_cl_fs_s ef_cl_fs;
