@@ -39,6 +39,9 @@ import time
 
 import numpy as np
 
+# numpy 2 renamed trapz (removed) to trapezoid (absent before 2.0: Debian 12 has 1.24)
+trapezoid = getattr(np, "trapezoid", None) or getattr(np, "trapz")
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.path.dirname(HERE)
 CASE_DIR = os.path.join(SOURCE, "test_examples", "flow_past_obstacle")
@@ -184,8 +187,8 @@ def shedding(t, cd, cl, u_mean=1.0, tol=0.005, max_periods=20):
         "cd_min": float(_peak(t, cd, win, -1.0)),
         "cl_max": float(_peak(t, cl, win, 1.0)),
         "cl_min": float(_peak(t, cl, win, -1.0)),
-        "cd_mean": float(np.trapz(cdt, tt) / (t1 - t0)),
-        "cl_mean": float(np.trapz(clt, tt) / (t1 - t0)),
+        "cd_mean": float(trapezoid(cdt, tt) / (t1 - t0)),
+        "cl_mean": float(trapezoid(clt, tt) / (t1 - t0)),
         "dt_in_window": [float(dts.min()), float(dts.max())] if dts.size else None,
     }
 

@@ -25,6 +25,9 @@ import sys
 
 import numpy as np
 
+# numpy 2 renamed trapz (removed) to trapezoid (absent before 2.0: Debian 12 has 1.24)
+trapezoid = getattr(np, "trapezoid", None) or getattr(np, "trapz")
+
 failures = []
 
 
@@ -134,8 +137,8 @@ def main():
     mod = read_probes(os.path.join(mod_out, "probes.csv"))
     end = np.isclose(probes["time"], 0.16) & (probes["probe"] >= 2)
     end_m = np.isclose(mod["time"], 0.16) & (mod["probe"] >= 2)
-    q = np.trapz(probes["VELOCITY_X"][end], probes["y"][end])
-    q_m = np.trapz(mod["VELOCITY_X"][end_m], mod["y"][end_m])
+    q = trapezoid(probes["VELOCITY_X"][end], probes["y"][end])
+    q_m = trapezoid(mod["VELOCITY_X"][end_m], mod["y"][end_m])
     expect(abs(q_m / q - 0.5) < 0.05, f"flux across x = 1: {q_m} with the halved inlet vs {q} (ratio {q_m / q})")
     return 1 if failures else 0
 
