@@ -1,7 +1,8 @@
 /* fs_mpi.cl -- the distributed step's own kernels (custom_utilities/opencl/opencl_fs_mpi.c): the halo's
  * send-list pack and the pressure system's Jacobi CG in the Chronopoulos-Gear form on the owned rows
  * (fractional_step_mpi.c's pressure_cg, one work-item per row, per-group partial sums the host adds in
- * group order).  Options: -D FSM_WGS (work-group size, a power of two), -D EF_ROW_PTR_64 (int64 offsets). */
+ * group order; with the overlap the product runs on the interior rows, then the boundary rows).
+ * Options: -D FSM_WGS (work-group size, a power of two), -D EF_ROW_PTR_64 (int64 offsets). */
 #include "ef_reduce.h"
 
 #define FSM_KERNEL __kernel __attribute__((reqd_work_group_size(FSM_WGS, 1, 1)))
@@ -64,6 +65,29 @@ FSM_KERNEL void fsm_cg_spmv_dots(const int n, __global const ef_rp_t *restrict r
   v = ef_group_sum2(v, scratch, FSM_WGS);
   if (get_local_id(0) == 0)
     vstore2(v, get_group_id(0), partials);
+}
+
+/* The same product on the rows of a list (the overlap, opencl_fs_mpi.c: the interior rows, which read no
+ * ghost, while the halo is in flight, then the boundary rows); the partials of group g at g0 + g. */
+FSM_KERNEL void fsm_cg_spmv_dots_rows(const int count, __global const int *restrict rows, const int g0,
+                                      __global const ef_rp_t *restrict row_ptr, __global const int *restrict col,
+                                      __global const double *restrict val, __global const double *restrict r,
+                                      __global const double *restrict u, __global double *restrict w,
+                                      __global double *restrict partials) {
+  __local double2 scratch[FSM_WGS];
+  const int k = get_global_id(0);
+  double2 v = (double2)(0.0, 0.0);
+  if (k < count) {
+    const int i = rows[k];
+    double au = 0.0;
+    for (ef_rp_t e = row_ptr[i]; e < row_ptr[i + 1]; ++e)
+      au += val[e] * u[col[e]];
+    w[i] = au;
+    v = (double2)(r[i] * u[i], au * u[i]);
+  }
+  v = ef_group_sum2(v, scratch, FSM_WGS);
+  if (get_local_id(0) == 0)
+    vstore2(v, g0 + get_group_id(0), partials);
 }
 
 /* p = u + beta p, s = w + beta s, x += alpha p, r -= alpha s, u = dinv r. */

@@ -98,6 +98,26 @@ if(EF_HAVE_MPI)
       ef_add_mpi_run(mpi_run_${ef_case}_np${ef_np} ${ef_np} ${ef_case})
       set_property(TEST mpi_run_${ef_case}_np${ef_np} APPEND PROPERTY ENVIRONMENT "POCL_MAX_PTHREAD_COUNT=1")
     endforeach()
+    # The CG product's halo overlapped with the interior rows (device.mpi_overlap, the default) against the
+    # exchange first (false), both on 3 ranks: 1e-8 and CG iterations within 2 (the dot products' order differs).
+    add_test(NAME mpi_overlap_cavity3d_opencl_np3
+             COMMAND ${EF_MPIRUN} ${MPIEXEC_NUMPROC_FLAG} 3 $<TARGET_FILE:test_mpi_run>
+                     ${CMAKE_CURRENT_SOURCE_DIR}/data/mpi/cavity3d_opencl.json 10
+                     ${CMAKE_CURRENT_BINARY_DIR}/mpi_overlap_cavity3d_opencl_np3
+                     ${CMAKE_CURRENT_SOURCE_DIR}/data/mpi/cavity3d_opencl_no_overlap.json)
+    set_tests_properties(mpi_overlap_cavity3d_opencl_np3 PROPERTIES LABELS "mpi" TIMEOUT 120 PROCESSORS 3
+                         PASS_REGULAR_EXPRESSION "test_mpi_run: PASSED" FAIL_REGULAR_EXPRESSION "FAILED|rank [0-9]+ of"
+                         ENVIRONMENT "${EF_MPI_ENV};OMPI_MCA_mpi_yield_when_idle=1;POCL_MAX_PTHREAD_COUNT=1")
+    # device.mpi_fixed_cg_iterations 7 (the fixed work of benchmarks/mpi_scaling.py, mpi_overlap's companion
+    # setting): every pressure solve of 3 steps on 2 ranks runs exactly 7 CG iterations, whatever the residual.
+    add_test(NAME mpi_overlap_fixed_cg_opencl_np2
+             COMMAND ${EF_MPIRUN} ${MPIEXEC_NUMPROC_FLAG} 2 $<TARGET_FILE:edgeflow> run
+                     ${CMAKE_CURRENT_SOURCE_DIR}/data/mpi/cavity2d_opencl_fixed_cg.json --steps 3 --overwrite
+                     --output ${CMAKE_CURRENT_BINARY_DIR}/mpi_overlap_fixed_cg_opencl_np2)
+    set_tests_properties(mpi_overlap_fixed_cg_opencl_np2 PROPERTIES LABELS "mpi" TIMEOUT 90 PROCESSORS 2
+                         PASS_REGULAR_EXPRESSION "step +3 +t = [^\n]*pressure iterations +7 [(]"
+                         FAIL_REGULAR_EXPRESSION "error|pressure iterations +([0-68-9]|[0-9][0-9]+) "
+                         ENVIRONMENT "${EF_MPI_ENV};POCL_MAX_PTHREAD_COUNT=1")
     # Refused on several ranks, each with its message: the implicit viscosity, a solver but cg + jacobi.
     add_test(NAME mpi_unsupported_opencl_implicit_np2
              COMMAND ${CMAKE_COMMAND} "-DCOMMAND=${EF_MPIRUN};${MPIEXEC_NUMPROC_FLAG};2;$<TARGET_FILE:edgeflow>;run;${CMAKE_CURRENT_SOURCE_DIR}/data/mpi/cavity2d_opencl_implicit.json;--quiet;--overwrite;--output;${CMAKE_CURRENT_BINARY_DIR}/mpi_unsupported_opencl_implicit"

@@ -1,6 +1,6 @@
 /* test_mpi_run.c -- a case run under mpirun against the same case on one process (docs/mpi.md).
  *
- *   mpirun -n P test_mpi_run CASE.json STEPS OUTPUT_FOLDER
+ *   mpirun -n P test_mpi_run CASE.json STEPS OUTPUT_FOLDER [REFERENCE.json]
  *
  * Every rank runs the analysis of CASE.json (problem_data.parallel_type "MPI": its piece of the mesh,
  * the OpenMP strategy's distributed step) for STEPS steps; the owned velocities and pressures are
@@ -8,7 +8,9 @@
  * meshes are small); rank 0 runs the same case on one process (ef_analysis_options.comm =
  * ef_comm_serial()) and compares: velocity and pressure to 1e-8 relative in the max norm, and the CG
  * iterations of every step within 2.  Prints the figures and "test_mpi_run: PASSED" on rank 0; a failing
- * rank stops them all (ef_comm_abort).
+ * rank stops them all (ef_comm_abort).  With REFERENCE.json the reference is that case on the same P ranks
+ * (gathered the same way) instead of CASE on one process: two settings of the distributed step compared, e.g.
+ * the OpenCL strategy's device.mpi_overlap on and off.
  */
 #include <math.h>
 #include <stdio.h>
@@ -57,13 +59,107 @@ static int values(ef_model_part mp, double **u, double **p) {
   return EF_SUCCESS;
 }
 
+/* The owned velocities and pressures of a run on world, by global node (4 doubles a node), on every rank. */
+static int gather(ef_analysis a, ef_comm world, int64_t *n_global, double **out) {
+  const ef_partition *pt = ef_analysis_partition(a);
+  EF_CHECK(pt, EF_ERR_INTERNAL, "no partition on %d ranks", ef_comm_size(world));
+  const int64_t n = pt->n_global_nodes;
+  double *global = calloc(4 * (size_t)n, sizeof *global), *u = NULL, *p = NULL;
+  EF_CHECK(global, EF_ERR_MEMORY, "out of memory");
+  int err = values(ef_analysis_model_part(a), &u, &p);
+  if (!err) {
+    for (int64_t i = 0; i < pt->n_owned; ++i) {
+      const int64_t g = pt->global_node[i];
+      for (int c = 0; c < 3; ++c) global[4 * g + c] = u[3 * i + c];
+      global[4 * g + 3] = p[i];
+    }
+    err = ef_comm_allreduce(world, global, (int)(4 * n), EF_COMM_SUM);
+  }
+  if (err) {
+    free(global);
+    return err;
+  }
+  *n_global = n;
+  *out = global;
+  return EF_SUCCESS;
+}
+
+/* run_summary.json's strategy.mpi_overlap.on in folder: 1, 0, or -1 when absent (the OpenMP strategy). */
+static int overlap_on(const char *folder) {
+  char path[4200], text[1 << 16];
+  snprintf(path, sizeof path, "%s/run_summary.json", folder);
+  FILE *f = fopen(path, "rb");
+  if (!f) return -1;
+  const size_t len = fread(text, 1, sizeof text - 1, f);
+  fclose(f);
+  text[len] = 0;
+  const char *o = strstr(text, "\"mpi_overlap\"");
+  const char *on = o ? strstr(o, "\"on\":") : NULL;
+  if (!on) return -1;
+  on += 5;
+  while (*on == ' ' || *on == '\t') ++on;
+  return !strncmp(on, "true", 4);
+}
+
+/* CASE against REFERENCE, both on the ranks of world (the optional fourth argument). */
+static int check_reference(char **argv, long steps, ef_comm world, int *passed) {
+  const int rank = ef_comm_rank(world), size = ef_comm_size(world);
+  char folder[4096];
+  int its[MAX_STEPS] = {0}, its_ref[MAX_STEPS] = {0};
+  ef_analysis a = NULL, r = NULL;
+  double *x = NULL, *y = NULL;
+  int64_t n = 0, n_ref = 0;
+  snprintf(folder, sizeof folder, "%s/np%d", argv[3], size);
+  int err = run(argv[1], steps, folder, world, its, &a);
+  if (!err) err = gather(a, world, &n, &x);
+  snprintf(folder, sizeof folder, "%s/np%d_reference", argv[3], size);
+  if (!err) err = run(argv[4], steps, folder, world, its_ref, &r);
+  if (!err) err = gather(r, world, &n_ref, &y);
+  ef_analysis_destroy(&r); /* the run summaries are written here */
+  ef_analysis_destroy(&a);
+  const int on_ref = overlap_on(folder);
+  snprintf(folder, sizeof folder, "%s/np%d", argv[3], size);
+  const int on = overlap_on(folder);
+  if (!err && n != n_ref) err = EF_ERROR(EF_ERR_INTERNAL, "%lld nodes against %lld", (long long)n, (long long)n_ref);
+  if (!err && rank == 0) {
+    double du = 0.0, dp = 0.0, mu = 0.0, mpr = 0.0;
+    for (int64_t i = 0; i < n; ++i) {
+      for (int c = 0; c < 3; ++c) {
+        du = fmax(du, fabs(x[4 * i + c] - y[4 * i + c]));
+        mu = fmax(mu, fabs(y[4 * i + c]));
+      }
+      dp = fmax(dp, fabs(x[4 * i + 3] - y[4 * i + 3]));
+      mpr = fmax(mpr, fabs(y[4 * i + 3]));
+    }
+    const double ru = mu > 0.0 ? du / mu : du, rp = mpr > 0.0 ? dp / mpr : dp;
+    int dits = 0, total = 0, total_ref = 0;
+    for (long k = 0; k < steps; ++k) {
+      dits = abs(its[k] - its_ref[k]) > dits ? abs(its[k] - its_ref[k]) : dits;
+      total += its[k];
+      total_ref += its_ref[k];
+    }
+    printf("test_mpi_run: %s against %s, both on %d ranks, %ld steps, %lld nodes: velocity %.3e, pressure %.3e "
+           "relative (max norm); CG iterations %d vs %d (largest difference in a step %d); mpi_overlap %d vs %d "
+           "(1 on, 0 off, -1 not reported)\n",
+           argv[1], argv[4], size, steps, (long long)n, ru, rp, total, total_ref, dits, on, on_ref);
+    /* Where both runs report the overlap, the two must differ in it (else a setting is compared with itself). */
+    *passed = ru <= 1e-8 && rp <= 1e-8 && dits <= 2 && isfinite(ru) && isfinite(rp) && total > 0 &&
+              (on < 0 || on_ref < 0 || on != on_ref);
+  }
+  free(x);
+  free(y);
+  return err;
+}
+
 static int check(int argc, char **argv, ef_comm world, int *passed) {
-  EF_CHECK(argc == 4, EF_ERR_PARAMETER, "usage: mpirun -n P test_mpi_run CASE.json STEPS OUTPUT_FOLDER");
+  EF_CHECK(argc == 4 || argc == 5, EF_ERR_PARAMETER,
+           "usage: mpirun -n P test_mpi_run CASE.json STEPS OUTPUT_FOLDER [REFERENCE.json]");
   const long steps = strtol(argv[2], NULL, 10);
   EF_CHECK(steps > 0 && steps <= MAX_STEPS, EF_ERR_PARAMETER, "STEPS is '%s', expected 1..%d", argv[2], MAX_STEPS);
   const int rank = ef_comm_rank(world), size = ef_comm_size(world);
   char folder[4096];
   snprintf(folder, sizeof folder, "%s/np%d", argv[3], size);
+  if (argc == 5) return check_reference(argv, steps, world, passed);
   int its[MAX_STEPS] = {0}, its_serial[MAX_STEPS] = {0};
   ef_analysis a = NULL, s = NULL;
   int err = run(argv[1], steps, folder, world, its, &a);
@@ -109,7 +205,11 @@ static int check(int argc, char **argv, ef_comm world, int *passed) {
       printf("test_mpi_run: %s on %d ranks, %ld steps, %lld nodes: velocity %.3e, pressure %.3e relative (max norm); "
              "CG iterations %d vs %d on one process (largest difference in a step %d)\n",
              argv[1], size, steps, (long long)n, ru, rp, total, total_serial, dits);
-      *passed = ru <= 1e-8 && rp <= 1e-8 && dits <= 2 && isfinite(ru) && isfinite(rp);
+      /* EF_TEST_MPI_ITERATION_DIFFERENCE: the largest difference a step may show (default 2; -1: reported,
+       * not checked: PETSc's GAMG, whose aggregates follow the partition). */
+      const char *allowed_text = getenv("EF_TEST_MPI_ITERATION_DIFFERENCE");
+      const int allowed = allowed_text && *allowed_text ? atoi(allowed_text) : 2;
+      *passed = ru <= 1e-8 && rp <= 1e-8 && (allowed < 0 || dits <= allowed) && isfinite(ru) && isfinite(rp);
     }
   }
   free(global);

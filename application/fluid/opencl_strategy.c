@@ -22,11 +22,13 @@
 /* solver_settings.device: platform substring (name or vendor), index among the matching
  * devices (-1: the first usable one), type default|gpu|cpu|any (default: first GPU with fp64,
  * else first CPU), verbose 0|1|2 (device, memory estimate and tuning lines; 2: every build),
- * work_group_bits 0 (automatic: 128 items) or 1..10 for the edge kernels.
+ * work_group_bits 0 (automatic: 128 items) or 1..10 for the edge kernels, mpi_overlap (several ranks: the
+ * pressure CG's halo exchange overlapped with the interior rows' product; false: exchange, then product),
+ * mpi_fixed_cg_iterations (several ranks: 0, or every pressure solve runs exactly that many iterations).
  * EDGEFLOW_OPENCL_DEVICE overrides the choice (opencl_context.h). */
 #define EF_CL_DEVICE_DEFAULTS                                                                    \
   "{\"platform\": \"\", \"device_index\": -1, \"type\": \"default\", \"verbose\": 1," \
-  " \"work_group_bits\": 0}"
+  " \"work_group_bits\": 0, \"mpi_overlap\": true, \"mpi_fixed_cg_iterations\": 0}"
 
 /* Variables a host change of which makes the strategy upload state or boundary arrays. */
 static const char *const ef_cl_bc_variables[] = {"IS_SLIP", "NORMAL", "SLIP_TANGENT", "BODY_FORCE"};
@@ -43,6 +45,8 @@ typedef struct {
   ef_linear_solver *solver;           /* the pressure solver, from the registry (device memory) */
   ef_cl_settings device;
   int work_group_bits;
+  int mpi_overlap;          /* device.mpi_overlap (opencl_fs_mpi.h) */
+  long mpi_fixed_iterations; /* device.mpi_fixed_cg_iterations */
   char platform[256];
   ef_cl_context *ctx;
   ef_cl_fs *fs;
@@ -119,6 +123,10 @@ static int ef_opencl_read_device(ef_opencl_strategy *s, ef_parameters settings) 
   EF_CALL(ef_parameters_get_string(dev, "type", &type));
   EF_CALL(ef_parameters_get_int(dev, "verbose", &verbose));
   EF_CALL(ef_parameters_get_int(dev, "work_group_bits", &wg_bits));
+  EF_CALL(ef_parameters_get_bool(dev, "mpi_overlap", &s->mpi_overlap));
+  EF_CALL(ef_parameters_get_int(dev, "mpi_fixed_cg_iterations", &s->mpi_fixed_iterations));
+  EF_CHECK(s->mpi_fixed_iterations >= 0 && s->mpi_fixed_iterations <= 1000000, EF_ERR_PARAMETER,
+           "%s.mpi_fixed_cg_iterations must be 0 (the tolerance decides) or 1..1000000", ef_parameters_path(dev));
   EF_CHECK(wg_bits >= 0 && wg_bits <= 10, EF_ERR_PARAMETER, "%s.work_group_bits must be 0 (automatic) or 1..10",
            ef_parameters_path(dev));
   s->work_group_bits = (int)wg_bits;
@@ -424,7 +432,8 @@ static int ef_opencl_initialize(void *data) {
     EF_CALL(ef_parameters_get_double(s->solver_settings, "tolerance", &tolerance));
     EF_CALL(ef_parameters_get_int(s->solver_settings, "max_iteration", &max_iteration));
     EF_CALL(ef_cl_fs_mpi_create(s->fs, s->config.comm, s->config.partition, tolerance, (int)max_iteration,
-                                &s->fs_mpi));
+                                s->mpi_overlap, &s->fs_mpi));
+    ef_cl_fs_mpi_set_fixed_iterations(s->fs_mpi, (int)s->mpi_fixed_iterations);
   } else {
     /* The solver (the CG's SpMV tuner) needs a real matrix: one from the initial state. */
     double dt;
@@ -541,7 +550,17 @@ static int ef_opencl_copy_pressure_system(void *data, ef_pressure_system *out) {
 /* Export the last pressure system if asked; solver and phase totals into the run summary. */
 static int ef_opencl_finalize(void *data) {
   ef_opencl_strategy *s = data;
-  if (s->fs_mpi) EF_CALL(ef_fluid_summary_mpi(&s->config, ef_cl_fs_mpi_exchange_seconds(s->fs_mpi))); /* MPI */
+  if (s->fs_mpi) { /* MPI: the exchange seconds, and the overlap's rows summed over the ranks */
+    EF_CALL(ef_fluid_summary_mpi(&s->config, ef_cl_fs_mpi_exchange_seconds(s->fs_mpi)));
+    int64_t rows[2];
+    const int on = ef_cl_fs_mpi_overlap(s->fs_mpi, &rows[0], &rows[1]);
+    double sum[2] = {(double)rows[0], (double)rows[1]};
+    EF_CALL(ef_comm_allreduce(s->config.comm, sum, 2, EF_COMM_SUM));
+    char json[160];
+    snprintf(json, sizeof json, "{\"on\": %s, \"interior_rows\": %.0f, \"boundary_rows\": %.0f}", on ? "true" : "false",
+             sum[0], sum[1]);
+    EF_CALL(ef_parameters_set_json(s->config.summary, "mpi_overlap", json));
+  }
   if (s->export_pressure_system && s->export_pressure_system[0] && s->fs && s->steps > 0) {
     ef_pressure_system ps;
     EF_CALL(ef_cl_fs_copy_pressure_system(s->fs, &ps));

@@ -23,15 +23,23 @@ struct ef_cl_fs_mpi_s {
   int64_t n, n_owned, n_global, n_send, n_fixed_owned;
   double rtol;
   int max_it;
+  int fixed_it; /* > 0: every pressure solve runs exactly this many iterations (scaling benchmarks) */
   size_t wgs, groups; /* the CG kernels' work-groups over the owned rows */
+  /* The overlap of the CG product with its halo (docs/mpi.md): the owned rows split into interior rows (no
+   * ghost column in H) and boundary rows, a second queue for the read of the packed send list. */
+  int overlap;
+  int64_t n_interior, n_boundary;
+  size_t groups_interior, groups_boundary;
+  cl_command_queue copy_queue;
   cl_program program;
-  cl_kernel k_pack, k_start, k_spmv, k_update, k_zero;
-  cl_mem send_nodes, send_dev, r, u, w, pv, sv, dinv, cg_part;
+  cl_kernel k_pack, k_start, k_spmv, k_spmv_rows, k_update, k_zero;
+  cl_mem send_nodes, send_dev, r, u, w, pv, sv, dinv, cg_part, rows_interior, rows_boundary;
   cl_mem pin_send, pin_recv, pin_part; /* pinned host twins: send list, ghost block, CG partials */
   double *h_send, *h_recv, *h_part;
   double **send_ptr, **recv_ptr;
   int64_t *send_count, *recv_count;
   double seconds_exchange;
+  int started; /* the first time step met every rank (an untimed barrier) */
 };
 
 /* ---------------------------------------------------------------------------
@@ -122,17 +130,111 @@ static int fsm_halo(ef_cl_fs_mpi *m, cl_mem x, int nc) {
   return EF_SUCCESS;
 }
 
-/* The CG partials of the last kernel into two sums (group order). */
-static int fsm_partials(ef_cl_fs_mpi *m, double sums[2]) {
-  EF_CL_CALL(clEnqueueReadBuffer(m->v.ctx->queue, m->cg_part, CL_TRUE, 0, m->groups * 16, m->h_part, 0, NULL, NULL));
+/* The overlapped halo of x (nc doubles a node), first half: the send lists packed on the main queue and their
+ * read into pinned memory started on the copy queue (*read: its event, NULL when there is nothing to send); the
+ * caller enqueues work that reads no ghost of x and flushes the main queue. */
+static int fsm_halo_begin(ef_cl_fs_mpi *m, cl_mem x, int nc, cl_event *read) {
+  const double t0 = ef_wtime();
+  const int cnt = (int)m->n_send;
+  *read = NULL;
+  if (cnt > 0) {
+    cl_event packed = NULL;
+    const size_t global = (size_t)((cnt + (int64_t)m->wgs - 1) / (int64_t)m->wgs) * m->wgs;
+    EF_CL_SET_ARGS(m->k_pack, EF_CL_ARG(cnt), EF_CL_ARG(nc), EF_CL_ARG(m->send_nodes), EF_CL_ARG(x),
+                   EF_CL_ARG(m->send_dev));
+    EF_CL_CALL(clEnqueueNDRangeKernel(m->v.ctx->queue, m->k_pack, 1, NULL, &global, &m->wgs, 0, NULL, &packed));
+    cl_int st = clEnqueueReadBuffer(m->copy_queue, m->send_dev, CL_FALSE, 0, (size_t)cnt * nc * 8, m->h_send, 1,
+                                    &packed, read);
+    clReleaseEvent(packed);
+    EF_CL_CALL(st);
+    EF_CL_CALL(clFlush(m->v.ctx->queue)); /* the pack submitted before the copy queue waits on it */
+    EF_CL_CALL(clFlush(m->copy_queue));
+  }
+  m->seconds_exchange += ef_wtime() - t0;
+  return EF_SUCCESS;
+}
+
+/* Second half: wait for the read, the nonblocking exchange, the ghost block written back on the main queue
+ * (after the work enqueued since fsm_halo_begin, not blocking: later kernels on that queue see the ghosts). */
+static int fsm_halo_end(ef_cl_fs_mpi *m, cl_mem x, int nc, cl_event read) {
+  const double t0 = ef_wtime();
+  const ef_partition *p = m->p;
+  if (read) {
+    cl_int st = clWaitForEvents(1, &read);
+    clReleaseEvent(read);
+    EF_CL_CALL(st);
+  }
+  for (int k = 0; k < p->n_neighbours; ++k) {
+    m->send_ptr[k] = m->h_send + p->send_offsets[k] * nc;
+    m->send_count[k] = (p->send_offsets[k + 1] - p->send_offsets[k]) * nc;
+    m->recv_ptr[k] = m->h_recv + p->recv_offsets[k] * nc;
+    m->recv_count[k] = (p->recv_offsets[k + 1] - p->recv_offsets[k]) * nc;
+  }
+  void *pending = NULL;
+  EF_CALL(ef_comm_exchange_begin(m->comm, p->n_neighbours, p->neighbours, m->send_ptr, m->send_count, m->recv_ptr,
+                                 m->recv_count, FSM_TAG + nc, &pending));
+  EF_CALL(ef_comm_exchange_end(m->comm, pending));
+  const int64_t ghosts = m->n - m->n_owned;
+  if (ghosts > 0) /* h_recv is not touched again before the next exchange, which follows a blocking read */
+    EF_CL_CALL(clEnqueueWriteBuffer(m->v.ctx->queue, x, CL_FALSE, (size_t)(m->n_owned * nc) * 8,
+                                    (size_t)(ghosts * nc) * 8, m->h_recv, 0, NULL, NULL));
+  m->seconds_exchange += ef_wtime() - t0;
+  return EF_SUCCESS;
+}
+
+/* The CG partials of the last kernels' first groups groups into two sums (group order). */
+static int fsm_partials_n(ef_cl_fs_mpi *m, size_t groups, double sums[2]) {
+  EF_CL_CALL(clEnqueueReadBuffer(m->v.ctx->queue, m->cg_part, CL_TRUE, 0, groups * 16, m->h_part, 0, NULL, NULL));
   double a = 0.0, b = 0.0;
-  for (size_t g = 0; g < m->groups; ++g) {
+  for (size_t g = 0; g < groups; ++g) {
     a += m->h_part[2 * g];
     b += m->h_part[2 * g + 1];
   }
   sums[0] = a;
   sums[1] = b;
   return EF_SUCCESS;
+}
+
+static int fsm_partials(ef_cl_fs_mpi *m, double sums[2]) { return fsm_partials_n(m, m->groups, sums); }
+
+/* The CG product w = H u on the owned rows with u's ghosts received first, and the partial sums of r.u and w.u
+ * over this rank.  Without the overlap: the halo, then one kernel over the owned rows.  With it: the halo
+ * started, the interior rows' product while it is in flight, the ghosts written, the boundary rows' product
+ * (the partials summed in another order: the same sums within rounding). */
+static int fsm_product(ef_cl_fs_mpi *m, double sums[2]) {
+  if (!m->overlap) {
+    EF_CALL(fsm_halo(m, m->u, 1));
+    EF_CALL(fsm_launch(m, m->k_spmv, m->n_owned)); /* its arguments are set once, in fsm_cg */
+    return fsm_partials(m, sums);
+  }
+  const ef_cl_csr *H = m->v.H;
+  const cl_int ni = (cl_int)m->n_interior, nb = (cl_int)m->n_boundary, g0 = 0, g1 = (cl_int)m->groups_interior;
+  if (ni > 0)
+    EF_CL_SET_ARGS(m->k_spmv_rows, EF_CL_ARG(ni), EF_CL_ARG(m->rows_interior), EF_CL_ARG(g0), EF_CL_ARG(H->row_ptr),
+                   EF_CL_ARG(H->col_idx), EF_CL_ARG(H->values), EF_CL_ARG(m->r), EF_CL_ARG(m->u), EF_CL_ARG(m->w),
+                   EF_CL_ARG(m->cg_part));
+  cl_event read = NULL;
+  EF_CALL(fsm_halo_begin(m, m->u, 1, &read));
+  int err = ni > 0 ? fsm_launch(m, m->k_spmv_rows, ni) : EF_SUCCESS;
+  if (!err) {
+    const cl_int st = clFlush(m->v.ctx->queue); /* the interior product runs while the host waits for the read */
+    if (st != CL_SUCCESS) err = EF_ERROR(EF_ERR_OPENCL, "clFlush failed: %s (%d)", ef_cl_error_name(st), (int)st);
+  }
+  if (err) { /* the read in flight finishes before the error goes up */
+    if (read) {
+      clWaitForEvents(1, &read);
+      clReleaseEvent(read);
+    }
+    return err;
+  }
+  EF_CALL(fsm_halo_end(m, m->u, 1, read));
+  if (nb > 0) {
+    EF_CL_SET_ARGS(m->k_spmv_rows, EF_CL_ARG(nb), EF_CL_ARG(m->rows_boundary), EF_CL_ARG(g1), EF_CL_ARG(H->row_ptr),
+                   EF_CL_ARG(H->col_idx), EF_CL_ARG(H->values), EF_CL_ARG(m->r), EF_CL_ARG(m->u), EF_CL_ARG(m->w),
+                   EF_CL_ARG(m->cg_part));
+    EF_CALL(fsm_launch(m, m->k_spmv_rows, nb));
+  }
+  return fsm_partials_n(m, m->groups_interior + m->groups_boundary, sums);
 }
 
 /* ---------------------------------------------------------------------------
@@ -146,12 +248,14 @@ void ef_cl_fs_mpi_destroy(ef_cl_fs_mpi **pm) {
     fsm_pinned_release(m, &m->pin_recv, &m->h_recv);
     fsm_pinned_release(m, &m->pin_part, &m->h_part);
   }
-  cl_mem *all[] = {&m->send_nodes, &m->send_dev, &m->r, &m->u, &m->w, &m->pv, &m->sv, &m->dinv, &m->cg_part};
+  cl_mem *all[] = {&m->send_nodes, &m->send_dev, &m->r,    &m->u,       &m->w,           &m->pv,
+                   &m->sv,         &m->dinv,     &m->cg_part, &m->rows_interior, &m->rows_boundary};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i) fsm_release(all[i]);
-  cl_kernel ks[] = {m->k_pack, m->k_start, m->k_spmv, m->k_update, m->k_zero};
+  cl_kernel ks[] = {m->k_pack, m->k_start, m->k_spmv, m->k_spmv_rows, m->k_update, m->k_zero};
   for (size_t i = 0; i < sizeof ks / sizeof ks[0]; ++i)
     if (ks[i]) clReleaseKernel(ks[i]);
   if (m->program) clReleaseProgram(m->program);
+  if (m->copy_queue) clReleaseCommandQueue(m->copy_queue);
   free(m->send_ptr);
   free(m->recv_ptr);
   free(m->send_count);
@@ -160,7 +264,7 @@ void ef_cl_fs_mpi_destroy(ef_cl_fs_mpi **pm) {
   *pm = NULL;
 }
 
-int ef_cl_fs_mpi_create(ef_cl_fs *fs, ef_comm comm, const ef_partition *p, double rtol, int max_it,
+int ef_cl_fs_mpi_create(ef_cl_fs *fs, ef_comm comm, const ef_partition *p, double rtol, int max_it, int overlap,
                         ef_cl_fs_mpi **out) {
   EF_CHECK(fs && p && out, EF_ERR_PARAMETER, "ef_cl_fs_mpi_create: NULL argument");
   *out = NULL;
@@ -189,9 +293,10 @@ int ef_cl_fs_mpi_create(ef_cl_fs *fs, ef_comm comm, const ef_partition *p, doubl
   snprintf(options, sizeof options, "-D FSM_WGS=%zu%s", m->wgs, m->v.H->row_ptr_64 ? " -D EF_ROW_PTR_64" : "");
   EF_CALL_GOTO(ef_cl_program_get(m->v.ctx, FSM_SOURCE, options, &m->program), fail);
   {
-    const char *names[] = {"fsm_pack", "fsm_cg_start", "fsm_cg_spmv_dots", "fsm_cg_update", "fsm_zero"};
-    cl_kernel *ks[] = {&m->k_pack, &m->k_start, &m->k_spmv, &m->k_update, &m->k_zero};
-    for (int i = 0; i < 5; ++i) {
+    const char *names[] = {"fsm_pack", "fsm_cg_start", "fsm_cg_spmv_dots", "fsm_cg_spmv_dots_rows", "fsm_cg_update",
+                           "fsm_zero"};
+    cl_kernel *ks[] = {&m->k_pack, &m->k_start, &m->k_spmv, &m->k_spmv_rows, &m->k_update, &m->k_zero};
+    for (int i = 0; i < 6; ++i) {
       cl_int st;
       *ks[i] = clCreateKernel(m->program, names[i], &st);
       EF_CHECK_GOTO(st == CL_SUCCESS, EF_ERR_OPENCL, fail, "clCreateKernel(%s) failed: %s (%d)", names[i],
@@ -222,8 +327,47 @@ int ef_cl_fs_mpi_create(ef_cl_fs *fs, ef_comm comm, const ef_partition *p, doubl
   cl_mem *vecs[] = {&m->r, &m->u, &m->w, &m->pv, &m->sv, &m->dinv};
   for (size_t i = 0; i < sizeof vecs / sizeof vecs[0]; ++i)
     EF_CALL_GOTO(fsm_buffer(m, (size_t)m->n * 8, NULL, vecs[i]), fail);
-  EF_CALL_GOTO(fsm_buffer(m, m->groups * 16, NULL, &m->cg_part), fail);
-  EF_CALL_GOTO(fsm_pinned(m, m->groups * 16, &m->pin_part, &m->h_part), fail);
+  /* The overlap: H's owned rows with a ghost column are the boundary rows (the rest read no ghost). */
+  m->overlap = overlap && p->n_neighbours > 0;
+  if (m->overlap) {
+    int64_t hn = 0;
+    const int64_t *rp = NULL;
+    const int32_t *col = NULL;
+    ef_cl_fs_matrix_structure(fs, &hn, NULL, &rp, &col);
+    EF_CHECK_GOTO(hn == m->n && rp && col, EF_ERR_INTERNAL, fail, "distributed device step: no host copy of H");
+    int32_t *rows = malloc((size_t)m->n_owned * sizeof *rows);
+    EF_CHECK_GOTO(rows, EF_ERR_MEMORY, fail, "out of memory");
+    int64_t ni = 0, nb = 0;
+    for (int64_t i = 0; i < m->n_owned; ++i) { /* interior rows from the front, boundary rows from the back */
+      int ghost = 0;
+      for (int64_t k = rp[i]; k < rp[i + 1] && !ghost; ++k) ghost = col[k] >= m->n_owned;
+      if (ghost)
+        rows[m->n_owned - 1 - nb++] = (int32_t)i;
+      else
+        rows[ni++] = (int32_t)i;
+    }
+    for (int64_t a = m->n_owned - nb, b = m->n_owned - 1; a < b; ++a, --b) { /* boundary rows ascending */
+      const int32_t t = rows[a];
+      rows[a] = rows[b];
+      rows[b] = t;
+    }
+    m->n_interior = ni;
+    m->n_boundary = nb;
+    m->groups_interior = (size_t)((ni + (int64_t)m->wgs - 1) / (int64_t)m->wgs);
+    m->groups_boundary = (size_t)((nb + (int64_t)m->wgs - 1) / (int64_t)m->wgs);
+    err = fsm_buffer(m, (size_t)(ni ? ni : 1) * 4, ni ? rows : NULL, &m->rows_interior);
+    if (!err) err = fsm_buffer(m, (size_t)(nb ? nb : 1) * 4, nb ? rows + ni : NULL, &m->rows_boundary);
+    free(rows);
+    if (err) goto fail;
+    cl_int st;
+    m->copy_queue = clCreateCommandQueue(m->v.ctx->context, m->v.ctx->device, 0, &st);
+    EF_CHECK_GOTO(st == CL_SUCCESS, EF_ERR_OPENCL, fail, "clCreateCommandQueue (copy queue) failed: %s (%d)",
+                  ef_cl_error_name(st), (int)st);
+  }
+  const size_t part_groups =
+      m->groups > m->groups_interior + m->groups_boundary ? m->groups : m->groups_interior + m->groups_boundary;
+  EF_CALL_GOTO(fsm_buffer(m, part_groups * 16, NULL, &m->cg_part), fail);
+  EF_CALL_GOTO(fsm_pinned(m, part_groups * 16, &m->pin_part, &m->h_part), fail);
   *out = m;
   return EF_SUCCESS;
 fail:
@@ -233,6 +377,16 @@ fail:
 
 double ef_cl_fs_mpi_exchange_seconds(const ef_cl_fs_mpi *m) { return m ? m->seconds_exchange : 0.0; }
 
+void ef_cl_fs_mpi_set_fixed_iterations(ef_cl_fs_mpi *m, int iterations) {
+  if (m) m->fixed_it = iterations > 0 ? iterations : 0;
+}
+
+int ef_cl_fs_mpi_overlap(const ef_cl_fs_mpi *m, int64_t *interior_rows, int64_t *boundary_rows) {
+  if (interior_rows) *interior_rows = m && m->overlap ? m->n_interior : 0;
+  if (boundary_rows) *boundary_rows = m && m->overlap ? m->n_boundary : 0;
+  return m ? m->overlap : 0;
+}
+
 /* ---------------------------------------------------------------------------
  * Time step. */
 
@@ -240,6 +394,10 @@ int ef_cl_fs_mpi_compute_dt(ef_cl_fs_mpi *m, const ef_fs_dt_settings *s, double 
                             int *reduced) {
   EF_CHECK(m && s && dt, EF_ERR_PARAMETER, "time step: NULL argument");
   EF_CALL(ef_fs_dt_check(s));
+  if (!m->started) { /* the ranks' setup times differ: not an exchange's cost (run_summary's exchange_seconds) */
+    EF_CALL(ef_comm_barrier(m->comm));
+    m->started = 1;
+  }
   const ef_cl_fs_mpi_view_s *v = &m->v;
   const cl_long n = m->n_owned, count = v->dt_groups;
   const double nu = v->s->fs.nu;
@@ -276,18 +434,16 @@ static int fsm_cg(ef_cl_fs_mpi *m, cl_mem b, cl_mem x, int *iterations, double *
   EF_CALL(fsm_launch(m, m->k_start, n));
   double s0[4];
   EF_CALL(fsm_partials(m, s0 + 2)); /* b.D^-1 b, bad diagonals */
-  EF_CALL(fsm_halo(m, m->u, 1));
   EF_CL_SET_ARGS(m->k_spmv, EF_CL_ARG(n), EF_CL_ARG(H->row_ptr), EF_CL_ARG(H->col_idx), EF_CL_ARG(H->values),
                  EF_CL_ARG(m->r), EF_CL_ARG(m->u), EF_CL_ARG(m->w), EF_CL_ARG(m->cg_part));
-  EF_CALL(fsm_launch(m, m->k_spmv, n));
-  EF_CALL(fsm_partials(m, s0));
+  EF_CALL(fsm_product(m, s0));
   EF_CALL(fsm_reduce(m, s0, 4, EF_COMM_SUM));
   EF_CHECK(s0[3] == 0.0, EF_ERR_SOLVER, "distributed device CG: a diagonal entry is not positive");
   double gamma = s0[0], delta = s0[1];
   const double bnorm = sqrt(s0[2]);
   double rnorm = bnorm > 0.0 ? sqrt(gamma) / bnorm : 0.0;
   int it = 0;
-  if (bnorm > 0.0 && rnorm >= m->rtol) {
+  if (bnorm > 0.0 && (rnorm >= m->rtol || m->fixed_it > 0)) {
     double alpha = 0.0, beta = 0.0;
     for (;;) {
       const double denom = it == 0 ? delta : delta - beta * gamma / alpha;
@@ -301,16 +457,14 @@ static int fsm_cg(ef_cl_fs_mpi *m, cl_mem b, cl_mem x, int *iterations, double *
                      EF_CL_ARG(m->sv), EF_CL_ARG(x), EF_CL_ARG(m->r), EF_CL_ARG(m->u), EF_CL_ARG(m->w),
                      EF_CL_ARG(m->dinv));
       EF_CALL(fsm_launch(m, m->k_update, n));
-      EF_CALL(fsm_halo(m, m->u, 1));
-      EF_CALL(fsm_launch(m, m->k_spmv, n)); /* its arguments are unchanged */
       double g[2];
-      EF_CALL(fsm_partials(m, g));
+      EF_CALL(fsm_product(m, g));
       EF_CALL(fsm_reduce(m, g, 2, EF_COMM_SUM));
       ++it;
       EF_CHECK(isfinite(g[0]) && isfinite(g[1]), EF_ERR_SOLVER,
                "distributed device CG: non-finite value at iteration %d", it);
       rnorm = sqrt(fabs(g[0])) / bnorm;
-      if (rnorm < m->rtol) break;
+      if (m->fixed_it > 0 ? it >= m->fixed_it : rnorm < m->rtol) break;
       EF_CHECK(it < m->max_it, EF_ERR_SOLVER,
                "distributed device CG: no convergence in %d iterations (relative residual %.3e > %.3e)", m->max_it,
                rnorm, m->rtol);

@@ -12,9 +12,10 @@
 
 typedef struct ef_cl_fs_mpi_s ef_cl_fs_mpi;
 
-/* On fs (created on the piece's edge data, the owned rows first): rtol and max_it of the pressure CG.  Implicit
- * viscosity is refused.  comm and p must outlive the result. */
-int ef_cl_fs_mpi_create(ef_cl_fs *fs, ef_comm comm, const ef_partition *p, double rtol, int max_it,
+/* On fs (created on the piece's edge data, the owned rows first): rtol and max_it of the pressure CG; overlap 1:
+ * the CG product's halo in flight while the interior rows are multiplied (docs/mpi.md), 0: the exchange first.
+ * Implicit viscosity is refused.  comm and p must outlive the result. */
+int ef_cl_fs_mpi_create(ef_cl_fs *fs, ef_comm comm, const ef_partition *p, double rtol, int max_it, int overlap,
                         ef_cl_fs_mpi **out);
 void ef_cl_fs_mpi_destroy(ef_cl_fs_mpi **fsm);
 /* The stable time step over the ranks (ef_cl_fs_compute_dt's rules on the global minimum). */
@@ -24,5 +25,10 @@ int ef_cl_fs_mpi_compute_dt(ef_cl_fs_mpi *fsm, const ef_fs_dt_settings *s, doubl
 int ef_cl_fs_mpi_step(ef_cl_fs_mpi *fsm, double t, double dt, ef_cl_fs_stats *stats);
 /* Seconds in halo exchanges and reductions so far. */
 double ef_cl_fs_mpi_exchange_seconds(const ef_cl_fs_mpi *fsm);
+/* iterations > 0: every pressure solve runs exactly that many CG iterations, whatever the residual (a fixed
+ * amount of work for scaling benchmarks, device.mpi_fixed_cg_iterations); 0: the tolerance decides. */
+void ef_cl_fs_mpi_set_fixed_iterations(ef_cl_fs_mpi *fsm, int iterations);
+/* 1 when the CG product overlaps its halo (then this rank's interior and boundary rows), else 0 (and 0 rows). */
+int ef_cl_fs_mpi_overlap(const ef_cl_fs_mpi *fsm, int64_t *interior_rows, int64_t *boundary_rows);
 
 #endif
