@@ -194,6 +194,10 @@ def foam(a):
         die("--np must be at least 1")
     if min(a.n) < 2 or a.co <= 0 or a.t_end <= 0:
         die(f"need every N >= 2, --co > 0 and --t-end > 0 (got N {a.n}, co {a.co:g}, t_end {a.t_end:g})")
+    for n in a.n:  # icoFoam would shorten or stretch the last step: no run at an end time off the step grid
+        steps = a.t_end * n / a.co
+        if abs(steps - round(steps)) > 1e-9 * max(1.0, steps):
+            die(f"--t-end {a.t_end:g} is not a whole number of steps of dt = {a.co:g} / {n} ({steps:.6g} steps)")
     pathlib.Path(a.out).mkdir(parents=True, exist_ok=True)
     env = foam_env()
     for n in a.n:
