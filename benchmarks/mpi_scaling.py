@@ -18,13 +18,14 @@ time per iteration, the "step_fixed_seconds" of each row).
 Per rank count it prints the time per step, per CG iteration, the share of the loop in halo exchanges and
 reductions (the largest over the ranks of run_summary.json's strategy.mpi.exchange_seconds over the loop's wall
 time) and the efficiencies (strong: t1 / (P tP) against the fewest ranks run; weak: t1 / tP), and writes every
-run's figures to --out (JSON, rewritten after each run so a cut-off session keeps what ran).
+run's figures to --out (JSON, rewritten after each run so a cut-off session keeps what ran; --resume then runs
+only what is missing).
 
 Ranks and devices: each rank gets EDGEFLOW_OPENCL_DEVICE from --device, "{local_rank}" replaced by the rank's
 local rank (default "gpu:{local_rank}": one GPU a rank); mpirun gets --mpirun-args (default
 "-x OCL_ICD_FILENAMES=libpocl.so.2:libnvidia-opencl.so.1 --bind-to none": Open MPI drops NVIDIA's ICD entry
 otherwise, docs/mpi.md; --allow-run-as-root is added as root).  On a machine without GPUs: --device cpu
---mpirun-args "--oversubscribe".
+--mpirun-args="--oversubscribe" (with "=": the value starts with a dash).
 Needs Python 3 and numpy (the box writer); no VTK.
 """
 import argparse
@@ -222,10 +223,13 @@ def main():
     ap.add_argument("--overlap", choices=("on", "off", "both"), default="on", help="device.mpi_overlap on P > 1")
     ap.add_argument("--device", default="gpu:{local_rank}", help="EDGEFLOW_OPENCL_DEVICE of each rank")
     ap.add_argument("--mpirun", default="mpirun")
-    ap.add_argument("--mpirun-args", default="-x OCL_ICD_FILENAMES=libpocl.so.2:libnvidia-opencl.so.1 --bind-to none")
+    ap.add_argument("--mpirun-args", default="-x OCL_ICD_FILENAMES=libpocl.so.2:libnvidia-opencl.so.1 --bind-to none",
+                    help='extra mpirun arguments, one string (write --mpirun-args="..." when it starts with a dash)')
     ap.add_argument("--workdir", default="mpi_scaling_work")
     ap.add_argument("--out", default="mpi_scaling.json")
     ap.add_argument("--timeout", type=float, default=1800.0, help="seconds for one mpirun")
+    ap.add_argument("--resume", action="store_true",
+                    help="keep the runs already in --out (same name: level or box, ranks, overlap) and run the rest")
     args = ap.parse_args()
     ranks = [int(x) for x in args.ranks.split(",") if x]
     if not ranks or min(ranks) < 1:
@@ -235,8 +239,15 @@ def main():
         ap.error("no %s/bin/edgeflow" % args.build)
     os.makedirs(args.workdir, exist_ok=True)
     overlaps = {"on": [True], "off": [False], "both": [True, False]}[args.overlap]
-    result = {"command": " ".join(shlex.quote(a) for a in sys.argv), "steps": args.steps,
+    result = {"commands": [" ".join(shlex.quote(a) for a in sys.argv)], "steps": args.steps,
               "tolerance": args.tolerance, "fixed_iterations": args.fixed_iterations, "strong": {}, "weak": []}
+    previous = {}
+    if args.resume and os.path.exists(args.out):
+        with open(args.out) as f:
+            old = json.load(f)
+        result["commands"] = old.get("commands", []) + result["commands"]
+        for rows in list(old.get("strong", {}).values()) + [old.get("weak", [])]:
+            previous.update({r["name"]: r for r in rows if "name" in r})
     log = open(os.path.join(args.workdir, "runs.log"), "a")
 
     def save():
@@ -249,22 +260,29 @@ def main():
         for p in ranks:
             for overlap in (overlaps if p > 1 else [True]):
                 name = "strong_L%d_np%d_%s" % (level, p, "on" if overlap else "off")
+                if name in previous:
+                    rows.append(previous[name])
+                    continue
                 print("strong L%d, %d ranks, overlap %s ..." % (level, p, overlap), flush=True)
                 s, wall = run_one(args, name, case_json(mesh, level, p, args.tolerance, args.max_iteration, 0, overlap),
                                   p, log)
                 if s:
                     row = figures(s, args.steps, 0)
-                    row.update(ranks=p, overlap=overlap, level=level, wall_seconds=wall)
+                    row.update(name=name, ranks=p, overlap=overlap, level=level, wall_seconds=wall)
                     rows.append(row)
-                    report(rows, "strong")
-                    result["strong"]["L%d" % level] = rows
-                    save()
+                report(rows, "strong")
+                result["strong"]["L%d" % level] = rows
+                save()
         table(rows, "strong scaling: cavity3d level %d" % level)
     if args.weak or args.weak_only:
         rows = []
         n = args.weak_cells
         for p in ranks:
             box = os.path.join(os.path.abspath(args.workdir), "box_np%d.msh" % p)
+            names = ["weak_np%d_%s" % (p, "on" if o else "off") for o in (overlaps if p > 1 else [True])]
+            if all(name in previous for name in names):
+                rows += [previous[name] for name in names]
+                continue
             if not os.path.exists(box):
                 print("writing %s (%d x %d x %d cubes) ..." % (box, p * n, n, n), flush=True)
                 write_box_msh(box + ".tmp", p * n, n, n, float(p), 1.0, 1.0)
@@ -273,17 +291,21 @@ def main():
             nodes = (f * p * n + 1) * (f * n + 1) ** 2
             for overlap in (overlaps if p > 1 else [True]):
                 name = "weak_np%d_%s" % (p, "on" if overlap else "off")
+                if name in previous:
+                    rows.append(previous[name])
+                    continue
                 print("weak, %d ranks, %d nodes, overlap %s ..." % (p, nodes, overlap), flush=True)
                 case = case_json(box, args.weak_levels, p, args.tolerance, args.max_iteration, args.fixed_iterations,
                                  overlap)
                 s, wall = run_one(args, name, case, p, log)
                 if s:
                     row = figures(s, args.steps, args.fixed_iterations)
-                    row.update(ranks=p, overlap=overlap, nodes=nodes, nodes_per_rank=nodes / p, wall_seconds=wall)
+                    row.update(name=name, ranks=p, overlap=overlap, nodes=nodes, nodes_per_rank=nodes / p,
+                               wall_seconds=wall)
                     rows.append(row)
-                    report(rows, "weak")
-                    result["weak"] = rows
-                    save()
+                report(rows, "weak")
+                result["weak"] = rows
+                save()
         table(rows, "weak scaling: box, about %.2fM nodes a rank, %d CG iterations a solve on P > 1"
               % ((2 ** args.weak_levels * n) ** 3 / 1e6, args.fixed_iterations))
     save()
