@@ -4,8 +4,8 @@
 Run with /usr/bin/python3 (numpy) from anywhere; OpenFOAM (icoFoam, blockMesh, decomposePar; v1912 tested)
 and, for --np > 1, mpirun must be on PATH.  CI does not run this: it is a benchmark, not a test.
 
-    openfoam_cavity3d.py foam   --out DIR [--n 12 16 20 28 40 57 80] [--np 2] [--co 0.5] [--t-end 1] [--p-solver gamg|pcg]
-                                [--ddt backward|Euler] [--keep]
+    openfoam_cavity3d.py foam   --out DIR [--n 10 12 16 20 28 40 57 80] [--np 2] [--co 0.5] [--t-end 1]
+                                [--p-solver gamg|pcg] [--ddt backward|Euler] [--mpirun-args A] [--keep]
     openfoam_cavity3d.py ours   --build B --out DIR [--implicit-levels 1 2] [--explicit-levels 2] [--threads 2]
                                 [--cfl-implicit 4] [--cfl-explicit 1] [--explicit-t-end 1] [--known-steps D]
     openfoam_cavity3d.py report --out DIR --reference REF.json [--extra RUN.json ...] [--no-foam-reference]
@@ -429,7 +429,8 @@ def main():
     sp = ap.add_subparsers(dest="mode", required=True)
 
     def foam_args(p):
-        p.add_argument("--n", type=int, nargs="+", default=[12, 16, 20, 28, 40, 57, 80], help="cells per cube edge, one run each")
+        p.add_argument("--n", type=int, nargs="+", default=[10, 12, 16, 20, 28, 40, 57, 80],
+                       help="cells per cube edge, one run each")
         p.add_argument("--np", type=int, default=2, help="MPI processes (1: icoFoam without mpirun)")
         p.add_argument("--co", type=float, default=0.5, help="Courant number at the lid speed: dt = co / N")
         p.add_argument("--t-end", type=float, default=1.0)
