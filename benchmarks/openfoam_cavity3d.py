@@ -258,7 +258,8 @@ def ours(a):
         else:
             per_step = r["loop_s"] / r["steps"]
             r["extrapolated"] = {
-                "why": f"run stopped at t = {r['t_end']:g} (--explicit-t-end); time to t = 1 = measured loop s per step "
+                "why": f"run stopped at t = {r['t_end']:g} (--explicit-t-end); time to t = 1 = measured loop s "
+                       "per step "
                        f"x the step count of the full run {known_f.name}; profiles at t = 1 and their error taken "
                        "from that full run",
                 "measured_steps": r["steps"], "measured_loop_s": r["loop_s"], "measured_t_end": r["t_end"],
@@ -310,8 +311,8 @@ def equal_accuracy(err, foam_pts):
         (n1, e1, _), (n2, e2, _) = pair
         order = math.log(e1 / e2) / math.log(n2 / n1) if e2 > 0 and e1 > 0 else 0.0
         if order < 0.5:
-            return None, (f"outside the icoFoam series, whose error falls slower than N^-0.5 (order {order:.2f}) from N = {n1} "
-                          f"to {n2}: no extrapolation")
+            return None, (f"outside the icoFoam series, whose error falls slower than N^-0.5 (order {order:.2f}) "
+                          f"from N = {n1} to {n2}: no extrapolation")
         if max(err / edge, edge / err) > 3.0:
             return None, f"more than 3x outside the icoFoam series' errors ({min(errs):.3g} .. {max(errs):.3g}): add N"
         how = "extrapolated"
@@ -338,7 +339,8 @@ def load_run(f):
 def ref_label(ref):
     if ref.get("code") == "icoFoam":
         return f"icoFoam N = {ref['N']}, {ref['cells']:,} hexahedra"
-    return f"{ref.get('strategy', '?')} {ref.get('scheme', '?')} level {ref.get('level', '?')}, {ref.get('nodes', '?')} nodes"
+    return (f"{ref.get('strategy', '?')} {ref.get('scheme', '?')} level {ref.get('level', '?')}, "
+            f"{ref.get('nodes', '?')} nodes")
 
 
 def report_table(runs, ref, ref_file):
@@ -348,7 +350,8 @@ def report_table(runs, ref, ref_file):
     foam_runs = [r for r in runs if r["code"] == "icoFoam"]
     nps = sorted({r["np"] for r in foam_runs})
     rows, table = [], []
-    hdr = ("| run | mesh | steps (Δt) | s / step | s per simulated s (loop) | whole run | max centreline abs(Δu) vs ref | "
+    hdr = ("| run | mesh | steps (Δt) | s / step | s per simulated s (loop) | whole run "
+           "| max centreline abs(Δu) vs ref | "
            + " | ".join(f"icoFoam np {p} at equal error | ratio" for p in nps) + " |")
     table += [hdr, "|" + "---|" * (hdr.count("|") - 1)]
     for r in runs:
