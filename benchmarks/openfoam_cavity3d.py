@@ -385,7 +385,9 @@ def report_table(runs, ref, ref_file):
         rows.append(row)
         star = " (extrapolated)" if row["extrapolated"] else ""
         cells = [label, mesh, steps, f"{r['s_per_step']:.4g}", f"{r['s_per_simulated_s']:.4g}{star}",
-                 f"{r['s_per_simulated_s_whole']:.4g}", "n/a" if err is None else f"{err:.4g}"]
+                 f"{r['s_per_simulated_s_whole']:.4g}",
+                 "n/a" if err is None else f"{err:.4g}" + ("" if tuple(r["error_profiles"]) == PRIMARY else
+                                                           f" (on {', '.join(r['error_profiles'])} only)")]
         for p in nps:
             t, how = eq[p]
             cells += ([f"{t:.4g} ({how})", f"{r['s_per_simulated_s'] / t:.2f}×"] if t else
