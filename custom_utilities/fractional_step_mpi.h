@@ -16,6 +16,10 @@
  * sqrt(r.D^-1 r) / sqrt(b.D^-1 b) < tolerance, 1-perp for a closed domain) in the Chronopoulos-Gear
  * form: one reduction (r.D^-1 r and (A u).u together) and one halo exchange per iteration.
  *
+ * Or a registry linear solver that runs across ranks ("petsc": ef_fs_mpi_pressure_matrix,
+ * ef_fs_mpi_set_pressure_solver; fractional_step_mpi_solver.c) solves the owned rows of the same system
+ * in a global numbering, then the pressure's ghosts are received as after the built-in CG.
+ *
  * Not supported here (the strategy refuses them on several ranks with EF_ERR_UNSUPPORTED): the implicit
  * viscosity, other pressure solvers and preconditioners.  One rank gives ef_fs_step's
  * results to rounding (the sums run in another order), not bit-identically: one rank uses ef_fs_step.
@@ -42,6 +46,9 @@ int ef_fs_mpi_create(const ef_edge_data *edges, const ef_fs_settings *settings, 
                      ef_fs_mpi **out);
 void ef_fs_mpi_destroy(ef_fs_mpi **fs);
 int ef_fs_mpi_set_settings(ef_fs_mpi *fs, const ef_fs_settings *settings);
+/* on 1 (the default): the pressure CG's halo exchange of u in flight while the interior rows' products run
+ * (the results bit for bit those of 0: exchange, then the product; docs/mpi.md). */
+int ef_fs_mpi_set_overlap(ef_fs_mpi *fs, int on);
 
 /* ef_fs_compute_dt over the owned nodes of every rank (collective). */
 int ef_fs_mpi_compute_dt(ef_fs_mpi *fs, const double *velocity, const ef_fs_dt_settings *s, double *dt,
@@ -51,6 +58,14 @@ int ef_fs_mpi_compute_dt(ef_fs_mpi *fs, const double *velocity, const ef_fs_dt_s
  * every local node and come back with the ghosts current. */
 int ef_fs_mpi_step(ef_fs_mpi *fs, double t, double dt, double *velocity, double *pressure, double *reaction,
                    ef_fs_stats *stats);
+
+/* The distributed pressure matrix (collective on the first call: the global row numbers): this rank's owned
+ * rows of H, local columns, layout n_owned + n_ghost on comm, global_row; valid while fs lives.  For
+ * ef_linear_solver_create of a solver whose table sets distributed. */
+int ef_fs_mpi_pressure_matrix(ef_fs_mpi *fs, ef_matrix *A);
+/* Solve the pressure with solver (created for ef_fs_mpi_pressure_matrix's matrix, not owned: it must outlive
+ * fs or be unset) instead of the built-in Jacobi CG; NULL: the built-in CG again. */
+int ef_fs_mpi_set_pressure_solver(ef_fs_mpi *fs, ef_linear_solver *solver);
 
 /* Seconds this rank spent in halo exchanges and reductions so far. */
 double ef_fs_mpi_exchange_seconds(const ef_fs_mpi *fs);

@@ -87,6 +87,23 @@ if(EF_HAVE_MPI)
   # The channel with an obstacle: apply_inlet_process along its automatic_inwards_normal (faces summed over
   # the ranks), an outlet (open boundary), forces, drag and probes on the ranks.
   ef_add_mpi_run(mpi_run_channel_inlet_np3 3 channel_inlet)
+  # linear solver "petsc" across ranks (PETSc's MPIAIJ, fractional_step_mpi_solver.c): CG + Jacobi at 1e-12
+  # against the one-process petsc run as above (iterations within 2), and CG + GAMG (pc_type "gamg", 1e-12)
+  # to 1e-8 with the iterations reported, not checked (GAMG's aggregates follow the partition).
+  if(EF_HAVE_PETSC)
+    foreach(case_np cavity2d_petsc:2 cavity2d_petsc:3 cavity3d_petsc:2 cavity3d_petsc:3 cavity2d_petsc_gamg:2
+            cavity3d_petsc_gamg:3)
+      string(REPLACE ":" ";" case_np ${case_np})
+      list(GET case_np 0 ef_case)
+      list(GET case_np 1 ef_np)
+      ef_add_mpi_run(mpi_run_${ef_case}_np${ef_np} ${ef_np} ${ef_case})
+      if(ef_case MATCHES "gamg")
+        set_property(TEST mpi_run_${ef_case}_np${ef_np} APPEND PROPERTY ENVIRONMENT "EF_TEST_MPI_ITERATION_DIFFERENCE=-1")
+      endif()
+    endforeach()
+  else()
+    message(STATUS "edgeflow: no PETSc: the mpi_run_*_petsc_* tests (linear solver \"petsc\" across ranks) are left out")
+  endif()
   # What does not run on several ranks yet stops every rank with its message (edgeflow's ef_comm_abort).
   if(EF_WITH_OPENCL) # (without OpenCL the strategy is not registered at all)
     # The OpenCL strategy on PoCL (every rank the CPU device, one PoCL thread a rank): 10 steps against one

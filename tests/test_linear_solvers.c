@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "edgeflow/ef_analysis.h"
+#include "edgeflow/ef_comm.h"
 #include "edgeflow/ef_linear_solver.h"
 #include "edgeflow/ef_parameters.h"
 #include "edgeflow/ef_registry.h"
@@ -106,6 +107,60 @@ static int check_errors(void) {
   return 0;
 }
 
+/* A communicator of two ranks that never communicates: the registry must refuse a matrix spread over it
+ * before any solver runs (docs/mpi.md: only tables that set distributed take one, and with global rows). */
+static int no_allreduce(void *c, double *v, int n, ef_comm_op op) {
+  (void)c, (void)v, (void)n, (void)op;
+  return EF_ERROR(EF_ERR_COMM, "test communicator: no messages");
+}
+static int no_barrier(void *c) {
+  (void)c;
+  return EF_ERROR(EF_ERR_COMM, "test communicator: no messages");
+}
+static void no_abort(void *c, int code) {
+  (void)c;
+  exit(code);
+}
+static int no_begin(void *c, int np, const int *peers, double *const *send, const int64_t *sc, double *const *recv,
+                    const int64_t *rc, int tag, void **pending) {
+  (void)c, (void)np, (void)peers, (void)send, (void)sc, (void)recv, (void)rc, (void)tag, (void)pending;
+  return EF_ERROR(EF_ERR_COMM, "test communicator: no messages");
+}
+static int no_end(void *c, void *pending) {
+  (void)c, (void)pending;
+  return EF_ERROR(EF_ERR_COMM, "test communicator: no messages");
+}
+
+static int check_distributed_refused(void) {
+  static const ef_comm_ops ops = {.name = "two ranks, no messages", .allreduce = no_allreduce,
+                                  .barrier = no_barrier, .abort = no_abort, .exchange_begin = no_begin,
+                                  .exchange_end = no_end};
+  ef_comm two = NULL;
+  ASSERT_OK(ef_comm_create(&ops, NULL, 0, 2, &two));
+  int64_t rp[3] = {0, 1, 2};
+  int32_t col[2] = {0, 1};
+  double val[2] = {2.0, 3.0};
+  ef_matrix A = {.memory = EF_MEMORY_HOST, .layout = {2, 0, two}, .nnz = 2, .row_ptr = rp, .col = col, .values = val};
+  /* cg and bicgstab never run across ranks; petsc does, but not without the global rows. */
+  const char *cases[][2] = {{"{\"solver_type\": \"cg\"}", "linear solver 'cg' does not run across ranks"},
+                            {"{\"solver_type\": \"bicgstab\"}", "linear solver 'bicgstab' does not run across ranks"},
+                            {"{\"solver_type\": \"petsc\"}", "without global rows"}};
+  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; ++k) {
+    ef_parameters p = NULL;
+    ef_linear_solver *ls = NULL;
+    ASSERT_OK(ef_parameters_parse(cases[k][0], "<test>", &p));
+    const int err = ef_linear_solver_create(p, EF_MEMORY_HOST, &A, &ls);
+    const char *msg = ef_error_message();
+    EXPECT(err == EF_ERR_UNSUPPORTED && ls == NULL, "%s on 2 ranks: error %d", cases[k][0], err);
+    EXPECT(err && strstr(msg, cases[k][1]), "%s on 2 ranks: message '%s' lacks '%s'", cases[k][0], msg, cases[k][1]);
+    ef_error_clear();
+    ef_linear_solver_destroy(&ls);
+    ef_parameters_destroy(&p);
+  }
+  ef_comm_destroy(&two);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   ASSERT(argc == 4, "usage: test_linear_solvers CAVITY2D.json CAVITY3D.json WORK");
   ASSERT_OK(ef_registry_load_application(EF_DEFAULT_APPLICATIONS));
@@ -115,5 +170,6 @@ int main(int argc, char **argv) {
   snprintf(out, sizeof out, "%s/cavity3d", argv[3]);
   if (check_case(argv[2], out)) return 1;
   if (check_errors()) return 1;
+  if (check_distributed_refused()) return 1;
   return failures ? 1 : 0;
 }

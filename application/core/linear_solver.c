@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "edgeflow/ef_comm.h"
 #include "edgeflow/ef_error.h"
 #include "edgeflow/ef_util.h"
 
@@ -265,6 +266,9 @@ int ef_linear_solver_create(ef_parameters settings, ef_memory memory, const ef_m
   const ef_linear_solver_ops *ops;
   const ef_preconditioner_ops *pc_ops;
   EF_CALL(ef_linear_solver_resolve(settings, memory, &ops, &pc_ops));
+  EF_CHECK(ef_comm_size(A->layout.comm) <= 1 || (ops->distributed && A->global_row), EF_ERR_UNSUPPORTED,
+           "%s: linear solver '%s' does not run across ranks (a matrix of %d ranks%s)", path, ops->name,
+           ef_comm_size(A->layout.comm), ops->distributed ? " without global rows" : "");
   int err = EF_SUCCESS;
   ef_linear_solver *s = calloc(1, sizeof *s);
   EF_CHECK(s, EF_ERR_MEMORY, "out of memory");
@@ -335,8 +339,10 @@ int ef_linear_solver_solve(ef_linear_solver *s, const ef_vector *b, ef_vector *x
   const double t0 = ef_wtime();
   int err = s->ops->solve(s->data, b, x, result);
   result->seconds = ef_wtime() - t0;
-  /* Host solvers that do not measure it: one SpMV here, the same measure for all of them. */
-  if (!err && result->true_residual < 0.0 && s->A.memory == EF_MEMORY_HOST && s->work)
+  /* Host solvers that do not measure it: one SpMV here, the same measure for all of them (one
+   * process only: a distributed solver measures it itself). */
+  if (!err && result->true_residual < 0.0 && s->A.memory == EF_MEMORY_HOST && s->work &&
+      ef_comm_size(s->A.layout.comm) <= 1)
     result->true_residual = ef_host_true_residual(&s->A, b->host, x->host, s->work);
   return err;
 }

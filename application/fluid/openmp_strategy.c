@@ -62,14 +62,21 @@ static void ef_openmp_destroy(void **p) {
   *p = NULL;
 }
 
+/* MPI: the pressure solver is a registry solver that runs across ranks ("petsc"), not the built-in CG. */
+static int ef_openmp_mpi_registry_solver(const ef_openmp_strategy *s) {
+  const char *solver = NULL;
+  return !ef_parameters_get_string(s->solver_settings, "solver_type", &solver) && !strcmp(solver, "petsc");
+}
+
 /* MPI: what the piece's executor (fractional_step_mpi.h) runs; the rest is refused on several ranks. */
 static int ef_openmp_check_mpi(const ef_openmp_strategy *s) {
   const char *solver, *pc;
   EF_CALL(ef_parameters_get_string(s->solver_settings, "solver_type", &solver));
   EF_CALL(ef_parameters_get_string(s->solver_settings, "preconditioner_type", &pc));
-  EF_CHECK(!strcmp(solver, "cg") && !strcmp(pc, "jacobi"), EF_ERR_UNSUPPORTED,
+  EF_CHECK((!strcmp(solver, "cg") && !strcmp(pc, "jacobi")) || ef_openmp_mpi_registry_solver(s), EF_ERR_UNSUPPORTED,
            "openmp_edge_based on several ranks: linear_solver_settings asks for solver_type '%s' with "
-           "preconditioner_type '%s'; only \"cg\" with \"jacobi\" runs across ranks yet (docs/mpi.md)",
+           "preconditioner_type '%s'; only \"cg\" with \"jacobi\" runs across ranks yet, and \"petsc\" "
+           "(docs/mpi.md)",
            solver, pc);
   EF_CHECK(!s->export_pressure_system || !s->export_pressure_system[0], EF_ERR_UNSUPPORTED,
            "openmp_edge_based on several ranks: export_pressure_system is not supported (docs/mpi.md)");
@@ -151,12 +158,20 @@ static int ef_openmp_initialize(void *data) {
   ef_matrix A = {.memory = EF_MEMORY_HOST, .layout = {H->n, 0, NULL}, .nnz = H->nnz,
                  .constant_null_space = H->constant_null_space, .row_ptr = H->row_ptr, .row_ptr32 = H->row_ptr32,
                  .col = H->col, .values = H->val, .diag = H->diag};
-  EF_CALL(ef_linear_solver_create(s->solver_settings, EF_MEMORY_HOST, &A, &s->solver));
+  /* MPI: "petsc" across ranks is created below for the distributed matrix (the piece's serial fs is
+   * never stepped on several ranks). */
+  const int mpi_registry = s->config.partition && ef_openmp_mpi_registry_solver(s);
+  if (!mpi_registry) EF_CALL(ef_linear_solver_create(s->solver_settings, EF_MEMORY_HOST, &A, &s->solver));
   s->settings.solver = s->solver;
   s->settings.velocity_bound = ef_divergence_bound_update(&s->divergence, mp, 1);
   if (s->config.partition) EF_CALL(ef_openmp_bound_mpi(s, &s->settings.velocity_bound)); /* MPI */
   EF_CALL(ef_fs_set_settings(s->fs, &s->settings));
-  if (s->config.partition) { /* MPI: the piece's executor, the pressure solver's tolerance */
+  if (mpi_registry) { /* MPI: the piece's executor; the registry solver for its distributed pressure matrix */
+    EF_CALL(ef_fs_mpi_create(&s->edges, &s->settings, s->config.comm, s->config.partition, &s->fs_mpi));
+    EF_CALL(ef_fs_mpi_pressure_matrix(s->fs_mpi, &A));
+    EF_CALL(ef_linear_solver_create(s->solver_settings, EF_MEMORY_HOST, &A, &s->solver));
+    EF_CALL(ef_fs_mpi_set_pressure_solver(s->fs_mpi, s->solver));
+  } else if (s->config.partition) { /* MPI: the piece's executor, the pressure solver's tolerance */
     const ef_linear_solver_common *ls = ef_linear_solver_settings(s->solver);
     s->settings.pressure_rtol = ls->tolerance;
     s->settings.pressure_max_iterations = ls->max_iteration;
@@ -371,7 +386,7 @@ static const char *ef_openmp_where(void *data) {
 
 static const ef_strategy_ops ef_openmp_ops = {
     .name = "openmp_edge_based",
-    .distributed = 1, /* MPI: explicit RK4 with cg + jacobi on a rank's piece (fractional_step_mpi.h) */
+    .distributed = 1, /* MPI: explicit RK4 with cg + jacobi or petsc on a rank's piece (fractional_step_mpi.h) */
     .description = "edge-based fractional step on the host (OpenMP)",
     .settings_defaults = ef_fluid_settings_defaults,
     .ignored_settings = ef_fluid_kratos_keys,

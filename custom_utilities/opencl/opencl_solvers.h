@@ -38,8 +38,8 @@ static inline ef_vector ef_cl_vector_wrap(cl_mem m, int64_t n) {
 }
 /* An ef_matrix wrapping a device CSR of ctx. */
 static inline ef_matrix ef_cl_matrix_wrap(const ef_cl_csr *A, ef_cl_context *ctx, int constant_null_space) {
-  ef_matrix m = {EF_MEMORY_DEVICE, {A->n, 0, NULL}, A->nnz, constant_null_space, NULL, NULL, NULL, NULL, NULL,
-                 (void *)A, (void *)ctx};
+  ef_matrix m = {.memory = EF_MEMORY_DEVICE, .layout = {A->n, 0, NULL}, .nnz = A->nnz,
+                 .constant_null_space = constant_null_space, .device = (void *)A, .device_context = (void *)ctx};
   return m;
 }
 

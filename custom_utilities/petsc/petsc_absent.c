@@ -36,6 +36,7 @@ static const ef_linear_solver_ops ef_no_petsc_ops = {
     .create = ef_no_petsc_create,
     .solve = ef_no_petsc_solve,
     .destroy = ef_no_petsc_destroy,
+    .distributed = 1, /* so that on several ranks too its create says the build has no PETSc */
 };
 
 int ef_register_petsc_solver(void) { return ef_registry_add_linear_solver(&ef_no_petsc_ops); }

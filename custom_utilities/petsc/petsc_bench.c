@@ -172,10 +172,9 @@ static int ef_bench_system_create(const ef_linear_system *s, int size, ef_bench_
     EF_CHECK(ri, EF_ERR_MEMORY, "out of memory");
     const int64_t base = s->row_ptr[m->r0];
     for (PetscInt i = 0; i <= local; ++i) ri[i] = (PetscInt)(s->row_ptr[m->r0 + i] - base);
-    PetscErrorCode code = MatCreateMPIAIJWithArrays(PETSC_COMM_WORLD, local, local, N, N, ri,
-                                                    (const PetscInt *)(s->col + base), s->values + base, &m->mat);
+    err = ef_petsc_mpiaij_create(local, ri, (const PetscInt *)(s->col + base), s->values + base, &m->mat);
     free(ri);
-    if (code) return ef_petsc_error(code, __FILE__, __LINE__, "MatCreateMPIAIJWithArrays");
+    if (err) return err;
     if (singular) EF_CALL(ef_petsc_set_constant_null_space(m->mat, 1));
   }
   EF_PETSC_CALL(MatCreateVecs(m->mat, &m->x, &m->b));

@@ -154,6 +154,39 @@ void ef_petsc_csr_release(ef_petsc_csr *m) {
   memset(m, 0, sizeof *m);
 }
 
+/* MPIAIJ from this rank's row block (MatCreateMPIAIJWithArrays copies it); later values only in place. */
+int ef_petsc_mpiaij_create(PetscInt m, const PetscInt *row_ptr, const PetscInt *col, const double *values, Mat *out) {
+  EF_CHECK(out && row_ptr && col && values && m >= 0, EF_ERR_PARAMETER, "PETSc parallel matrix: NULL argument");
+  *out = NULL;
+  EF_CALL(ef_petsc_initialize());
+  Mat A = NULL;
+  PetscErrorCode code = MatCreateMPIAIJWithArrays(PETSC_COMM_WORLD, m, m, PETSC_DETERMINE, PETSC_DETERMINE, row_ptr,
+                                                  col, values, &A);
+  if (code) return ef_petsc_error(code, __FILE__, __LINE__, "MatCreateMPIAIJWithArrays");
+  /* The pattern is fixed from now on (a new entry is a bug) and every rank sets only its own rows. */
+  code = MatSetOption(A, MAT_NEW_NONZERO_LOCATION_ERR, PETSC_TRUE);
+  if (!code) code = MatSetOption(A, MAT_NO_OFF_PROC_ENTRIES, PETSC_TRUE);
+  if (code) {
+    (void)MatDestroy(&A);
+    return ef_petsc_error(code, __FILE__, __LINE__, "MatSetOption(parallel matrix)");
+  }
+  *out = A;
+  return EF_SUCCESS;
+}
+
+/* Row by row into the existing pattern, then the assembly (which bumps the state: preconditioners rebuild). */
+int ef_petsc_mpiaij_set_rows(Mat A, PetscInt first_row, PetscInt m, const PetscInt *row_ptr, const PetscInt *col,
+                             const double *values) {
+  for (PetscInt i = 0; i < m; ++i) {
+    const PetscInt row = first_row + i;
+    EF_PETSC_CALL(MatSetValues(A, 1, &row, row_ptr[i + 1] - row_ptr[i], col + row_ptr[i], values + row_ptr[i],
+                               INSERT_VALUES));
+  }
+  EF_PETSC_CALL(MatAssemblyBegin(A, MAT_FINAL_ASSEMBLY));
+  EF_PETSC_CALL(MatAssemblyEnd(A, MAT_FINAL_ASSEMBLY));
+  return EF_SUCCESS;
+}
+
 /* A sequential Vec over a caller's array (no copy). */
 int ef_petsc_vec_wrap(int64_t n, double *array, Vec *v) {
   EF_CHECK(v && n > 0 && n <= PETSC_MAX_INT, EF_ERR_PARAMETER, "PETSc vector: bad size %lld", (long long)n);

@@ -92,6 +92,16 @@ int ef_petsc_set_constant_null_space(Mat A, int on);
 /* Destroy the Mat and the converted arrays, zero *m (accepts NULL and an empty one). */
 void ef_petsc_csr_release(ef_petsc_csr *m);
 
+/* A parallel AIJ matrix (MPIAIJ) on PETSC_COMM_WORLD from this rank's block of m contiguous rows: the
+ * rows' offsets from 0 (m + 1), their global column numbers (any order in a row) and values, copied; the
+ * global size is the sum of the blocks, the blocks in rank order.  Collective.  The values may change later
+ * (same pattern) with ef_petsc_mpiaij_set_rows. */
+int ef_petsc_mpiaij_create(PetscInt m, const PetscInt *row_ptr, const PetscInt *col, const double *values, Mat *out);
+/* New values for the m rows first_row.. of a matrix of ef_petsc_mpiaij_create (the same row offsets and
+ * columns, values in the same order), then the assembly (collective). */
+int ef_petsc_mpiaij_set_rows(Mat A, PetscInt first_row, PetscInt m, const PetscInt *row_ptr, const PetscInt *col,
+                             const double *values);
+
 /* Wrap a host array of n doubles as a sequential Vec without copying (the array must
  * outlive the Vec).  PETSc's API has no const vectors: read-only callers cast. */
 int ef_petsc_vec_wrap(int64_t n, double *array, Vec *v);

@@ -10,9 +10,10 @@
  * naming the block and the key.
  *
  * Matrices and vectors carry their row layout: owned rows first, then ghost rows (received
- * only), and a communicator that is NULL on one process.  Today every layout has no ghost
- * rows and a NULL communicator; halo exchange and global reductions come in behind the same
- * operations.
+ * only), and a communicator that is NULL on one process.  On several ranks (docs/mpi.md) a
+ * host matrix holds this rank's owned rows, its columns index owned and ghost rows, and
+ * global_row gives every local row its number in the global system; only solvers whose table
+ * sets distributed accept such a matrix (ef_linear_solver_create refuses it for the others).
  *
  * The core stores and finds these tables and reads the shared keys; it never looks inside a
  * device handle (void * here: a cl_mem and the plugin's device context for OpenCL). */
@@ -71,6 +72,10 @@ typedef struct {
   const int32_t *col;
   const double *values;
   const int64_t *diag;      /* position of each row's diagonal, or NULL */
+  /* Several ranks: the global row of every local row (n_owned + n_ghost entries); each rank's
+   * owned rows are one contiguous block of the global numbering, the blocks in rank order, and
+   * a ghost has its owner's number.  NULL on one process. */
+  const int64_t *global_row;
   /* device */
   void *device;
   void *device_context;
@@ -150,6 +155,9 @@ typedef struct {
    * kernel configuration, a preconditioner's aggregates), for restart files. */
   int (*save_state)(void *data, ef_restart_writer *w);
   int (*load_state)(void *data, ef_restart_reader *r);
+  /* 1: solves matrices spread over several ranks (layout.comm of more than one rank, global_row);
+   * the vectors' owned entries are read and written, the ghosts left as they are.  0: one process only. */
+  int distributed;
 } ef_linear_solver_ops;
 
 int ef_registry_add_linear_solver(const ef_linear_solver_ops *ops);
