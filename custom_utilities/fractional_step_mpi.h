@@ -46,6 +46,9 @@ int ef_fs_mpi_create(const ef_edge_data *edges, const ef_fs_settings *settings, 
                      ef_fs_mpi **out);
 void ef_fs_mpi_destroy(ef_fs_mpi **fs);
 int ef_fs_mpi_set_settings(ef_fs_mpi *fs, const ef_fs_settings *settings);
+/* on 1 (the default): the pressure CG's halo exchange of u in flight while the interior rows' products run
+ * (the results bit for bit those of 0: exchange, then the product; docs/mpi.md). */
+int ef_fs_mpi_set_overlap(ef_fs_mpi *fs, int on);
 
 /* ef_fs_compute_dt over the owned nodes of every rank (collective). */
 int ef_fs_mpi_compute_dt(ef_fs_mpi *fs, const double *velocity, const ef_fs_dt_settings *s, double *dt,
