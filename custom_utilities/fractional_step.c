@@ -931,6 +931,50 @@ int ef_fs_momentum(ef_fs *fs, double t, double dt, const double *u_n, const doub
  * D uh alone: with OSS D u_n = O(tau), not O(dt), and a filtered D uh moves the pressure by
  * -2 gamma nu M^-1 D uh every step even at a steady state (measured: first order on the start-up channel). */
 
+/* viscous_correction 1 and 3 (ef_fs_step): the filter gamma dt nu K M^-1 E(p_n) is explicit in E's stabilisation
+ * term tau (L p_n - D xi_p).  On a pressure mode with M^-1 K p = lambda p and stabilisation share sigma <= 1 the row
+ * c K dp = -E(p_{n+1}) - gamma dt nu K M^-1 E(p_n) gives p_{n+1} = g p_n, g = (c - gamma dt nu lambda tau sigma) /
+ * (c + tau sigma), c = dt/2: |g| <= 1 for every sigma iff gamma nu tau lambda / (1 + tau/dt) <= 1.  theta_I is that
+ * number with lambda_I the Gershgorin bound (K_II + sum_J |K_IJ|)/M_II, an upper bound of M^-1 K's spectrum.  Measured
+ * on 2D start-up channels of cell aspect 1 to 6 (docs/implicit_viscosity.md, "The divergence of viscous"): every
+ * divergence had max theta >= 1.18, every run with max theta <= 1.14 stayed bounded for 2000 steps; in 2D the step is
+ * refused where max_I theta_I > EF_FS_FILTER_THETA_MAX (free-pressure rows).  Not in 3D, where the bound is looser
+ * (lambda_max / max Gershgorin 0.60 on the square duct, 0.69-0.74 on the channels) and no divergence was measured:
+ * the duct (tests/strategies_agree.py) reaches theta 1.70 for a few steps while its automatic step grows and runs
+ * 400 steps to its steady state (theta 0.94). */
+#define EF_FS_FILTER_THETA_MAX 1.15
+static int imex_filter_check(const ef_fs *fs, double dt) {
+  const ef_edge_data *ed = fs->ed;
+  const int64_t n = fs->n, *rp = ed->row_ptr;
+  const double *tau = fs->tau, *lij = fs->stage_lij, *invm = ed->inv_mass, *nun = fs->s.nu_nodal, nu = fs->s.nu;
+  const uint8_t *pfix = fs->s.pressure_fixed;
+  double a[4][4], ai[4][4], b[4], c[4];
+  ef_fs_imex_tableau(a, ai, b, c);
+  double theta = 0.0;
+  int64_t at = -1;
+  for (int64_t i = 0; i < n; ++i) {
+    if (pfix && pfix[i]) continue;
+    double sum = 0.0, abs_sum = 0.0;
+    for (int64_t k = rp[i]; k < rp[i + 1]; ++k) {
+      sum += lij[k];
+      abs_sum += fabs(lij[k]);
+    }
+    const double lambda = (fabs(sum) + abs_sum) * invm[i];
+    const double th = ai[1][1] * (nun ? nun[i] : nu) * tau[i] * lambda / (1.0 + tau[i] / dt);
+    if (th > theta) {
+      theta = th;
+      at = i;
+    }
+  }
+  EF_CHECK(theta <= EF_FS_FILTER_THETA_MAX, EF_ERR_PARAMETER,
+           "implicit_viscosity.correction \"%s\" is unstable at this step: its filter of the continuity residual is "
+           "explicit in the stabilisation term, and gamma nu tau lambda/(1 + tau/dt) = %.3f > %.2f at node %lld "
+           "(docs/implicit_viscosity.md); use correction \"lumped\", a smaller time step or a larger "
+           "stabilization.tau_c1",
+           fs->s.viscous_correction == 1 ? "viscous" : "rotational", theta, EF_FS_FILTER_THETA_MAX, (long long)at);
+  return EF_SUCCESS;
+}
+
 /* q = M^-1 E(p_n) = M^-1 (H p_n - f) at the free-pressure rows, 0 at fixed ones, into component 0 of
  * fs->cg_z (H and f as assembled; a fixed pressure that changes in the step leaves its neighbours' q off
  * by h_IJ (p_J(t + dt) - p_J(t))). */
@@ -1310,6 +1354,9 @@ int ef_fs_step(ef_fs *fs, double t, double dt, double *velocity, double *pressur
   memset(&st, 0, sizeof st);
   const double t0 = ef_wtime();
   EF_CALL(ef_fs_prepare(fs, dt, velocity, pressure));
+  if (fs->s.viscous_implicit && fs->s.stabilization && fs->ed->dim == 2 &&
+      (fs->s.viscous_correction == 1 || fs->s.viscous_correction == 3))
+    EF_CALL(imex_filter_check(fs, dt));
   const double t1 = ef_wtime();
   const int64_t n = fs->n;
   /* viscous_pressure 1: extrapolate when the input pressure is the one the previous step returned (at the
