@@ -23,9 +23,16 @@ velocity at T from the run with dt_min/16 on the same mesh.  The discrete proble
       and Taylor-Green does not converge (errors grow as dt falls).  --p0 exact (start-up
 only): the initial pressure is the t > 0 one, 1 - x, instead of 0; with p(0) = 0 the first step applies
 only half of the pressure impulse (the correction uses dt/2, eq. 4 of fractional_step.h), an O(dt)
-velocity error of every scheme.
-Stability: 2000 steps at r = 100 and 1000; kinetic energy history, max growth between steps and the
-2dt indicator |u_{n+1} - 2u_n + u_{n-1}| / |u_n| at the end."""
+velocity error of every scheme.  --start-from-reference K (order): every run of the protocol, the dt/16
+reference included, starts at t0 = K hmin^2/nu from one developed discrete state, the velocity and pressure
+of the reference step's run from t = 0 to t0 (no initial layer from a non-discrete initial pressure), and
+ends at t0 + T.  --states DIR (order): each run's final velocity and pressure and the mesh into
+DIR/<case>_<scheme>_<r>.npz (r = "ref" for the reference), for tools that locate the error.
+Stability: 2000 steps at r = 100 and 1000, or until the kinetic energy falls below 1e-200 of the first step's
+(Taylor-Green with nu dt/hmin^2 = r loses a factor exp(-4 pi^2 r hmin^2) a step: at r = 100 on level 3 that is
+reached after about 240 steps, at r = 1000 after 24; beyond it the velocity nears the denormal range and the pressure right-hand side
+is rounding noise); kinetic energy history, max growth between steps and the 2dt indicator
+|u_{n+1} - 2u_n + u_{n-1}| / |u_n| at the end."""
 import argparse, json, math, os, pathlib, shutil, subprocess, sys
 
 import numpy as np
@@ -131,12 +138,14 @@ def run(name, nu, scheme, dt, T, level, every=None, start=None):
             hist.append(u)
             if len(hist) > 3:
                 hist.pop(0)
-            every(k, u)
+            if every(k, u):
+                break
     u = mp.values("VELOCITY")[:, :2].copy()
     run.state = (a.time, mp.values("VELOCITY").copy(), mp.values("PRESSURE").copy())
     X, E = np.array(mp.coordinates()), np.array(mp.elements())
+    run.X, run.E = X, E
     steps = a.step
-    if abs(a.time - T) > 1e-9 * T:
+    if abs(a.time - T) > 1e-9 * T and not (every and len(hist) and k + 1 < nsteps):
         print(f"    warning: {name} {scheme} dt {dt:.4g} ended at t = {a.time:.6g}, not T = {T:.6g}", flush=True)
     a.Finalize()
     return u, X, E, steps, hist
@@ -166,12 +175,21 @@ def main():
     ap.add_argument("--projection", default="single",
                     help="implicit: solver_settings.implicit_viscosity.projection (single, converged; "
                     "docs/implicit_viscosity.md, fix (c))")
+    ap.add_argument("--start-from-reference", type=float, default=0.0, metavar="K",
+                    help="order: start every run (the reference too) from the reference run's state at "
+                    "t0 = K hmin^2/nu (0: from the case's initial state at t = 0)")
+    ap.add_argument("--states", default=None, metavar="DIR",
+                    help="order: save each run's final velocity, pressure and mesh in DIR/<case>_<scheme>_<r>.npz")
     a = ap.parse_args()
+    if a.start_from_reference < 0.0:
+        ap.error(f"--start-from-reference must be >= 0, got {a.start_from_reference}")
     STAB[0], STAB[1], STAB[2], STAB[3] = a.tau_c1, a.stab != "none", a.p0, a.stab
     STAB[5], STAB[6], STAB[7] = a.correction, a.pressure, a.projection
     a.build = os.path.abspath(a.build)
     if a.results:
         a.results = os.path.abspath(a.results)
+    if a.states:
+        a.states = os.path.abspath(a.states)
     setup(a)
     out = {}
     for name in a.case.split(","):
@@ -191,19 +209,37 @@ def main():
                 T = (a.T_implicit or 11 * dts[-1]) if scheme == "implicit" else (a.T_explicit or 32 * h * h / nu)
                 T = dts[-1] * max(1, round(T / dts[-1]))
                 STAB[4] = dts[0] / 16
-                uref, *_ = run(name, nu, scheme, dts[0] / 16, T, level)
+                start, t0 = None, 0.0
+                if a.start_from_reference > 0.0:
+                    # The developed discrete state: the reference step's run from t = 0 to t0 (a whole
+                    # number of reference steps).
+                    t0 = dts[0] / 16 * max(1, round(a.start_from_reference * h * h / nu / (dts[0] / 16)))
+                    run(name, nu, scheme, dts[0] / 16, t0, level)
+                    start = run.state
+                    print(f"    start: the reference run's state at t0 = {t0:.6g} ({t0 * nu / (h * h):.4g} hmin^2/nu)",
+                          flush=True)
+                T = t0 + T
+
+                def keep(tag, u):
+                    if a.states:
+                        os.makedirs(a.states, exist_ok=True)
+                        np.savez(os.path.join(a.states, f"{name}_{scheme}_{tag}.npz"), u=run.state[1],
+                                 p=run.state[2], X=run.X, E=run.E, t=run.state[0])
+                uref, *_ = run(name, nu, scheme, dts[0] / 16, T, level, start=start)
+                keep("ref", uref)
                 nref = np.linalg.norm(uref)
                 print(f"    reference: dt {dts[0] / 16:.4g}, |u_ref| {nref:.4e}", flush=True)
                 errs = []
                 for r, dt in zip(rs, dts):
-                    u, *_ = run(name, nu, scheme, dt, T, level)
+                    u, *_ = run(name, nu, scheme, dt, T, level, start=start)
+                    keep(f"{r:g}", u)
                     errs.append(float(np.linalg.norm(u - uref) / nref))
                 orders = [math.log2(errs[i + 1] / errs[i]) for i in range(len(errs) - 1)]
-                print(f"  {scheme}: T {T:.4g}, r {rs}\n    errors {['%.3e' % e for e in errs]}\n"
+                print(f"  {scheme}: t0 {t0:.4g}, T {T:.4g}, r {rs}\n    errors {['%.3e' % e for e in errs]}\n"
                       f"    orders {['%.3f' % o for o in orders]}", flush=True)
                 out[f"{name}_{scheme}"] = {"r": rs, "T": T, "dt": dts, "hmin": h, "nodes": len(X), "stab": a.stab,
                                            "tau_c1": a.tau_c1, "p0": a.p0, "correction": a.correction, "pressure": a.pressure,
-                                           "projection": a.projection,
+                                           "projection": a.projection, "t0": t0,
                                            "errors": errs,
                                            "orders": orders}
         else:
@@ -214,14 +250,19 @@ def main():
 
                 def every(k, u, ke=ke):
                     ke.append(float(np.sum(u * u)))
+                    # A decaying flow (Taylor-Green: a factor exp(-4 pi^2 r hmin^2) in KE per step) is followed
+                    # while its kinetic energy is above 1e-200 of the first step's: below, the velocity nears
+                    # the denormal range and the pressure solve's right-hand side is rounding noise.
+                    return ke[-1] < 1e-200 * ke[0]
                 u, X, E, steps, hist = run(name, nu, "implicit", dt, a.steps * dt, level, every)
                 growth = max(ke[i + 1] / ke[i] for i in range(len(ke) - 1) if ke[i] > 0)
                 u0, u1, u2 = hist[-3], hist[-2], hist[-1]
                 osc = float(np.linalg.norm(u2 - 2 * u1 + u0) / max(np.linalg.norm(u1), 1e-300))
-                print(f"  r = {r}: {steps} steps of dt {dt:.4g}: max KE ratio between steps {growth:.6f}, "
+                stop = f" (stopped after {len(ke)} of {a.steps}: KE below 1e-200 of the first)" if len(ke) < a.steps else ""
+                print(f"  r = {r}: {len(ke)} steps of dt {dt:.4g}{stop}: max KE ratio between steps {growth:.6f}, "
                       f"KE first/last {ke[0]:.4e}/{ke[-1]:.4e}, 2dt indicator at the end {osc:.3e}", flush=True)
-                out[f"{name}_r{r}"] = {"dt": dt, "steps": steps, "max_ke_ratio": growth, "ke_first": ke[0],
-                                       "ke_last": ke[-1], "osc2dt": osc}
+                out[f"{name}_r{r}"] = {"dt": dt, "steps": len(ke), "solver_steps": steps, "max_ke_ratio": growth,
+                                       "ke_first": ke[0], "ke_last": ke[-1], "osc2dt": osc}
     if a.results:
         pathlib.Path(a.results).write_text(json.dumps(out, indent=1))
 
