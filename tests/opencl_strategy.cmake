@@ -25,16 +25,24 @@ if(EF_WITH_OPENCL)
                      $<TARGET_FILE:test_ocl_fs_steps> ${CMAKE_CURRENT_BINARY_DIR}/ocl_fs_oclgrind)
     set_tests_properties(test_ocl_fs_oclgrind PROPERTIES LABELS "opencl;unit" SKIP_RETURN_CODE 77 TIMEOUT 300
                          ENVIRONMENT "EDGEFLOW_PLUGIN_DIR=${CMAKE_LIBRARY_OUTPUT_DIRECTORY};OMP_NUM_THREADS=2;OMP_WAIT_POLICY=passive")
-    # The implicit option's kernels (stages, stage CG, corrections, the converged projection), two steps of each
-    # case.
+    # The implicit option's kernels (stages, stage CG, corrections), two steps of each case.
     add_test(NAME test_ocl_fs_oclgrind_implicit
              COMMAND sh ${EF_TEST_DATA}/opencl_strategy/oclgrind_check.sh ${EF_OCLGRIND_EXECUTABLE}
                      $<TARGET_FILE:test_ocl_fs_steps> ${CMAKE_CURRENT_BINARY_DIR}/ocl_fs_oclgrind_implicit --implicit)
     set_tests_properties(test_ocl_fs_oclgrind_implicit PROPERTIES LABELS "opencl;unit" SKIP_RETURN_CODE 77 TIMEOUT 300
                          ENVIRONMENT "EDGEFLOW_PLUGIN_DIR=${CMAKE_LIBRARY_OUTPUT_DIRECTORY};OMP_NUM_THREADS=2;OMP_WAIT_POLICY=passive")
+    # The converged projection's kernels (fs_cp_*, with the correction and assembly they call), two steps of
+    # each cavity (its own test: with the cases above it would not fit the 300 s).
+    add_test(NAME test_ocl_fs_oclgrind_converged
+             COMMAND sh ${EF_TEST_DATA}/opencl_strategy/oclgrind_check.sh ${EF_OCLGRIND_EXECUTABLE}
+                     $<TARGET_FILE:test_ocl_fs_steps> ${CMAKE_CURRENT_BINARY_DIR}/ocl_fs_oclgrind_converged --implicit
+                     --case converged)
+    set_tests_properties(test_ocl_fs_oclgrind_converged PROPERTIES LABELS "opencl;unit" SKIP_RETURN_CODE 77
+                         TIMEOUT 300
+                         ENVIRONMENT "EDGEFLOW_PLUGIN_DIR=${CMAKE_LIBRARY_OUTPUT_DIRECTORY};OMP_NUM_THREADS=2;OMP_WAIT_POLICY=passive")
     if(EF_SANITIZE)
-      set_property(TEST test_ocl_fs_oclgrind test_ocl_fs_oclgrind_implicit APPEND PROPERTY ENVIRONMENT
-                   "ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0")
+      set_property(TEST test_ocl_fs_oclgrind test_ocl_fs_oclgrind_implicit test_ocl_fs_oclgrind_converged
+                   APPEND PROPERTY ENVIRONMENT "ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0")
     endif()
   endif()
 endif()

@@ -32,7 +32,8 @@
  * the consistent projection, its preconditioner the pressure solve) on both cavities (the 3D one with its
  * slip walls): the same checks, the fields within CONVERGED_BOUND, and the run summaries' projection PCG
  * iterations equal and > 0.
- * --tiny: 2 steps on the smallest meshes (for oclgrind).  --cache DIR: program cache.
+ * --tiny: 2 steps on the smallest meshes (for oclgrind; with --implicit "lumped" and "viscous").  --case C
+ * (with --implicit): only the cavities' case C (e.g. "converged"), no slip channel.  --cache DIR: program cache.
  * --verbose: print iterations and differences.
  * Skips (77) without an OpenCL device. */
 #include <float.h>
@@ -454,10 +455,12 @@ static int make_bc(const ef_test_mesh *m, bc_spec *b) {
 
 int main(int argc, char **argv) {
   int tiny = 0;
-  const char *cache = NULL;
+  const char *cache = NULL, *only_case = NULL;
   for (int i = 1; i < argc; ++i) {
     if (!strcmp(argv[i], "--tiny"))
       tiny = 1;
+    else if (!strcmp(argv[i], "--case") && i + 1 < argc)
+      only_case = argv[++i];
     else if (!strcmp(argv[i], "--verbose"))
       verbose = 1;
     else if (!strcmp(argv[i], "--implicit"))
@@ -541,6 +544,10 @@ int main(int argc, char **argv) {
     const int dim = 2 + pass / 5, ci = pass % 5;
     if (ci >= n_corrections[dim - 2])
       continue;
+    /* --case: that case only; --tiny without it leaves "converged" to its own oclgrind run (time). */
+    if (implicit_correction && (only_case ? strcmp(corrections[dim - 2][ci], only_case) != 0
+                                          : tiny && !strcmp(corrections[dim - 2][ci], "converged")))
+      continue;
     if (implicit_correction)
       implicit_correction = corrections[dim - 2][ci];
     char label[128];
@@ -565,7 +572,7 @@ int main(int argc, char **argv) {
     if (rc)
       return rc;
   }
-  if (implicit_correction && !tiny) {
+  if (implicit_correction && !tiny && !only_case) {
     /* Test (d) of test_fs_implicit_viscosity.c: the 30 deg slip channel, "lumped" and "viscous". */
     slip_channel = 1;
     for (int k = 0; k < 2; ++k) {

@@ -610,9 +610,10 @@ int ef_cl_fs_create(ef_cl_context *ctx, const ef_edge_data *ed, const ef_cl_fs_s
    * partial sums (at most 3 per row); the compact stage operator (one double per directed edge). */
   const uint64_t implicit_bytes =
       s.fs.viscous_implicit ? 8u * ((uint64_t)ed->n_nodes * (24u + 18u + 1u + 3u) + (uint64_t)ed->n_edges) : 0u;
-  /* The projection "converged": two velocities (3n each), nine scalars, a partial sum per node group. */
+  /* The projection "converged": two velocities (3n each), eight scalars, a partial sum per node group (at
+   * most n). */
   const uint64_t projection_bytes =
-      s.fs.viscous_implicit && s.fs.viscous_projection ? 8u * (uint64_t)ed->n_nodes * (6u + 9u + 1u) : 0u;
+      s.fs.viscous_implicit && s.fs.viscous_projection ? 8u * (uint64_t)ed->n_nodes * (6u + 8u + 1u) : 0u;
   EF_CALL(ef_cl_context_check_memory(ctx, ef_cl_fs_memory_bytes(ed) + implicit_bytes + projection_bytes,
                                      s.fs.viscous_implicit ? "the OpenCL fractional step (edge data, vectors, "
                                                              "pressure matrix and CG, implicit stages)"
