@@ -628,19 +628,27 @@ FS_KERNEL void fs_visc_direction(const long n, __global double *restrict p, __gl
 }
 
 /* Time step of the implicit option, first stage: as fs_dt_partial with the convective limit
- * dt_I = hmin_I / |u_I| (ef_node_dt_convective, cfl = 1). */
+ * dt_I = hmin_I / |u_I| (ef_node_dt_convective, cfl = 1) into partials[group], and the explicit rule's
+ * limit (ef_node_dt, cfl = 1; tau's step, TAU_TIME_STEP) into partials[groups + group]. */
 FS_KERNEL void fs_dt_partial_convective(const long n, __global const double *restrict hmin,
-                                        __global const double *restrict u, __global double *restrict partials) {
+                                        __global const double *restrict u, const double nu,
+                                        __global double *restrict partials) {
   __local double scratch[FS_WGS];
-  double m = 1.0e300;
+  double m = 1.0e300, e = 1.0e300;
   for (long i = get_global_id(0); i < n; i += get_global_size(0)) {
-    const double d = ef_node_dt_convective(hmin[i], ef_node_norm(EF_DIM, i, u), 1.0);
+    const double unorm = ef_node_norm(EF_DIM, i, u);
+    const double d = ef_node_dt_convective(hmin[i], unorm, 1.0), de = ef_node_dt(hmin[i], unorm, nu, 1.0);
     if (d < m)
       m = d;
+    if (de < e)
+      e = de;
   }
   m = fs_group_min(m, scratch);
   if (get_local_id(0) == 0)
     partials[get_group_id(0)] = m;
+  e = fs_group_min(e, scratch);
+  if (get_local_id(0) == 0)
+    partials[get_num_groups(0) + get_group_id(0)] = e;
 }
 
 /* Correction "viscous" / "viscous_unfiltered", start (ef_row_viscous_correction_start): rhs = -c G dp w, the

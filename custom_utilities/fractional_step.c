@@ -43,6 +43,7 @@ struct ef_fs_s {
    * trial pressure, the PCG vectors. */
   double *cp_u0, *cp_u, *cp_p0, *cp_r0, *cp_r, *cp_z, *cp_d, *cp_q, *cp_x, *cp_t;
   int cp_iterations;
+  double tau_dt; /* TAU_TIME_STEP: tau's step bound from ef_fs_compute_dt for the next step (0: none) */
 };
 
 /* Default settings (see the header for the reasons of each value). */
@@ -390,8 +391,17 @@ void ef_fs_dt_cap_viscous(const ef_fs_dt_settings *s, const ef_fs_settings *fss,
   if (*dt > cap) *dt = cap > s->dt_min ? cap : s->dt_min;
 }
 
+double ef_fs_dt_tau(const ef_fs_dt_settings *s, const ef_fs_settings *fss, double stable_explicit) {
+  if (!fss->viscous_implicit || fss->tau_time_step != 0) return 0.0; /* TAU_TIME_STEP */
+  ef_fs_dt_settings e = *s;
+  e.cfl = fmin(s->cfl, EF_FS_CFL_EXPLICIT);
+  double d;
+  ef_fs_dt_choose(&e, stable_explicit, &d, NULL, NULL);
+  return d;
+}
+
 /* Time step min_I cfl / (|u_I|/hmin_I + 4 nu_I/hmin_I^2), bounded, or a fixed step cut to the cfl = 1 limit. */
-int ef_fs_compute_dt(const ef_fs *fs, const double *velocity, const ef_fs_dt_settings *s, double *dt,
+int ef_fs_compute_dt(ef_fs *fs, const double *velocity, const ef_fs_dt_settings *s, double *dt,
                      double *dt_stable, int *reduced) {
   EF_CHECK(fs && velocity && s && dt, EF_ERR_PARAMETER, "time step: NULL argument");
   const ef_edge_data *ed = fs->ed;
@@ -399,11 +409,11 @@ int ef_fs_compute_dt(const ef_fs *fs, const double *velocity, const ef_fs_dt_set
   const double *hmin = ed->hmin, *nun = fs->s.nu_nodal, nu = fs->s.nu;
   EF_CALL(ef_fs_dt_check(s));
   /* min is exact, so the reduction is independent of the thread count. */
-  double stable = 1.0e300, visc = 1.0e300;
+  double stable = 1.0e300, visc = 1.0e300, expl = 1.0e300;
   int64_t bad = INT64_MAX;
   const int64_t n = fs->n;
   const int implicit = fs->s.viscous_implicit;
-  EF_OMP(omp parallel for schedule(static) reduction(min : stable, bad, visc))
+  EF_OMP(omp parallel for schedule(static) reduction(min : stable, bad, visc, expl))
   for (int64_t i = 0; i < n; ++i) {
     const double nui = nun ? nun[i] : nu;
     const double d = implicit ? ef_node_dt_convective(hmin[i], ef_node_norm(dim, i, velocity), 1.0)
@@ -414,6 +424,10 @@ int ef_fs_compute_dt(const ef_fs *fs, const double *velocity, const ef_fs_dt_set
       stable = d;
     }
     if (implicit && nui > 0.0 && hmin[i] * hmin[i] / nui < visc) visc = hmin[i] * hmin[i] / nui;
+    if (implicit) { /* TAU_TIME_STEP: the explicit rule's limit */
+      const double e = ef_node_dt(hmin[i], ef_node_norm(dim, i, velocity), nui, 1.0);
+      if (e < expl) expl = e;
+    }
   }
   EF_CHECK(bad == INT64_MAX, EF_ERR_DIVERGED, "time step: velocity (%g, %g, %g) at node %lld is not finite",
            velocity[3 * (bad == INT64_MAX ? 0 : bad)], velocity[3 * (bad == INT64_MAX ? 0 : bad) + 1],
@@ -421,6 +435,7 @@ int ef_fs_compute_dt(const ef_fs *fs, const double *velocity, const ef_fs_dt_set
   EF_CALL(ef_fs_dt_floor_check(s, stable));
   ef_fs_dt_choose(s, stable, dt, dt_stable, reduced);
   if (implicit) ef_fs_dt_cap_viscous(s, &fs->s, visc, dt);
+  fs->tau_dt = ef_fs_dt_tau(s, &fs->s, expl); /* TAU_TIME_STEP */
   return EF_SUCCESS;
 }
 
@@ -440,6 +455,7 @@ int ef_fs_prepare(ef_fs *fs, double dt, const double *u_n, const double *p_n) {
   const int stab = fs->s.stabilization;
   const double c1 = fs->s.tau_c1, c2 = fs->s.tau_c2, c3 = fs->s.tau_c3;
   double *tau = fs->tau, *xi = fs->xi, *xp = fs->xp;
+  if (fs->tau_dt > 0.0 && fs->tau_dt < dt) dt = fs->tau_dt; /* TAU_TIME_STEP: dt is tau's only here */
   EF_OMP(omp parallel for schedule(static))
   for (int64_t i = 0; i < n; ++i) {
     const int ne = (int)(rp[i + 1] - rp[i]);
@@ -1420,6 +1436,7 @@ int ef_fs_step(ef_fs *fs, double t, double dt, double *velocity, double *pressur
   st.seconds_momentum = t2 - t1;
   st.seconds_correction = t4 - t3;
   st.seconds_total = t4 - t0;
+  fs->tau_dt = 0.0; /* TAU_TIME_STEP: consumed (the next step's comes from its own ef_fs_compute_dt) */
   if (stats) *stats = st;
   return EF_SUCCESS;
 }

@@ -157,6 +157,13 @@ typedef struct {
    *     PCG on p with the built-in CG on H as the preconditioner, to |r| <= 1e-3 |r_0| (at most 20
    *     iterations; each one assembly and one H solve). */
   int viscous_projection;
+  /* The step of tau's c1/dt with viscous_implicit (docs/implicit_viscosity.md, "Time step"; TAU_TIME_STEP):
+   * 0 = explicit_limit (default): min(dt, the step the explicit scheme would take with the same settings,
+   *     ef_fs_dt_tau), computed by ef_fs_compute_dt in its reduction and used by the next ef_fs_prepare /
+   *     ef_fs_step (which consumes it; without one, the step itself), so that at a steady state the
+   *     stabilised discretisation, and the steady state, are the explicit scheme's;
+   * 1 = step: the step taken (tau grows with the implicit step, and the steady state moves with it). */
+  int tau_time_step;
 } ef_fs_settings;
 
 /* Defaults: nu = 0, stabilisation on with (c1, c2, c3) = (1, 4, 2), the constants of Kratos'
@@ -224,11 +231,17 @@ int ef_fs_dt_floor_check(const ef_fs_dt_settings *s, double stable);
  * for fixed steps or the explicit scheme, and no term for a cap or a growth <= 0.  The caller sets
  * s->dt_previous to the step returned. */
 void ef_fs_dt_cap_viscous(const ef_fs_dt_settings *s, const ef_fs_settings *fss, double hmin2_over_nu, double *dt);
+/* TAU_TIME_STEP: tau's step bound with viscous_implicit and tau_time_step 0, from the explicit rule's cfl = 1 limit
+ * stable_explicit = min_I ef_node_dt(hmin_I, |u_I|, nu_I, 1) (1e300: none): the step ef_fs_dt_choose gives the
+ * explicit scheme, with the CFL number min(s->cfl, EF_FS_CFL_EXPLICIT) (a fixed step: min(dt_fixed, stable_explicit);
+ * else within [dt_min, dt_max]).  0 (no bound: tau takes the step) for the explicit scheme or tau_time_step 1. */
+double ef_fs_dt_tau(const ef_fs_dt_settings *s, const ef_fs_settings *fss, double stable_explicit);
 
 /* Time step for the state `velocity` (3 per node).  dt_stable is the limit with cfl = 1
  * (may be NULL); *reduced (may be NULL) is set to 1 when a fixed step was cut to it (the
- * caller warns once). */
-int ef_fs_compute_dt(const ef_fs *fs, const double *velocity, const ef_fs_dt_settings *s, double *dt,
+ * caller warns once).  With viscous_implicit it also keeps tau's step bound for the next step (ef_fs_dt_tau;
+ * TAU_TIME_STEP). */
+int ef_fs_compute_dt(ef_fs *fs, const double *velocity, const ef_fs_dt_settings *s, double *dt,
                      double *dt_stable, int *reduced);
 
 /* Advance velocity (3 per node) and kinematic pressure (1 per node) from t to t + dt in
@@ -241,7 +254,7 @@ int ef_fs_step(ef_fs *fs, double t, double dt, double *velocity, double *pressur
  * The phases of ef_fs_step, for tests and for strategies that interleave their own work.
  * They share the executor's internal tau, xi, xp and pressure system. */
 
-/* Step 1: tau, xi, xp from (u_n, p_n). */
+/* Step 1: tau, xi, xp from (u_n, p_n); tau with min(dt, the bound of the last ef_fs_compute_dt) (TAU_TIME_STEP). */
 int ef_fs_prepare(ef_fs *fs, double dt, const double *u_n, const double *p_n);
 /* Step 2: RK4 (or, with viscous_implicit, the IMEX ARS(3,4,3) stages) from u_n to uh (3 per
  * node) with the BCs; p_new (1 per node) receives p_n with the fixed pressures of t + dt (the warm

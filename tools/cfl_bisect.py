@@ -57,6 +57,8 @@ def case_file(a, name, cfl, scheme, end_time):
     mis["refinement_levels"] = level
     ss["time_stepping"] = {"automatic_time_step": True, "CFL_number": cfl}
     ss["viscous_time_integration"] = scheme
+    if a.tau_time_step:
+        ss.setdefault("implicit_viscosity", {})["tau_time_step"] = a.tau_time_step
     ls = ss.setdefault("linear_solver_settings", {})
     ls.update(json.loads(a.linear_solver))
     p["output_processes"] = {}
@@ -192,6 +194,8 @@ def main():
     ap.add_argument("--develop-min", type=float, default=2.0)
     ap.add_argument("--develop-tol", type=float, default=0.001)
     ap.add_argument("--json", default=None)
+    ap.add_argument("--tau-time-step", default=None, choices=["explicit_limit", "step"],
+                    help="implicit_viscosity.tau_time_step (default: the solver's, explicit_limit)")
     a = ap.parse_args()
     lib = str(pathlib.Path(a.build).resolve() / "lib")
     os.environ.setdefault("EDGEFLOW_LIB_DIR", lib)

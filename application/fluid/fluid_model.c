@@ -22,7 +22,7 @@ const char ef_fluid_settings_defaults[] =
     " \"viscous_time_integration\": \"explicit\","
     " \"implicit_viscosity\": {\"tolerance\": 1e-10, \"max_iteration\": 10000, \"maximum_viscous_number\": 100.0,"
     "     \"maximum_time_step_growth\": 1.2, \"correction\": \"lumped\", \"pressure\": \"frozen\", \"check_every\": 8,"
-    "     \"projection\": \"single\"},"
+    "     \"projection\": \"single\", \"tau_time_step\": \"explicit_limit\"},"
     " \"linear_solver_settings\": {}, \"device\": {}}";
 
 /* Keys only Kratos' own fluid solvers use: accepted with one warning. */

@@ -111,6 +111,11 @@ int ef_strategy_read_settings(const ef_strategy_config *config, ef_fs_settings *
   EF_CHECK(!strcmp(proj, "single") || !strcmp(proj, "converged"), EF_ERR_PARAMETER,
            "solver_settings.implicit_viscosity.projection must be \"single\" or \"converged\", got \"%s\"", proj);
   fs->viscous_projection = !strcmp(proj, "converged");
+  const char *tdt = "explicit_limit"; /* optional, as correction (TAU_TIME_STEP) */
+  if (ef_parameters_has(iv, "tau_time_step")) EF_CALL(ef_parameters_get_string(iv, "tau_time_step", &tdt));
+  EF_CHECK(!strcmp(tdt, "explicit_limit") || !strcmp(tdt, "step"), EF_ERR_PARAMETER,
+           "solver_settings.implicit_viscosity.tau_time_step must be \"explicit_limit\" or \"step\", got \"%s\"", tdt);
+  fs->tau_time_step = !strcmp(tdt, "step");
   EF_CHECK(!fs->viscous_projection || !fs->viscous_correction, EF_ERR_PARAMETER,
            "solver_settings.implicit_viscosity.projection \"converged\" needs correction \"lumped\", got \"%s\"", corr);
   EF_CHECK(fs->viscous_rtol > 0 && fs->viscous_rtol < 1 && fs->viscous_max_iterations > 0, EF_ERR_PARAMETER,

@@ -145,6 +145,7 @@ struct ef_cl_fs_s {
   cl_mem *lij_b; /* per row block: the compact stage operator, L_IJ per directed edge (ef_row_edge_laplacians) */
   int64_t node_groups;       /* work-groups of the node kernels: n / wgs rounded up */
   double hmin2_over_nu;      /* min_I hmin_I^2 / nu (the viscous cap of the automatic step) */
+  double tau_dt;             /* TAU_TIME_STEP: tau's step bound from ef_cl_fs_compute_dt for the next step (0: none) */
   int v_iterations, v_max_iterations;
   double v_residual, v_seconds;
   /* The projection "converged" (s.fs.viscous_projection; fs_cp_solve): the single projection's velocity and
@@ -687,7 +688,8 @@ int ef_cl_fs_create(ef_cl_context *ctx, const ef_edge_data *ed, const ef_cl_fs_s
 
   int64_t dt_groups = (int64_t)(fs_round_up(n, fs->wgs) / fs->wgs);
   fs->dt_groups = (int)(dt_groups < FS_DT_MAX_GROUPS ? dt_groups : FS_DT_MAX_GROUPS);
-  int64_t n_partials = 2 * fs->assembly_groups > fs->dt_groups ? 2 * fs->assembly_groups : fs->dt_groups;
+  /* 2 dt_groups: the implicit option's dt reduction writes two sets (TAU_TIME_STEP). */
+  int64_t n_partials = fs->assembly_groups > fs->dt_groups ? 2 * fs->assembly_groups : 2 * fs->dt_groups;
   EF_CALL_GOTO(fs_buffer(fs, (size_t)n_partials * 8, NULL, "partial sums", &fs->partials), fail);
   EF_CALL_GOTO(fs_buffer(fs, FS_STATE_SIZE * 8, NULL, "step scalars", &fs->state), fail);
   EF_CALL_GOTO(fs_buffer(fs, 2 * sizeof(cl_int), NULL, "step flags", &fs->flags), fail);
@@ -962,6 +964,7 @@ static int fs_enqueue_prepare(ef_cl_fs *fs, double dt, cl_mem un, cl_mem pn, int
   cl_kernel k = fs->k[K_PREPARE];
   const ef_fs_settings *s = &fs->s.fs;
   const cl_int stab = s->stabilization != 0;
+  if (fs->tau_dt > 0.0 && fs->tau_dt < dt) dt = fs->tau_dt; /* TAU_TIME_STEP: dt is tau's only here */
   for (fs_block blk = FS_BLOCK_START; fs_block_next(fs, &blk);) {
     EF_CL_SET_ARGS(k, FS_BLOCK_ARGS(fs, blk), EF_CL_ARG(un), EF_CL_ARG(pn), EF_CL_ARG(fs->inv_mass),
                    EF_CL_ARG(fs->h), EF_CL_ARG(s->nu), EF_CL_ARG(dt), EF_CL_ARG(s->tau_c1), EF_CL_ARG(s->tau_c2),
@@ -1446,7 +1449,7 @@ int ef_cl_fs_compute_dt(ef_cl_fs *fs, const ef_fs_dt_settings *s, double *dt, do
   if (implicit) {
     /* The convective limit only (ef_fs_compute_dt), capped below by the viscous number. */
     EF_CL_SET_ARGS(fs->k[K_DT_CONVECTIVE], EF_CL_ARG(n), EF_CL_ARG(fs->hmin), EF_CL_ARG(fs->u[fs->cur]),
-                   EF_CL_ARG(fs->partials));
+                   EF_CL_ARG(fs->s.fs.nu), EF_CL_ARG(fs->partials));
     EF_CALL(fs_launch(fs, K_DT_CONVECTIVE, FS_PHASE_NONE, (size_t)count * fs->wgs, fs->wgs, 32.0 * (double)n));
   } else {
     EF_CL_SET_ARGS(fs->k[K_DT_PARTIAL], EF_CL_ARG(n), EF_CL_ARG(fs->hmin), EF_CL_ARG(fs->u[fs->cur]),
@@ -1455,13 +1458,19 @@ int ef_cl_fs_compute_dt(ef_cl_fs *fs, const ef_fs_dt_settings *s, double *dt, do
   }
   EF_CL_SET_ARGS(fs->k[K_DT_FINAL], EF_CL_ARG(count), EF_CL_ARG(fs->partials), EF_CL_ARG(fs->state));
   EF_CALL(fs_launch(fs, K_DT_FINAL, FS_PHASE_NONE, fs->wgs, fs->wgs, 8.0 * (double)count));
-  double stable = 0.0;
+  double stable = 0.0, expl[FS_DT_MAX_GROUPS], expl_min = 1.0e300;
+  if (implicit) /* TAU_TIME_STEP: the explicit rule's partials, reduced here */
+    EF_CL_CALL(clEnqueueReadBuffer(fs->ctx->queue, fs->partials, CL_FALSE, (size_t)count * 8, (size_t)count * 8, expl,
+                                   0, NULL, NULL));
   EF_CL_CALL(clEnqueueReadBuffer(fs->ctx->queue, fs->state, CL_TRUE, 3 * 8, 8, &stable, 0, NULL, NULL));
   fs_collect(fs, NULL);
+  for (cl_long g = 0; implicit && g < count; ++g)
+    if (expl[g] < expl_min) expl_min = expl[g];
   EF_CHECK(isfinite(stable) || stable == 1.0e300, EF_ERR_DIVERGED, "time step: the velocity field is not finite");
   EF_CALL(ef_fs_dt_floor_check(s, stable));
   ef_fs_dt_choose(s, stable, dt, dt_stable, reduced);
   if (implicit) ef_fs_dt_cap_viscous(s, &fs->s.fs, fs->hmin2_over_nu, dt);
+  fs->tau_dt = ef_fs_dt_tau(s, &fs->s.fs, expl_min); /* TAU_TIME_STEP */
   return EF_SUCCESS;
 }
 
@@ -1647,6 +1656,7 @@ int ef_cl_fs_step(ef_cl_fs *fs, double t, double dt, ef_cl_fs_stats *stats) {
   st.seconds_solve = res.seconds;
   if (sp.seen[3]) st.seconds_step3 = sp.end[3] - sp.start[3];
   st.seconds_total = ef_wtime() - w0;
+  fs->tau_dt = 0.0; /* TAU_TIME_STEP: consumed (the next step's comes from its own ef_cl_fs_compute_dt) */
   if (implicit) {
     st.viscous_iterations = fs->v_iterations;
     st.viscous_max_stage_iterations = fs->v_max_iterations;
@@ -1762,7 +1772,7 @@ int ef_cl_fs_mpi_view(ef_cl_fs *fs, int64_t n_owned, ef_cl_fs_mpi_view_s *v) {
   v->hmin = fs->hmin;
   v->H = &fs->H;
   v->h_pfix = fs->h_pfix;
-  v->partial_bytes = (size_t)(2 * fs->assembly_groups > fs->dt_groups ? 2 * fs->assembly_groups : fs->dt_groups) * 8;
+  v->partial_bytes = (size_t)(fs->assembly_groups > fs->dt_groups ? 2 * fs->assembly_groups : 2 * fs->dt_groups) * 8;
   v->assembly_groups = fs->assembly_groups;
   v->dt_groups = fs->dt_groups;
   v->fixed_dofs = &fs->n_fixed_dofs;
