@@ -28,10 +28,10 @@ reference included, starts at t0 = K hmin^2/nu from one developed discrete state
 of the reference step's run from t = 0 to t0 (no initial layer from a non-discrete initial pressure), and
 ends at t0 + T.  --states DIR (order): each run's final velocity and pressure and the mesh into
 DIR/<case>_<scheme>_<r>.npz (r = "ref" for the reference), for tools that locate the error.
-Stability: 2000 steps at r = 100 and 1000, or until the kinetic energy falls below 1e-200 of the first step's
-(Taylor-Green with nu dt/hmin^2 = r loses a factor exp(-4 pi^2 r hmin^2) a step: at r = 100 on level 3 that is
-reached after about 240 steps, at r = 1000 after 24; beyond it the velocity nears the denormal range and the pressure right-hand side
-is rounding noise); kinetic energy history, max growth between steps and the 2dt indicator
+Stability: 2000 steps at r = 100 and 1000, or until the kinetic energy falls below 1e-20 of the first step's
+(Taylor-Green decays: beyond that the pressure CG's relative tolerance on its singular system meets rounding,
+level 1 at r = 100 broke down with p^T A p = -1.1e-19 at 2.4e-22 of the first step's energy, after 998 steps of
+decay by at least 3.6 % each); kinetic energy history, max growth between steps and the 2dt indicator
 |u_{n+1} - 2u_n + u_{n-1}| / |u_n| at the end."""
 import argparse, json, math, os, pathlib, shutil, subprocess, sys
 
@@ -250,15 +250,15 @@ def main():
 
                 def every(k, u, ke=ke):
                     ke.append(float(np.sum(u * u)))
-                    # A decaying flow (Taylor-Green: a factor exp(-4 pi^2 r hmin^2) in KE per step) is followed
-                    # while its kinetic energy is above 1e-200 of the first step's: below, the velocity nears
-                    # the denormal range and the pressure solve's right-hand side is rounding noise.
-                    return ke[-1] < 1e-200 * ke[0]
+                    # A decaying flow (Taylor-Green) is followed while its kinetic energy is above 1e-20 of the
+                    # first step's: below, the pressure CG's relative tolerance on the singular system (no fixed
+                    # pressure) meets rounding (level 1, r = 100: p^T A p = -1.1e-19 at KE 2.4e-22 of the first).
+                    return ke[-1] < 1e-20 * ke[0]
                 u, X, E, steps, hist = run(name, nu, "implicit", dt, a.steps * dt, level, every)
                 growth = max(ke[i + 1] / ke[i] for i in range(len(ke) - 1) if ke[i] > 0)
                 u0, u1, u2 = hist[-3], hist[-2], hist[-1]
                 osc = float(np.linalg.norm(u2 - 2 * u1 + u0) / max(np.linalg.norm(u1), 1e-300))
-                stop = f" (stopped after {len(ke)} of {a.steps}: KE below 1e-200 of the first)" if len(ke) < a.steps else ""
+                stop = f" (stopped after {len(ke)} of {a.steps}: KE below 1e-20 of the first)" if len(ke) < a.steps else ""
                 print(f"  r = {r}: {len(ke)} steps of dt {dt:.4g}{stop}: max KE ratio between steps {growth:.6f}, "
                       f"KE first/last {ke[0]:.4e}/{ke[-1]:.4e}, 2dt indicator at the end {osc:.3e}", flush=True)
                 out[f"{name}_r{r}"] = {"dt": dt, "steps": len(ke), "solver_steps": steps, "max_ke_ratio": growth,
