@@ -37,8 +37,8 @@ import argparse, json, math, os, pathlib, shutil, subprocess, sys
 
 import numpy as np
 
-# tau_c1, use_oss, start-up p(0), --stab, dt_tau, correction, pressure, projection
-STAB = [0.0, True, "zero", "frozen", 1.0, "lumped", "frozen", "single"]
+# tau_c1, use_oss, start-up p(0), --stab, dt_tau, correction, pressure, projection, tau_time_step
+STAB = [0.0, True, "zero", "frozen", 1.0, "lumped", "frozen", "single", "step"]
 SRC = pathlib.Path(__file__).resolve().parent.parent
 
 
@@ -93,8 +93,11 @@ def case_params(name, nu, scheme, dt, T, level):
     ss["model_import_settings"]["input_filename"] = os.path.abspath(msh)
     ss["viscosity"] = nu
     ss["viscous_time_integration"] = scheme
-    if scheme == "implicit" and (STAB[5] != "lumped" or STAB[6] != "frozen" or STAB[7] != "single"):
-        ss["implicit_viscosity"] = {"correction": STAB[5], "pressure": STAB[6], "projection": STAB[7]}
+    if scheme == "implicit":
+        # tau's c1/dt from the step taken ("step"): --stab frozen's tau_c1 = dt/dt_ref relies on it (the
+        # default "explicit_limit" would take c1 over min(dt, the explicit limit), a tau that depends on dt).
+        ss["implicit_viscosity"] = {"correction": STAB[5], "pressure": STAB[6], "projection": STAB[7],
+                                    "tau_time_step": STAB[8]}
     ss["time_stepping"] = {"automatic_time_step": False, "time_step": dt}
     c1 = dt / STAB[4] if STAB[3] == "frozen" else STAB[0]
     ss["stabilization"] = {"tau_c1": c1, "use_oss": STAB[1]}
@@ -175,6 +178,10 @@ def main():
     ap.add_argument("--projection", default="single",
                     help="implicit: solver_settings.implicit_viscosity.projection (single, converged; "
                     "docs/implicit_viscosity.md, fix (c))")
+    ap.add_argument("--tau-time-step", choices=["step", "explicit_limit"], default="step",
+                    help="implicit: solver_settings.implicit_viscosity.tau_time_step (default here \"step\", tau's "
+                    "c1/dt from the step taken, which the order protocol's --stab frozen needs; the solver's own "
+                    "default is \"explicit_limit\")")
     ap.add_argument("--start-from-reference", type=float, default=0.0, metavar="K",
                     help="order: start every run (the reference too) from the reference run's state at "
                     "t0 = K hmin^2/nu (0: from the case's initial state at t = 0)")
@@ -184,7 +191,7 @@ def main():
     if a.start_from_reference < 0.0:
         ap.error(f"--start-from-reference must be >= 0, got {a.start_from_reference}")
     STAB[0], STAB[1], STAB[2], STAB[3] = a.tau_c1, a.stab != "none", a.p0, a.stab
-    STAB[5], STAB[6], STAB[7] = a.correction, a.pressure, a.projection
+    STAB[5], STAB[6], STAB[7], STAB[8] = a.correction, a.pressure, a.projection, a.tau_time_step
     a.build = os.path.abspath(a.build)
     if a.results:
         a.results = os.path.abspath(a.results)
