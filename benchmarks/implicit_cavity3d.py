@@ -41,7 +41,7 @@ def run(a):
     import edgeflow_post as post  # noqa: PLC0415
     out = pathlib.Path(a.out).resolve()
     out.mkdir(parents=True, exist_ok=True)
-    name = f"{a.strategy}_{a.scheme}_cfl{a.cfl:g}_L{a.level}"
+    name = f"{a.strategy}_{a.scheme}_cfl{a.cfl:g}_L{a.level}" + ("_rimrest" if a.rim == "rest" else "")
     src = SRC / "test_examples" / "cavity3d" / "ProjectParameters.json"
     p = json.loads(src.read_text())
     pd, ss = p["problem_data"], p["solver_settings"]
@@ -53,6 +53,10 @@ def run(a):
     ss["viscous_time_integration"] = a.scheme
     ss.setdefault("linear_solver_settings", {}).update(json.loads(a.linear_solver))
     p["output_processes"] = {}
+    if a.rim == "rest":
+        bc = p["processes"]["boundary_conditions_process_list"]
+        walls = [q for q in bc if q["Parameters"].get("model_part_name") == "FluidModelPart.walls"]
+        p["processes"]["boundary_conditions_process_list"] = [q for q in bc if q not in walls] + walls
     case = out / f"{name}.case.json"
     case.write_text(json.dumps(p, indent=1))
     t0 = time.perf_counter()
@@ -127,6 +131,9 @@ def main():
     r.add_argument("--cfl", type=float, default=1.0)
     r.add_argument("--t-end", type=float, default=1.0)
     r.add_argument("--linear-solver", default='{"solver_type": "fcg", "preconditioner_type": "amg"}')
+    r.add_argument("--rim", default="moving", choices=["moving", "rest"],
+                   help="the lid's rim nodes: moving with the lid (the case as committed: the lid process after the "
+                        "walls') or at rest (the walls' process last, as ProjectParameters_re1000.json)")
     c = sp.add_parser("compare")
     c.add_argument("first")
     c.add_argument("second")
