@@ -443,19 +443,15 @@ int ef_fs_compute_dt(ef_fs *fs, const double *velocity, const ef_fs_dt_settings 
  * Step 1. */
 
 /* Step 1: tau_I, xi_I = M^-1 A_I(u_n), xp_I = M^-1 sum nabla_IJ (p_J - p_I) (eq. 48). */
-int ef_fs_prepare(ef_fs *fs, double dt, const double *u_n, const double *p_n) {
-  EF_CHECK(fs && u_n && p_n, EF_ERR_PARAMETER, "fractional step: NULL argument to prepare");
-  EF_CHECK(dt > 0.0, EF_ERR_PARAMETER, "fractional step: time step must be positive, got %g", dt);
-  const ef_edge_data *ed = fs->ed;
+void ef_fs_rows_prepare(const ef_edge_data *ed, const ef_fs_settings *fss, int64_t n, double dt, const double *u_n,
+                        const double *p_n, double *tau, double *xi, double *xp) {
   const int dim = ed->dim, S = ed->stride;
-  const int64_t n = fs->n, *rp = ed->row_ptr;
+  const int64_t *rp = ed->row_ptr;
   const int32_t *col = ed->col;
   const double *ev = ed->values, *invm = ed->inv_mass, *h = ed->h;
-  const double *nun = fs->s.nu_nodal, nu = fs->s.nu;
-  const int stab = fs->s.stabilization;
-  const double c1 = fs->s.tau_c1, c2 = fs->s.tau_c2, c3 = fs->s.tau_c3;
-  double *tau = fs->tau, *xi = fs->xi, *xp = fs->xp;
-  if (fs->tau_dt > 0.0 && fs->tau_dt < dt) dt = fs->tau_dt; /* TAU_TIME_STEP: dt is tau's only here */
+  const double *nun = fss->nu_nodal, nu = fss->nu;
+  const int stab = fss->stabilization;
+  const double c1 = fss->tau_c1, c2 = fss->tau_c2, c3 = fss->tau_c3;
   EF_OMP(omp parallel for schedule(static))
   for (int64_t i = 0; i < n; ++i) {
     const int ne = (int)(rp[i + 1] - rp[i]);
@@ -472,6 +468,13 @@ int ef_fs_prepare(ef_fs *fs, double dt, const double *u_n, const double *p_n) {
     }
     tau[i] = stab ? ef_node_tau(h[i], ef_node_norm(dim, i, u_n), nun ? nun[i] : nu, dt, c1, c2, c3) : 0.0;
   }
+}
+
+int ef_fs_prepare(ef_fs *fs, double dt, const double *u_n, const double *p_n) {
+  EF_CHECK(fs && u_n && p_n, EF_ERR_PARAMETER, "fractional step: NULL argument to prepare");
+  EF_CHECK(dt > 0.0, EF_ERR_PARAMETER, "fractional step: time step must be positive, got %g", dt);
+  if (fs->tau_dt > 0.0 && fs->tau_dt < dt) dt = fs->tau_dt; /* TAU_TIME_STEP: dt is tau's only here */
+  ef_fs_rows_prepare(fs->ed, &fs->s, fs->n, dt, u_n, p_n, fs->tau, fs->xi, fs->xp);
   return EF_SUCCESS;
 }
 
@@ -482,18 +485,17 @@ int ef_fs_prepare(ef_fs *fs, double dt, const double *u_n, const double *p_n) {
  * R_1 + 2R_2 + 2R_3 + R_4; uout = u_n + a M^-1 R (stages 0-2, a = dt/2, dt/2, dt) or
  * u_n + dt/6 M^-1 acc (stage 3), then fixed components take u_n's values and slip nodes
  * are projected. */
-static void rk_stage(ef_fs *fs, int stage, double dt, const double *u_n, const double *p_n, const double *us,
-                     double *uout) {
-  const ef_edge_data *ed = fs->ed;
+void ef_fs_rows_rk_stage(const ef_edge_data *ed, const ef_fs_settings *fss, int64_t n, int stage, double dt,
+                         const double *u_n, const double *p_n, const double *us, const double *tau, const double *xi,
+                         double *acc, double *uout) {
   const int dim = ed->dim, S = ed->stride;
-  const int64_t n = fs->n, *rp = ed->row_ptr;
+  const int64_t *rp = ed->row_ptr;
   const int32_t *col = ed->col;
   const double *ev = ed->values, *mass = ed->mass, *invm = ed->inv_mass;
-  const double *tau = fs->tau, *xi = fs->xi, *bf = fs->s.body_force, *nun = fs->s.nu_nodal;
-  const double nu = fs->s.nu;
-  const uint8_t *vfix = fs->s.velocity_fixed, *slip = fs->s.slip_type, *pfix = fs->s.pressure_fixed;
-  const double *sn = fs->s.slip_normal, *st = fs->s.slip_tangent;
-  double *acc = fs->acc;
+  const double *bf = fss->body_force, *nun = fss->nu_nodal;
+  const double nu = fss->nu;
+  const uint8_t *vfix = fss->velocity_fixed, *slip = fss->slip_type, *pfix = fss->pressure_fixed;
+  const double *sn = fss->slip_normal, *st = fss->slip_tangent;
   const double a = stage == 0 || stage == 1 ? 0.5 * dt : stage == 2 ? dt : dt / 6.0;
   const double wacc = stage == 0 || stage == 3 ? 1.0 : 2.0;
   EF_OMP(omp parallel for schedule(static))
@@ -524,6 +526,11 @@ static void rk_stage(ef_fs *fs, int stage, double dt, const double *u_n, const d
                      st ? st + 3 * i : zero, uref, u);
     for (int c = 0; c < 3; ++c) uout[3 * i + c] = u[c];
   }
+}
+
+static void rk_stage(ef_fs *fs, int stage, double dt, const double *u_n, const double *p_n, const double *us,
+                     double *uout) {
+  ef_fs_rows_rk_stage(fs->ed, &fs->s, fs->n, stage, dt, u_n, p_n, us, fs->tau, fs->xi, fs->acc, uout);
 }
 
 /* Call the caller's boundary-value function, with context on failure. */

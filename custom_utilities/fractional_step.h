@@ -256,6 +256,16 @@ int ef_fs_step(ef_fs *fs, double t, double dt, double *velocity, double *pressur
 
 /* Step 1: tau, xi, xp from (u_n, p_n); tau with min(dt, the bound of the last ef_fs_compute_dt) (TAU_TIME_STEP). */
 int ef_fs_prepare(ef_fs *fs, double dt, const double *u_n, const double *p_n);
+
+/* The row loops of step 1 and of an RK4 stage on rows [0, n), shared by ef_fs_step (n = every node) and the
+ * distributed step of fractional_step_mpi.c (n = the owned rows, the ghosts exchanged by the caller): step 1
+ * writes tau (with dt, tau's step), xi and xp; an RK4 stage (0-3) writes acc and uout from us with p_n, xi and
+ * tau frozen, fixed components taking u_n's values and slip nodes projected. */
+void ef_fs_rows_prepare(const ef_edge_data *ed, const ef_fs_settings *fss, int64_t n, double dt, const double *u_n,
+                        const double *p_n, double *tau, double *xi, double *xp);
+void ef_fs_rows_rk_stage(const ef_edge_data *ed, const ef_fs_settings *fss, int64_t n, int stage, double dt,
+                         const double *u_n, const double *p_n, const double *us, const double *tau, const double *xi,
+                         double *acc, double *uout);
 /* Step 2: RK4 (or, with viscous_implicit, the IMEX ARS(3,4,3) stages) from u_n to uh (3 per
  * node) with the BCs; p_new (1 per node) receives p_n with the fixed pressures of t + dt (the warm
  * start of step 3); reaction may be NULL.  The stage solves' figures go to ef_fs_viscous_stats. */

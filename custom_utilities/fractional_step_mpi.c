@@ -226,31 +226,8 @@ int ef_fs_mpi_compute_dt(ef_fs_mpi *fs, const double *velocity, const ef_fs_dt_s
 
 /* Step 1 on the owned rows, then tau and both projections at the ghosts. */
 static int prepare(ef_fs_mpi *fs, double dt, const double *u_n, const double *p_n) {
-  const ef_edge_data *ed = fs->ed;
-  const int dim = ed->dim, S = ed->stride;
-  const int64_t n = fs->n_owned, *rp = ed->row_ptr;
-  const int32_t *col = ed->col;
-  const double *ev = ed->values, *invm = ed->inv_mass, *h = ed->h;
-  const double *nun = fs->s.nu_nodal, nu = fs->s.nu;
-  const int stab = fs->s.stabilization;
-  const double c1 = fs->s.tau_c1, c2 = fs->s.tau_c2, c3 = fs->s.tau_c3;
   double *tau = fs->tau, *xi = fs->xi, *xp = fs->xp;
-  EF_OMP(omp parallel for schedule(static))
-  for (int64_t i = 0; i < n; ++i) {
-    const int ne = (int)(rp[i + 1] - rp[i]);
-    const int32_t *ci = col + rp[i];
-    const double *ei = ev + rp[i] * S;
-    double a[3] = {0.0, 0.0, 0.0}, g[3] = {0.0, 0.0, 0.0};
-    if (dim == 3)
-      ef_row_projections(3, i, ne, ci, ei, u_n, p_n, invm[i], a, g);
-    else
-      ef_row_projections(2, i, ne, ci, ei, u_n, p_n, invm[i], a, g);
-    for (int c = 0; c < 3; ++c) {
-      xi[3 * i + c] = a[c];
-      xp[3 * i + c] = g[c];
-    }
-    tau[i] = stab ? ef_node_tau(h[i], ef_node_norm(dim, i, u_n), nun ? nun[i] : nu, dt, c1, c2, c3) : 0.0;
-  }
+  ef_fs_rows_prepare(fs->ed, &fs->s, fs->n_owned, dt, u_n, p_n, tau, xi, xp);
   EF_CALL(halo(fs, xi, 3));
   EF_CALL(halo(fs, xp, 3));
   return halo(fs, tau, 1);
@@ -259,46 +236,7 @@ static int prepare(ef_fs_mpi *fs, double dt, const double *u_n, const double *p_
 /* One RK4 stage on the owned rows (rk_stage of fractional_step.c), then uout at the ghosts. */
 static int rk_stage(ef_fs_mpi *fs, int stage, double dt, const double *u_n, const double *p_n, const double *us,
                     double *uout) {
-  const ef_edge_data *ed = fs->ed;
-  const int dim = ed->dim, S = ed->stride;
-  const int64_t n = fs->n_owned, *rp = ed->row_ptr;
-  const int32_t *col = ed->col;
-  const double *ev = ed->values, *mass = ed->mass, *invm = ed->inv_mass;
-  const double *tau = fs->tau, *xi = fs->xi, *bf = fs->s.body_force, *nun = fs->s.nu_nodal;
-  const double nu = fs->s.nu;
-  const uint8_t *vfix = fs->s.velocity_fixed, *pfix = fs->s.pressure_fixed, *slip = fs->s.slip_type;
-  const double *sn = fs->s.slip_normal, *st = fs->s.slip_tangent;
-  double *acc = fs->acc;
-  const double a = stage == 0 || stage == 1 ? 0.5 * dt : stage == 2 ? dt : dt / 6.0;
-  const double wacc = stage == 0 || stage == 3 ? 1.0 : 2.0;
-  EF_OMP(omp parallel for schedule(static))
-  for (int64_t i = 0; i < n; ++i) {
-    const int ne = (int)(rp[i + 1] - rp[i]);
-    const int32_t *ci = col + rp[i];
-    const double *ei = ev + rp[i] * S;
-    double b[3] = {0.0, 0.0, 0.0}, R[3] = {0.0, 0.0, 0.0};
-    if (bf)
-      for (int c = 0; c < dim; ++c) b[c] = bf[3 * i + c];
-    const double nui = nun ? nun[i] : nu;
-    if (dim == 3)
-      ef_row_momentum_residual(3, i, ne, ci, ei, us, p_n, xi, mass[i], b, tau[i], nui, R);
-    else
-      ef_row_momentum_residual(2, i, ne, ci, ei, us, p_n, xi, mass[i], b, tau[i], nui, R);
-    if (pfix && pfix[i] && !(vfix && (vfix[3 * i] || vfix[3 * i + 1] || vfix[3 * i + 2])))
-      ef_row_open_boundary_traction(dim, i, ne, ci, ei, p_n, R);
-    double u[3] = {0.0, 0.0, 0.0}, uref[3] = {0.0, 0.0, 0.0};
-    for (int c = 0; c < dim; ++c) {
-      const double ac = stage == 0 ? R[c] : acc[3 * i + c] + wacc * R[c];
-      acc[3 * i + c] = ac;
-      uref[c] = u_n[3 * i + c];
-      u[c] = uref[c] + a * invm[i] * (stage == 3 ? ac : R[c]);
-    }
-    const uint8_t none[3] = {0, 0, 0};
-    const double zero[3] = {0.0, 0.0, 0.0};
-    ef_node_apply_bc(dim, vfix ? vfix + 3 * i : none, slip ? slip[i] : EF_SLIP_NONE, sn ? sn + 3 * i : zero,
-                     st ? st + 3 * i : zero, uref, u);
-    for (int c = 0; c < 3; ++c) uout[3 * i + c] = u[c];
-  }
+  ef_fs_rows_rk_stage(fs->ed, &fs->s, fs->n_owned, stage, dt, u_n, p_n, us, fs->tau, fs->xi, fs->acc, uout);
   return halo(fs, uout, 3);
 }
 
