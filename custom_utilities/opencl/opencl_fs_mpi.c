@@ -97,21 +97,11 @@ static int fsm_reduce(ef_cl_fs_mpi *m, double *v, int n, ef_comm_op op) {
   return err;
 }
 
-/* The ghosts of x (nc doubles a node) from their owners: the send lists packed on the device and read into
- * pinned memory, the nonblocking exchange, the ghost block (contiguous: n_owned..n-1) written back. */
-static int fsm_halo(ef_cl_fs_mpi *m, cl_mem x, int nc) {
-  const double t0 = ef_wtime();
+/* The host part of a halo of x (nc doubles a node) whose send lists are in h_send: the nonblocking exchange
+ * into h_recv, then the ghost block (contiguous: n_owned..n-1) written back on the main queue; a non-blocking
+ * write is safe because h_recv is not touched again before the next exchange, which follows a blocking read. */
+static int fsm_exchange_write(ef_cl_fs_mpi *m, cl_mem x, int nc, cl_bool blocking) {
   const ef_partition *p = m->p;
-  cl_command_queue q = m->v.ctx->queue;
-  const int cnt = (int)m->n_send;
-  if (cnt > 0) {
-    EF_CL_SET_ARGS(m->k_pack, EF_CL_ARG(cnt), EF_CL_ARG(nc), EF_CL_ARG(m->send_nodes), EF_CL_ARG(x),
-                   EF_CL_ARG(m->send_dev));
-    EF_CALL(fsm_launch(m, m->k_pack, cnt));
-    EF_CL_CALL(clEnqueueReadBuffer(q, m->send_dev, CL_TRUE, 0, (size_t)cnt * nc * 8, m->h_send, 0, NULL, NULL));
-  } else {
-    EF_CL_CALL(clFinish(q)); /* x complete before its ghosts are overwritten */
-  }
   for (int k = 0; k < p->n_neighbours; ++k) {
     m->send_ptr[k] = m->h_send + p->send_offsets[k] * nc;
     m->send_count[k] = (p->send_offsets[k + 1] - p->send_offsets[k]) * nc;
@@ -124,8 +114,26 @@ static int fsm_halo(ef_cl_fs_mpi *m, cl_mem x, int nc) {
   EF_CALL(ef_comm_exchange_end(m->comm, pending));
   const int64_t ghosts = m->n - m->n_owned;
   if (ghosts > 0)
-    EF_CL_CALL(clEnqueueWriteBuffer(q, x, CL_TRUE, (size_t)(m->n_owned * nc) * 8, (size_t)(ghosts * nc) * 8,
-                                    m->h_recv, 0, NULL, NULL));
+    EF_CL_CALL(clEnqueueWriteBuffer(m->v.ctx->queue, x, blocking, (size_t)(m->n_owned * nc) * 8,
+                                    (size_t)(ghosts * nc) * 8, m->h_recv, 0, NULL, NULL));
+  return EF_SUCCESS;
+}
+
+/* The ghosts of x (nc doubles a node) from their owners: the send lists packed on the device and read into
+ * pinned memory, the nonblocking exchange, the ghost block (contiguous: n_owned..n-1) written back. */
+static int fsm_halo(ef_cl_fs_mpi *m, cl_mem x, int nc) {
+  const double t0 = ef_wtime();
+  cl_command_queue q = m->v.ctx->queue;
+  const int cnt = (int)m->n_send;
+  if (cnt > 0) {
+    EF_CL_SET_ARGS(m->k_pack, EF_CL_ARG(cnt), EF_CL_ARG(nc), EF_CL_ARG(m->send_nodes), EF_CL_ARG(x),
+                   EF_CL_ARG(m->send_dev));
+    EF_CALL(fsm_launch(m, m->k_pack, cnt));
+    EF_CL_CALL(clEnqueueReadBuffer(q, m->send_dev, CL_TRUE, 0, (size_t)cnt * nc * 8, m->h_send, 0, NULL, NULL));
+  } else {
+    EF_CL_CALL(clFinish(q)); /* x complete before its ghosts are overwritten */
+  }
+  EF_CALL(fsm_exchange_write(m, x, nc, CL_TRUE));
   m->seconds_exchange += ef_wtime() - t0;
   return EF_SUCCESS;
 }
@@ -158,26 +166,12 @@ static int fsm_halo_begin(ef_cl_fs_mpi *m, cl_mem x, int nc, cl_event *read) {
  * (after the work enqueued since fsm_halo_begin, not blocking: later kernels on that queue see the ghosts). */
 static int fsm_halo_end(ef_cl_fs_mpi *m, cl_mem x, int nc, cl_event read) {
   const double t0 = ef_wtime();
-  const ef_partition *p = m->p;
   if (read) {
     cl_int st = clWaitForEvents(1, &read);
     clReleaseEvent(read);
     EF_CL_CALL(st);
   }
-  for (int k = 0; k < p->n_neighbours; ++k) {
-    m->send_ptr[k] = m->h_send + p->send_offsets[k] * nc;
-    m->send_count[k] = (p->send_offsets[k + 1] - p->send_offsets[k]) * nc;
-    m->recv_ptr[k] = m->h_recv + p->recv_offsets[k] * nc;
-    m->recv_count[k] = (p->recv_offsets[k + 1] - p->recv_offsets[k]) * nc;
-  }
-  void *pending = NULL;
-  EF_CALL(ef_comm_exchange_begin(m->comm, p->n_neighbours, p->neighbours, m->send_ptr, m->send_count, m->recv_ptr,
-                                 m->recv_count, FSM_TAG + nc, &pending));
-  EF_CALL(ef_comm_exchange_end(m->comm, pending));
-  const int64_t ghosts = m->n - m->n_owned;
-  if (ghosts > 0) /* h_recv is not touched again before the next exchange, which follows a blocking read */
-    EF_CL_CALL(clEnqueueWriteBuffer(m->v.ctx->queue, x, CL_FALSE, (size_t)(m->n_owned * nc) * 8,
-                                    (size_t)(ghosts * nc) * 8, m->h_recv, 0, NULL, NULL));
+  EF_CALL(fsm_exchange_write(m, x, nc, CL_FALSE));
   m->seconds_exchange += ef_wtime() - t0;
   return EF_SUCCESS;
 }
