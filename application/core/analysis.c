@@ -97,7 +97,7 @@ struct ef_analysis_s {
   long cut_step, process_step;
   int cut;
   int stop_requested; /* a process (stop_when_steady_process) ended the run */
-  int ev_initialize, ev_read, ev_refine, ev_strategy_init, ev_step, ev_processes, ev_output;
+  int ev_initialize, ev_read, ev_refine, ev_prepare, ev_create, ev_strategy_init, ev_step, ev_processes, ev_output;
   ef_run_state run; /* restart files, stops, limits, the manifest (functions at the end of this file) */
 };
 
@@ -234,7 +234,12 @@ static int ef_analysis_read_mesh(ef_analysis a) {
   EF_CHECK(!strcmp(renumbering, "rcm") || !strcmp(renumbering, "none"), EF_ERR_PARAMETER,
            "%s: solver_settings.model_import_settings.renumbering is '%s', expected \"rcm\" or \"none\"",
            a->parameters_path, renumbering);
-  if (!strcmp(renumbering, "rcm")) EF_CALL(ef_mesh_renumber(a->mp, "rcm"));
+  if (!strcmp(renumbering, "rcm")) {
+    int event = ef_log_event("setup", "renumber mesh (rcm)");
+    ef_log_event_begin(event);
+    EF_CALL(ef_mesh_renumber(a->mp, "rcm"));
+    ef_log_event_end(event);
+  }
   return EF_SUCCESS;
 }
 
@@ -558,6 +563,8 @@ int ef_analysis_initialize(ef_analysis a) {
   a->ev_initialize = ef_log_event("setup", "initialize (total)");
   a->ev_read = ef_log_event("setup", "read mesh");
   a->ev_refine = ef_log_event("setup", "refine mesh");
+  a->ev_prepare = ef_log_event("setup", "strategy prepare and processes");
+  a->ev_create = ef_log_event("setup", "strategy create");
   a->ev_strategy_init = ef_log_event("setup", "strategy initialize");
   a->ev_step = ef_log_event("loop", "solve step");
   a->ev_processes = ef_log_event("loop", "processes");
@@ -620,6 +627,7 @@ int ef_analysis_initialize(ef_analysis a) {
   if (a->strategy_ops->add_variables) EF_CALL(a->strategy_ops->add_variables(a->mp));
   if (!a->options.quiet && a->distributed) ef_analysis_print_piece(a);
   if (!a->options.quiet && ef_comm_rank(a->comm) == 0) ef_model_part_print_summary(a->mp, stdout);
+  ef_log_event_begin(a->ev_prepare);
   if (a->strategy_ops->prepare) {
     const ef_strategy_setup setup = {a->mp, a->solver_settings, a->parameters_path, a->case_folder, a->summary,
                                      a->options.quiet};
@@ -628,6 +636,7 @@ int ef_analysis_initialize(ef_analysis a) {
 
   EF_CALL(ef_analysis_create_processes(a, skip));
   EF_CALL(ef_analysis_add_steady_stop(a));
+  ef_log_event_end(a->ev_prepare);
   a->time = a->start_time;
   if (a->run.restarted) a->time = a->run.time;
   a->initialized = 1;
@@ -638,8 +647,11 @@ int ef_analysis_initialize(ef_analysis a) {
     return EF_SUCCESS;
   }
 
+  int ev_processes = ef_log_event("setup", "processes initialize");
+  ef_log_event_begin(ev_processes);
   for (int i = 0; i < a->n_processes; i++)
     if (a->processes[i].ops->execute_initialize) EF_CALL(a->processes[i].ops->execute_initialize(a->processes[i].data));
+  ef_log_event_end(ev_processes);
   int time_dependent = 0;
   for (int i = 0; i < a->n_processes; i++)
     if (a->processes[i].ops->is_time_dependent && a->processes[i].ops->is_time_dependent(a->processes[i].data))
@@ -656,7 +668,9 @@ int ef_analysis_initialize(ef_analysis a) {
   EF_CALL(ef_parameters_set_json(a->summary, "strategy", "{}"));
   EF_CALL(ef_parameters_get(a->summary, "strategy", &a->config.summary));
   EF_CALL(ef_parameters_set_string(a->config.summary, "name", solver_type));
+  ef_log_event_begin(a->ev_create);
   EF_CALL(a->strategy_ops->create(&a->config, &a->strategy));
+  ef_log_event_end(a->ev_create);
 
   for (int i = 0; i < a->n_processes; i++)
     if (a->processes[i].ops->execute_before_solution_loop)

@@ -66,7 +66,7 @@ typedef struct {
   /* Run totals of the Table-5 phases. */
   double t_upload, t_step1, t_step2, t_step3, t_download, t_assembly, t_solve;
   long n_downloads;
-  int ev_build, ev_upload, ev_step1, ev_step2, ev_assembly, ev_solve, ev_step3, ev_download, ev_snapshot;
+  int ev_build, ev_context, ev_buffers, ev_solver, ev_upload, ev_step1, ev_step2, ev_assembly, ev_solve, ev_step3, ev_download, ev_snapshot;
   /* Asynchronous output snapshots (the model part's snapshot hooks).  snap_busy[slot] is guarded by
    * snap_lock: set by begin (main thread), cleared by wait (the output writer thread), which is
    * the only thread to touch the slot's snap_dest and its ef_cl_fs buffers in between. */
@@ -226,6 +226,9 @@ static int ef_opencl_create(const ef_strategy_config *config, void **out) {
   EF_CALL_GOTO(ef_model_part_get_variable(s->mp, "PRESSURE", &s->pressure_var), fail);
   EF_CALL_GOTO(ef_model_part_get_variable(s->mp, "REACTION", &s->reaction_var), fail);
   s->ev_build = ef_log_event("setup", "edge data build");
+  s->ev_context = ef_log_event("setup", "device context");
+  s->ev_buffers = ef_log_event("setup", "device executor (programs, buffers, upload)");
+  s->ev_solver = ef_log_event("setup", "pressure solver (tuner, preconditioner)");
   s->ev_upload = ef_log_event("step", "0 CPU->GPU");
   s->ev_step1 = ef_log_event("step", s->settings.viscous_implicit ? "1 momentum (tau, projections, IMEX stages)"
                                                                   : "1 momentum (tau, projections, RK4)");
@@ -413,7 +416,9 @@ static int ef_opencl_initialize(void *data) {
       s->device.device_index = asked;
     }
   }
+  ef_log_event_begin(s->ev_context);
   if (!s->ctx) EF_CALL(ef_cl_context_create(&s->device, &s->ctx));
+  ef_log_event_end(s->ev_context);
 
   ef_cl_fs_settings os;
   ef_cl_fs_settings_default(&os);
@@ -422,9 +427,12 @@ static int ef_opencl_initialize(void *data) {
   if (s->config.partition) EF_CALL(ef_comm_allreduce(s->config.comm, &os.fs.velocity_bound, 1, EF_COMM_MAX));
   os.work_group_bits = s->work_group_bits;
   os.viscous_check_every = s->viscous_check_every;
+  ef_log_event_begin(s->ev_buffers);
   EF_CALL(ef_cl_fs_create(s->ctx, &s->edges, &os, &s->fs));
   double seconds;
   EF_CALL(ef_opencl_upload_modified(s, 1, &seconds));
+  ef_log_event_end(s->ev_buffers);
+  ef_log_event_begin(s->ev_solver);
   char *spmv = NULL;
   if (s->config.partition) { /* MPI: the distributed step and its device Jacobi CG, no registry solver */
     double tolerance;
@@ -441,6 +449,7 @@ static int ef_opencl_initialize(void *data) {
     EF_CALL(ef_cl_fs_compute_dt(s->fs, &s->dt_settings, &dt, NULL, &reduced));
     EF_CALL(ef_opencl_create_solver(s, dt, &spmv));
   }
+  ef_log_event_end(s->ev_solver);
   mp->device.context = s;
   mp->device.sync_to_host = ef_opencl_sync_to_host;
   mp->device.snapshot_begin = ef_opencl_snapshot_begin;
