@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "edgeflow/ef_log.h"
 #include "edgeflow/ef_util.h"
 
 /* The table cmake/embed_kernels.cmake generates from custom_kernels/. */
@@ -904,16 +905,23 @@ static int ef_program_from_resolved(ef_cl_context *ctx, const char *label, const
       return EF_SUCCESS;
     }
   cl_program p = NULL;
-  EF_CALL(ef_cache_load(ctx, key, options, &p));
-  if (p) {
+  /* Timed as one setup event over all programs: on NVIDIA a cached binary is PTX, still compiled here. */
+  const int event = ef_log_event("setup", "OpenCL programs (disk cache or source)");
+  ef_log_event_begin(event);
+  int err = ef_cache_load(ctx, key, options, &p);
+  if (!err && !p) {
+    err = ef_build_source(ctx, label, resolved, options, &p);
+    if (!err) {
+      ctx->builds_from_source++;
+      ef_cl_log(ctx, 2, "edgeflow: program '%s' [%s] built from source\n", label, options);
+      ef_cache_store(ctx, key, p);
+    }
+  } else if (!err) {
     ctx->builds_from_disk_cache++;
     ef_cl_log(ctx, 2, "edgeflow: program '%s' [%s] from the disk cache\n", label, options);
-  } else {
-    EF_CALL(ef_build_source(ctx, label, resolved, options, &p));
-    ctx->builds_from_source++;
-    ef_cl_log(ctx, 2, "edgeflow: program '%s' [%s] built from source\n", label, options);
-    ef_cache_store(ctx, key, p);
   }
+  ef_log_event_end(event);
+  EF_CALL(err);
   ef_cl_program_entry *e = calloc(1, sizeof *e);
   if (!e) {
     clReleaseProgram(p);
