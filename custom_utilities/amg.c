@@ -12,6 +12,7 @@
 
 #include "amg_rows.h"
 #include "ef_omp.h"
+#include "host_dist.h"
 
 /* Defaults of amg.h. */
 void ef_amg_settings_default(ef_amg_settings *s) {
@@ -207,9 +208,10 @@ static int64_t amg_coarse_row(const amg_view *A, const int32_t *agg, const int32
   return cnt;
 }
 
-/* Pattern and values of P^T A P for the aggregate map agg (nc aggregates, members mp/mem);
- * rows in parallel (OpenMP), each with the same sums in the same order as the refresh. */
-static int amg_galerkin(const amg_view *A, const int32_t *agg, int64_t nc, const int32_t *mp,
+/* Pattern and values of P^T A P for the aggregate map agg (nc aggregates, members mp/mem; the
+ * coarse columns 0..ncol-1, ncol > nc when agg maps ghost columns to coarse ghosts); rows in
+ * parallel (OpenMP), each with the same sums in the same order as the refresh. */
+static int amg_galerkin(const amg_view *A, const int32_t *agg, int64_t nc, int64_t ncol, const int32_t *mp,
                         const int32_t *mem, amg_csr *C) {
   memset(C, 0, sizeof *C);
   int err = EF_SUCCESS, failed = 0;
@@ -217,12 +219,12 @@ static int amg_galerkin(const amg_view *A, const int32_t *agg, int64_t nc, const
   EF_CHECK_GOTO(C->rp, EF_ERR_MEMORY, fail, "AMG: out of memory for a coarse pattern");
   EF_OMP(omp parallel)
   {
-    int32_t *mark = malloc((size_t)(nc > 0 ? nc : 1) * sizeof *mark);
+    int32_t *mark = malloc((size_t)(ncol > 0 ? ncol : 1) * sizeof *mark);
     if (!mark) {
       EF_OMP(omp atomic write)
       failed = 1;
     } else {
-      for (int64_t I = 0; I < nc; ++I) mark[I] = -1;
+      for (int64_t I = 0; I < ncol; ++I) mark[I] = -1;
       EF_OMP(omp for schedule(static))
       for (int64_t I = 0; I < nc; ++I) C->rp[I + 1] = amg_coarse_row(A, agg, mp, mem, I, mark, NULL);
     }
@@ -237,15 +239,15 @@ static int amg_galerkin(const amg_view *A, const int32_t *agg, int64_t nc, const
   EF_CHECK_GOTO(C->col && C->val, EF_ERR_MEMORY, fail, "AMG: out of memory for a coarse matrix");
   EF_OMP(omp parallel)
   {
-    int32_t *mark = malloc((size_t)(nc > 0 ? nc : 1) * 2 * sizeof *mark);
+    int32_t *mark = malloc((size_t)(ncol > 0 ? ncol : 1) * 2 * sizeof *mark);
     if (!mark) {
       EF_OMP(omp atomic write)
       failed = 1;
     } else {
-      for (int64_t I = 0; I < nc; ++I) mark[I] = -1;
+      for (int64_t I = 0; I < ncol; ++I) mark[I] = -1;
       /* mark[J]: the row being built; then pos[J]: J's place in it (the refresh's binary
        * search, found once per row: the same sums in the same order). */
-      int32_t *pos = mark + nc;
+      int32_t *pos = mark + ncol;
       EF_OMP(omp for schedule(static))
       for (int64_t I = 0; I < nc; ++I) {
         const int64_t cb = C->rp[I], ce = C->rp[I + 1];
@@ -273,6 +275,8 @@ fail:
 
 /* Free every array of a level that the hierarchy owns. */
 static void amg_level_free(ef_amg_level *L) {
+  ef_host_dist_destroy(&L->halo);
+  free(L->ghost_global);
   free(L->row_ptr);
   free(L->own_col);
   free(L->own_val);
@@ -325,7 +329,7 @@ static int amg_aggregate(const ef_amg_settings *s, const amg_view *A, int32_t *a
     if (p + 1 == s->passes || c == 0 || c == n_cur) break;
     amg_csr next;
     err = amg_members(v.n, a, c, &mp, &mem);
-    if (!err) err = amg_galerkin(&v, a, c, mp, mem, &next);
+    if (!err) err = amg_galerkin(&v, a, c, c, mp, mem, &next);
     free(mp);
     free(mem);
     mp = mem = NULL;
@@ -342,9 +346,150 @@ static int amg_aggregate(const ef_amg_settings *s, const amg_view *A, int32_t *a
   return err;
 }
 
+/* ---------------------------------------------------------------------------
+ * Several ranks (docs/mpi.md): aggregates inside each rank's owned rows, coarse rows numbered
+ * globally (each rank's aggregates one block, the blocks in rank order), the coarsest level
+ * gathered on every rank. */
+
+#define AMG_DIST_TAG 700 /* + level: the message tag of a level's halo exchange */
+
+/* Aggregates of the owned rows of v (n owned rows, columns owned and ghost): the passes of
+ * amg_aggregate on the owned block, couplings to ghosts left out; then a row left out there
+ * that couples only to ghosts (it is no fixed-pressure row) becomes an aggregate of its own. */
+static int amg_aggregate_owned(const ef_amg_settings *s, const amg_view *v, int32_t *agg, int64_t *nc) {
+  const int64_t n = v->n;
+  amg_csr B = {0};
+  B.n = n;
+  B.rp = malloc((size_t)(n + 1) * sizeof *B.rp);
+  B.col = malloc((size_t)(AMG_RP(v, n) > 0 ? AMG_RP(v, n) : 1) * sizeof *B.col);
+  B.val = malloc((size_t)(AMG_RP(v, n) > 0 ? AMG_RP(v, n) : 1) * sizeof *B.val);
+  if (!B.rp || !B.col || !B.val) {
+    amg_csr_free(&B);
+    return EF_ERROR(EF_ERR_MEMORY, "AMG: out of memory for the owned block");
+  }
+  B.rp[0] = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t k = B.rp[i];
+    for (int64_t j = AMG_RP(v, i); j < AMG_RP(v, i + 1); ++j)
+      if (v->col[j] < n) {
+        B.col[k] = v->col[j];
+        B.val[k++] = v->val[j];
+      }
+    B.rp[i + 1] = k;
+  }
+  B.nnz = B.rp[n];
+  amg_view bv = {n, B.rp, NULL, B.col, B.val};
+  int err = amg_aggregate(s, &bv, agg, nc);
+  amg_csr_free(&B);
+  if (err) return err;
+  for (int64_t i = 0; i < n; ++i) {
+    if (agg[i] >= 0) continue;
+    for (int64_t j = AMG_RP(v, i); j < AMG_RP(v, i + 1); ++j)
+      if (v->col[j] != i && v->val[j] != 0.0) {
+        agg[i] = (int32_t)(*nc)++;
+        break;
+      }
+  }
+  return EF_SUCCESS;
+}
+
+static int amg_cmp_i64(const void *a, const void *b) {
+  const int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* The sum over the ranks of v (nc owned aggregates here) and this rank's first coarse row. */
+static int amg_dist_count(ef_comm comm, int64_t nc, int64_t *total, int64_t *first) {
+  const int rank = ef_comm_rank(comm), size = ef_comm_size(comm);
+  double *c = calloc((size_t)size, sizeof *c);
+  EF_CHECK(c, EF_ERR_MEMORY, "AMG: out of memory");
+  c[rank] = (double)nc;
+  int err = ef_comm_allreduce(comm, c, size, EF_COMM_SUM);
+  *total = *first = 0;
+  for (int r = 0; !err && r < size; ++r) {
+    if (r < rank) *first += (int64_t)c[r];
+    *total += (int64_t)c[r];
+  }
+  free(c);
+  return err;
+}
+
+/* Level C = the aggregates of F (nc owned here, first the first global one): F->agg extended
+ * over F's ghost columns (their owners' aggregates, by one exchange of global numbers, as C's
+ * ghost columns numbered nc.. in ascending global order), C's ghost rows and halo. */
+static int amg_dist_coarse(ef_amg_level *F, ef_amg_level *C, int64_t nc, int64_t first, int64_t total, int level) {
+  const int64_t n = F->n, ng = F->n_ghost;
+  int err = EF_SUCCESS;
+  double *g = malloc((size_t)(n + ng > 0 ? n + ng : 1) * sizeof *g);
+  int64_t *u = malloc((size_t)(ng > 0 ? ng : 1) * sizeof *u);
+  EF_CHECK_GOTO(g && u, EF_ERR_MEMORY, done, "AMG: out of memory for the coarse ghosts");
+  for (int64_t i = 0; i < n; ++i) g[i] = F->agg[i] >= 0 ? (double)(first + F->agg[i]) : -1.0;
+  EF_CALL_GOTO(ef_host_dist_exchange(F->halo, g), done);
+  int64_t m = 0;
+  for (int64_t k = 0; k < ng; ++k)
+    if (g[n + k] >= 0.0) u[m++] = (int64_t)g[n + k];
+  qsort(u, (size_t)m, sizeof *u, amg_cmp_i64);
+  int64_t ncg = 0;
+  for (int64_t k = 0; k < m; ++k)
+    if (!ncg || u[k] != u[ncg - 1]) u[ncg++] = u[k];
+  for (int64_t k = 0; k < ng; ++k) {
+    if (g[n + k] < 0.0) {
+      F->agg[n + k] = -1;
+      continue;
+    }
+    const int64_t key = (int64_t)g[n + k];
+    const int64_t *hit = bsearch(&key, u, (size_t)ncg, sizeof *u, amg_cmp_i64);
+    F->agg[n + k] = (int32_t)(nc + (hit - u));
+  }
+  C->n_ghost = ncg;
+  C->n_global = total;
+  C->ghost_global = u;
+  u = NULL;
+  EF_CALL_GOTO(ef_host_dist_create(ef_host_dist_comm(F->halo), nc, ncg, C->ghost_global, AMG_DIST_TAG + level + 1,
+                                   &C->halo),
+               done);
+done:
+  free(g);
+  free(u);
+  return err;
+}
+
+/* The coarsest level's pattern gathered on every rank in the global numbering (h->g_rp, g_col;
+ * each rank's rows from its first row on), and the arrays its values and right-hand side are
+ * gathered into.  A reduction of zero-padded arrays gathers: each entry has one contributor. */
+static int amg_dist_gather_pattern(ef_amg *h) {
+  const ef_amg_level *L = &h->lev[h->n_levels - 1];
+  const amg_view v = {L->n, L->row_ptr64, L->row_ptr, L->col, L->val};
+  const int64_t nc = h->nc, first = ef_host_dist_first_row(L->halo);
+  int err = EF_SUCCESS;
+  double *len = calloc((size_t)nc, sizeof *len), *gc = NULL;
+  h->g_rp = calloc((size_t)nc + 1, sizeof *h->g_rp);
+  h->g_r = malloc((size_t)nc * sizeof *h->g_r);
+  EF_CHECK_GOTO(len && h->g_rp && h->g_r, EF_ERR_MEMORY, done, "AMG: out of memory for the gathered level");
+  for (int64_t I = 0; I < L->n; ++I) len[first + I] = (double)(AMG_RP(&v, I + 1) - AMG_RP(&v, I));
+  EF_CALL_GOTO(ef_host_dist_sum(L->halo, len, (int)nc), done);
+  for (int64_t I = 0; I < nc; ++I) h->g_rp[I + 1] = h->g_rp[I] + (int32_t)len[I];
+  const int64_t nnz = h->g_rp[nc];
+  gc = calloc((size_t)(nnz > 0 ? nnz : 1), sizeof *gc);
+  h->g_col = malloc((size_t)(nnz > 0 ? nnz : 1) * sizeof *h->g_col);
+  h->g_val = malloc((size_t)(nnz > 0 ? nnz : 1) * sizeof *h->g_val);
+  EF_CHECK_GOTO(gc && h->g_col && h->g_val, EF_ERR_MEMORY, done, "AMG: out of memory for the gathered level");
+  for (int64_t I = 0; I < L->n; ++I)
+    for (int64_t j = AMG_RP(&v, I); j < AMG_RP(&v, I + 1); ++j) {
+      const int32_t c = L->col[j];
+      gc[h->g_rp[first + I] + (j - AMG_RP(&v, I))] = (double)(c < L->n ? first + c : L->ghost_global[c - L->n]);
+    }
+  EF_CALL_GOTO(ef_host_dist_sum(L->halo, gc, (int)nnz), done);
+  for (int64_t k = 0; k < nnz; ++k) h->g_col[k] = (int32_t)gc[k];
+done:
+  free(len);
+  free(gc);
+  return err;
+}
+
 /* Build the hierarchy (amg.h); maps: the aggregate maps of the first n_maps levels, or NULL. */
-static int amg_create(const ef_amg_settings *s, const ef_amg_matrix *A, int n_maps, int32_t *const *maps,
-                      ef_amg **out) {
+static int amg_create(const ef_amg_settings *s, const ef_amg_matrix *A, const ef_amg_ranks *ranks, int n_maps,
+                      int32_t *const *maps, ef_amg **out) {
   EF_CHECK(out, EF_ERR_PARAMETER, "ef_amg_create: NULL output");
   *out = NULL;
   EF_CHECK(s && A && A->row_ptr && A->col && A->val && A->n >= 1, EF_ERR_PARAMETER,
@@ -371,12 +516,25 @@ static int amg_create(const ef_amg_settings *s, const ef_amg_matrix *A, int n_ma
   L0->row_ptr64 = A->row_ptr;
   L0->col = A->col;
   L0->val = A->val;
+  L0->n_global = A->n;
+  h->distributed = ranks && ef_comm_size(ranks->comm) > 1;
+  if (h->distributed) { /* several ranks: level 0's halo from the global rows */
+    EF_CHECK_GOTO(ranks->global_row && ranks->n_ghost >= 0, EF_ERR_PARAMETER, fail,
+                  "AMG: a matrix of several ranks without global rows");
+    L0->n_ghost = ranks->n_ghost;
+    L0->ghost_global = malloc((size_t)(ranks->n_ghost > 0 ? ranks->n_ghost : 1) * sizeof *L0->ghost_global);
+    EF_CHECK_GOTO(L0->ghost_global, EF_ERR_MEMORY, fail, "AMG: out of memory");
+    memcpy(L0->ghost_global, ranks->global_row + A->n, (size_t)ranks->n_ghost * sizeof *L0->ghost_global);
+    EF_CALL_GOTO(ef_host_dist_create(ranks->comm, A->n, ranks->n_ghost, L0->ghost_global, AMG_DIST_TAG, &L0->halo),
+                 fail);
+    L0->n_global = ef_host_dist_global_rows(L0->halo);
+  }
   h->n_levels = 1;
   while (maps ? h->n_levels - 1 < n_maps
-              : (h->n_levels < s->max_levels && h->lev[h->n_levels - 1].n > s->coarse_enough)) {
+              : (h->n_levels < s->max_levels && h->lev[h->n_levels - 1].n_global > s->coarse_enough)) {
     ef_amg_level *F = &h->lev[h->n_levels - 1], *C = &h->lev[h->n_levels];
     amg_view v = amg_level_view(F);
-    F->agg = malloc((size_t)F->n * sizeof *F->agg);
+    F->agg = malloc((size_t)(F->n + F->n_ghost > 0 ? F->n + F->n_ghost : 1) * sizeof *F->agg);
     EF_CHECK_GOTO(F->agg, EF_ERR_MEMORY, fail, "AMG: out of memory for an aggregate map");
     int64_t nc = 0;
     if (maps) { /* a saved map: entries -1 or 0..nc-1, every aggregate used */
@@ -391,16 +549,21 @@ static int amg_create(const ef_amg_settings *s, const ef_amg_matrix *A, int n_ma
     } else {
       ef_amg_settings sl = *s; /* coarse levels: every negative coupling is strong (see amg.h) */
       if (h->n_levels > 1) sl.strength = s->coarse_strength;
-      EF_CALL_GOTO(amg_aggregate(&sl, &v, F->agg, &nc), fail);
+      EF_CALL_GOTO(h->distributed ? amg_aggregate_owned(&sl, &v, F->agg, &nc) : amg_aggregate(&sl, &v, F->agg, &nc),
+                   fail);
     }
-    if (!maps && (nc == 0 || 4 * nc > 3 * F->n)) { /* coarsening by less than 4/3 stalls: F stays the coarsest */
+    int64_t nc_total = nc, nc_first = 0; /* several ranks: over all of them, and this rank's first */
+    if (h->distributed) EF_CALL_GOTO(amg_dist_count(ranks->comm, nc, &nc_total, &nc_first), fail);
+    if (!maps && (nc_total == 0 || 4 * nc_total > 3 * F->n_global)) { /* coarsening by less than 4/3 stalls: F stays the coarsest */
       free(F->agg);
       F->agg = NULL;
       break;
     }
+    C->n_global = nc_total;
+    if (h->distributed) EF_CALL_GOTO(amg_dist_coarse(F, C, nc, nc_first, nc_total, h->n_levels - 1), fail);
     EF_CALL_GOTO(amg_members(F->n, F->agg, nc, &F->mem_ptr, &F->mem), fail);
     amg_csr Cm;
-    EF_CALL_GOTO(amg_galerkin(&v, F->agg, nc, F->mem_ptr, F->mem, &Cm), fail);
+    EF_CALL_GOTO(amg_galerkin(&v, F->agg, nc, nc + C->n_ghost, F->mem_ptr, F->mem, &Cm), fail);
     EF_CHECK_GOTO(Cm.nnz < INT32_MAX, EF_ERR_UNSUPPORTED, fail, "AMG: coarse matrix too large");
     C->n = Cm.n;
     C->nnz = Cm.nnz;
@@ -417,15 +580,16 @@ static int amg_create(const ef_amg_settings *s, const ef_amg_matrix *A, int n_ma
     h->n_levels++;
   }
   ef_amg_level *Lc = &h->lev[h->n_levels - 1];
-  h->nc = Lc->n;
+  h->nc = Lc->n_global;
   EF_CHECK_GOTO(h->nc <= 4096, EF_ERR_UNSUPPORTED, fail,
                 "AMG: the coarsest level has %lld rows (coarsening stalled or max_levels too small); "
                 "the dense coarsest solve allows at most 4096", (long long)h->nc);
   h->coarse_inv = malloc((size_t)(h->nc * h->nc) * sizeof *h->coarse_inv);
   EF_CHECK_GOTO(h->coarse_inv, EF_ERR_MEMORY, fail, "AMG: out of memory for the coarsest inverse");
+  if (h->distributed) EF_CALL_GOTO(amg_dist_gather_pattern(h), fail);
   for (int l = 0; l < h->n_levels; ++l) {
     ef_amg_level *L = &h->lev[l];
-    size_t n = (size_t)L->n;
+    size_t n = (size_t)(L->n + L->n_ghost > 0 ? L->n + L->n_ghost : 1); /* vectors: owned and ghost rows */
     L->dinv = malloc(n * sizeof *L->dinv);
     L->r = malloc(n * sizeof *L->r);
     L->x = malloc(n * sizeof *L->x);
@@ -448,13 +612,19 @@ fail:
 }
 
 int ef_amg_create(const ef_amg_settings *s, const ef_amg_matrix *A, ef_amg **out) {
-  return amg_create(s, A, 0, NULL, out);
+  return amg_create(s, A, NULL, 0, NULL, out);
 }
 
 int ef_amg_create_from_maps(const ef_amg_settings *s, const ef_amg_matrix *A, int n_maps, int32_t *const *maps,
                             ef_amg **out) {
   EF_CHECK(n_maps >= 0 && n_maps < 32 && (maps || n_maps == 0), EF_ERR_PARAMETER, "AMG: bad saved maps");
-  return amg_create(s, A, n_maps, maps, out);
+  return amg_create(s, A, NULL, n_maps, maps, out);
+}
+
+int ef_amg_create_ranks(const ef_amg_settings *s, const ef_amg_matrix *A, const ef_amg_ranks *ranks, int n_maps,
+                        int32_t *const *maps, ef_amg **out) {
+  EF_CHECK(n_maps >= 0 && n_maps < 32 && (maps || n_maps == 0), EF_ERR_PARAMETER, "AMG: bad saved maps");
+  return amg_create(s, A, ranks, maps ? n_maps : 0, maps, out);
 }
 
 /* Free the hierarchy. */
@@ -462,6 +632,10 @@ void ef_amg_destroy(ef_amg **h) {
   if (!h || !*h) return;
   for (int l = 0; l < 32; ++l) amg_level_free(&(*h)->lev[l]);
   free((*h)->coarse_inv);
+  free((*h)->g_rp);
+  free((*h)->g_col);
+  free((*h)->g_val);
+  free((*h)->g_r);
   free(*h);
   *h = NULL;
 }

@@ -75,10 +75,22 @@ typedef struct {
   int constant_null_space;
 } ef_amg_matrix;
 
+/* Several ranks: the matrix holds the n owned rows, its columns the owned and n_ghost ghost
+ * rows, global_row the global number of every local row (as ef_linear_solver.h's ef_matrix). */
+typedef struct {
+  int64_t n_ghost;
+  const int64_t *global_row;
+  struct ef_comm_s *comm;
+} ef_amg_ranks;
+
 /* One level of the hierarchy.  Level 0's matrix is the caller's (row_ptr64/col/val point to
  * it); coarse levels own int32 offsets, columns and values. */
 typedef struct {
-  int64_t n, nnz;
+  int64_t n, nnz;           /* rows (owned rows on several ranks) and entries */
+  int64_t n_ghost;          /* several ranks: ghost columns n..n+n_ghost-1 (0 on one process) */
+  int64_t n_global;         /* rows over all ranks (n on one process) */
+  struct ef_host_dist_s *halo; /* several ranks: the level's halo exchange (NULL on one process) */
+  int64_t *ghost_global;    /* several ranks: global row of each ghost column */
   const int64_t *row_ptr64; /* level 0 only */
   int32_t *row_ptr;         /* coarse levels (level 0: NULL) */
   const int32_t *col;
@@ -87,7 +99,7 @@ typedef struct {
   double *own_val;
   double *dinv;             /* n: l1 inverse diagonal */
   /* transfer to level + 1 (absent on the coarsest level) */
-  int32_t *agg;     /* n: row of level + 1, or -1 */
+  int32_t *agg;     /* n (+ n_ghost: the ghosts' aggregates as level + 1's columns): row of level + 1, or -1 */
   int32_t *mem_ptr; /* n_{l+1} + 1 */
   int32_t *mem;     /* members, ordered by aggregate then row */
   int32_t *cpos;    /* nnz: host refresh only, built at its first call: where entry j of a member row
@@ -102,9 +114,16 @@ typedef struct ef_amg_s {
   int n_levels;
   ef_amg_level lev[32];
   int constant_null_space;
-  int64_t nc;         /* rows of the coarsest level */
+  int64_t nc;         /* rows of the coarsest level (over all ranks) */
   double *coarse_inv; /* nc x nc, symmetric */
   double setup_seconds, refresh_seconds;
+  /* Several ranks: the coarsest level gathered on every rank (global numbering): its CSR, the
+   * values summed from each rank's rows, and the gathered right-hand side; the first error of a
+   * halo exchange or reduction inside a cycle. */
+  int distributed;
+  int32_t *g_rp, *g_col;
+  double *g_val, *g_r;
+  int err;
 } ef_amg;
 
 /* Build the hierarchy of A (pattern and current values); A's arrays must stay alive and keep
@@ -114,6 +133,14 @@ int ef_amg_create(const ef_amg_settings *s, const ef_amg_matrix *A, ef_amg **out
  * file): the hierarchy of the run that saved them, whatever the values are now. */
 int ef_amg_create_from_maps(const ef_amg_settings *s, const ef_amg_matrix *A, int n_maps, int32_t *const *maps,
                             ef_amg **out);
+/* Several ranks (collective over ranks->comm; docs/mpi.md): aggregates inside each rank's owned
+ * rows (couplings to ghosts left out), coarse rows numbered globally (each rank's aggregates one
+ * block, the blocks in rank order), the coarse ghosts by one exchange of the ghosts' aggregate
+ * numbers, coarsening until the global rows are at most coarse_enough; that level is gathered on
+ * every rank and inverted there (the same dense inverse).  maps: NULL, or the owned rows' maps of
+ * ef_amg_create_from_maps.  A communicator of one rank gives ef_amg_create's hierarchy. */
+int ef_amg_create_ranks(const ef_amg_settings *s, const ef_amg_matrix *A, const ef_amg_ranks *ranks, int n_maps,
+                        int32_t *const *maps, ef_amg **out);
 /* Free; accepts NULL and *h == NULL, sets *h to NULL. */
 void ef_amg_destroy(ef_amg **h);
 

@@ -104,6 +104,17 @@ if(EF_HAVE_MPI)
   else()
     message(STATUS "edgeflow: no PETSc: the mpi_run_*_petsc_* tests (linear solver \"petsc\" across ranks) are left out")
   endif()
+  # FCG + AMG across ranks (aggregates inside each rank's rows, the coarsest level gathered on every rank;
+  # docs/mpi.md): the closed 2D cavity (constant null space) and the 3D cavity on 2 and 3 ranks, 10 steps at
+  # 1e-12 against the one-process FCG + AMG: velocity and pressure to 1e-8, total iterations <= 1.3 x.
+  foreach(case_np cavity2d_amg:2 cavity2d_amg:3 cavity3d_amg:2 cavity3d_amg:3)
+    string(REPLACE ":" ";" case_np ${case_np})
+    list(GET case_np 0 ef_case)
+    list(GET case_np 1 ef_np)
+    ef_add_mpi_run(mpi_run_${ef_case}_np${ef_np} ${ef_np} ${ef_case})
+    set_property(TEST mpi_run_${ef_case}_np${ef_np} APPEND PROPERTY ENVIRONMENT
+                 "EF_TEST_MPI_ITERATION_DIFFERENCE=-1;EF_TEST_MPI_ITERATION_RATIO=1.3")
+  endforeach()
   # What does not run on several ranks yet stops every rank with its message (edgeflow's ef_comm_abort).
   if(EF_WITH_OPENCL) # (without OpenCL the strategy is not registered at all)
     # The OpenCL strategy on PoCL (every rank the CPU device, one PoCL thread a rank): 10 steps against one

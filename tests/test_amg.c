@@ -158,7 +158,7 @@ static int check_convergence_host(const amg_case *c, int *jac_it, int *v_it, int
   ef_csr A = csr_of(c);
   double *x = calloc(n, sizeof *x);
   ASSERT(x, "out of memory");
-  ef_host_pcg_settings ps = {1e-8, 5000, 0};
+  ef_host_pcg_settings ps = {1e-8, 5000, 0, NULL};
   ef_host_pcg_result res;
   ASSERT_OK(ef_host_pcg_solve(&A, jacobi_apply, c->sys, &ps, c->sys->rhs, x, &res));
   ASSERT(res.converged && res.true_relres <= 2e-8, "%s: Jacobi-CG: %d iterations, true residual %.3e", c->name,

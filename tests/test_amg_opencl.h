@@ -130,7 +130,7 @@ static int check_device_case(ef_cl_context *ctx, const amg_case *c, const ef_amg
   ef_cl_pcg_result res;
   ASSERT_OK(ef_cl_pcg_solve(pcg, db, dx, &res));
   ef_csr Ah = {n, s->nnz, s->row_ptr, NULL, s->col, v2, NULL, c->null_space};
-  ef_host_pcg_settings hs = {1e-8, 500, ps.flexible};
+  ef_host_pcg_settings hs = {1e-8, 500, ps.flexible, NULL};
   ef_host_pcg_result hres;
   memset(zh, 0, n * 8);
   ASSERT_OK(ef_host_pcg_solve(&Ah, amg_apply, host, &hs, s->rhs, zh, &hres));

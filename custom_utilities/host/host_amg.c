@@ -11,6 +11,7 @@
 
 #include "amg_rows.h"
 #include "ef_omp.h"
+#include "host_dist.h"
 
 /* Loops over fewer rows than this run on the calling thread (a work-sharing region costs a fork
  * and a barrier, microseconds: more than a small level's loop; the K-cycle visits the small levels
@@ -31,8 +32,15 @@ static inline int64_t amg_rp(const ef_amg_level *L, int64_t i) {
   return L->row_ptr64 ? L->row_ptr64[i] : (int64_t)L->row_ptr[i];
 }
 
+/* Several ranks: x's ghost rows on level L from their owners (nothing on one process); a
+ * failure is kept in h->err (the cycle goes on; ef_amg_apply_host returns it). */
+static void amg_halo(ef_amg *h, const ef_amg_level *L, double *x) {
+  const int err = ef_host_dist_exchange(L->halo, x);
+  if (err && !h->err) h->err = err;
+}
+
 /* x.y summed per block of rows, blocks added in order (the same bits for any thread count). */
-static double amg_dot(int64_t n, const double *x, const double *y) {
+static double amg_dot_rows(int64_t n, const double *x, const double *y) {
   const int64_t bs = ef_reduction_block_rows(n), nb = (n + bs - 1) / bs;
   double part[1024 + 1], s = 0.0;
   EF_OMP(omp parallel for schedule(static) if (AMG_PARALLEL(n)))
@@ -46,8 +54,17 @@ static double amg_dot(int64_t n, const double *x, const double *y) {
   return s;
 }
 
-/* y = A x on level L. */
-static void amg_spmv(const ef_amg_level *L, const double *x, double *y) {
+/* x.y over level L's owned rows, summed over the ranks (one reduction). */
+static double amg_dot(ef_amg *h, const ef_amg_level *L, const double *x, const double *y) {
+  double s = amg_dot_rows(L->n, x, y);
+  const int err = ef_host_dist_sum(L->halo, &s, 1);
+  if (err && !h->err) h->err = err;
+  return s;
+}
+
+/* y = A x on level L (x's ghost rows exchanged first). */
+static void amg_spmv(ef_amg *h, const ef_amg_level *L, double *x, double *y) {
+  amg_halo(h, L, x);
   EF_OMP(omp parallel for schedule(static) if (AMG_PARALLEL(L->n)))
   for (int64_t i = 0; i < L->n; ++i) y[i] = -ef_amg_row_residual(amg_rp(L, i), amg_rp(L, i + 1), L->col, L->val, x, 0.0);
 }
@@ -106,7 +123,14 @@ int ef_amg_refresh_host_part(ef_amg *h, const double *fine_val, int coarse_value
     for (int64_t i = 0; i < L->n; ++i) L->dinv[i] = ef_amg_row_l1_inverse(amg_rp(L, i), amg_rp(L, i + 1), L->val);
   }
   const ef_amg_level *Lc = &h->lev[h->n_levels - 1];
-  if (h->n_levels == 1) { /* a one-level "hierarchy": int64 offsets; copy them to int32 */
+  if (h->distributed) { /* several ranks: the coarsest values gathered (amg.c), the same inverse on every rank */
+    const int64_t first = ef_host_dist_first_row(Lc->halo), nnz = h->g_rp[h->nc];
+    const int64_t b = h->g_rp[first], e = h->g_rp[first + Lc->n];
+    for (int64_t k = 0; k < nnz; ++k) h->g_val[k] = 0.0;
+    for (int64_t k = b; k < e; ++k) h->g_val[k] = Lc->val[k - b];
+    EF_CALL(ef_host_dist_sum(Lc->halo, h->g_val, (int)nnz));
+    ef_amg_dense_fill(h->nc, h->g_rp, h->g_col, h->g_val, h->constant_null_space, h->coarse_inv);
+  } else if (h->n_levels == 1) { /* a one-level "hierarchy": int64 offsets; copy them to int32 */
     int32_t *rp = malloc((size_t)(Lc->n + 1) * sizeof *rp);
     EF_CHECK(rp, EF_ERR_MEMORY, "AMG: out of memory");
     for (int64_t i = 0; i <= Lc->n; ++i) rp[i] = (int32_t)Lc->row_ptr64[i];
@@ -121,8 +145,9 @@ int ef_amg_refresh_host_part(ef_amg *h, const double *fine_val, int coarse_value
 }
 
 /* x = (sweep of level L) from x_in: x_out = x_in + omega D^-1 (r - A x_in). */
-static void amg_sweep(const ef_amg *h, const ef_amg_level *L, const double *r, const double *xin, double *xout) {
+static void amg_sweep(ef_amg *h, const ef_amg_level *L, const double *r, double *xin, double *xout) {
   const double omega = h->s.omega;
+  amg_halo(h, L, xin);
   EF_OMP(omp parallel for schedule(static) if (AMG_PARALLEL(L->n)))
   for (int64_t i = 0; i < L->n; ++i)
     xout[i] = xin[i] + omega * L->dinv[i] *
@@ -136,6 +161,22 @@ static void amg_cycle(ef_amg *h, int l, const double *r, double *x);
 static void amg_correction(ef_amg *h, int c, const double *rc, double *xc) {
   ef_amg_level *C = &h->lev[c];
   const int64_t n = C->n;
+  if (c == h->n_levels - 1 && h->distributed) { /* gathered: every rank its owned and ghost rows of W r */
+    const int64_t first = ef_host_dist_first_row(C->halo), ng = h->nc;
+    const double *W = h->coarse_inv;
+    for (int64_t j = 0; j < ng; ++j) h->g_r[j] = 0.0;
+    for (int64_t i = 0; i < n; ++i) h->g_r[first + i] = rc[i];
+    const int err = ef_host_dist_sum(C->halo, h->g_r, (int)ng);
+    if (err && !h->err) h->err = err;
+    EF_OMP(omp parallel for schedule(static) if (AMG_PARALLEL(n * ng / 16)))
+    for (int64_t i = 0; i < n + C->n_ghost; ++i) {
+      const int64_t gi = i < n ? first + i : C->ghost_global[i - n];
+      double s = 0.0;
+      for (int64_t j = 0; j < ng; ++j) s += W[j * ng + gi] * h->g_r[j];
+      xc[i] = s;
+    }
+    return;
+  }
   if (c == h->n_levels - 1) {
     const double *W = h->coarse_inv;
     EF_OMP(omp parallel for schedule(static) if (AMG_PARALLEL(n * n / 16)))
@@ -151,13 +192,13 @@ static void amg_correction(ef_amg *h, int c, const double *rc, double *xc) {
     return;
   }
   amg_cycle(h, c, rc, C->v1);
-  amg_spmv(C, C->v1, C->w1);
-  const double rho1 = amg_dot(n, C->v1, C->w1), a1 = rho1 > 0.0 ? amg_dot(n, C->v1, rc) / rho1 : 0.0;
+  amg_spmv(h, C, C->v1, C->w1);
+  const double rho1 = amg_dot(h, C, C->v1, C->w1), a1 = rho1 > 0.0 ? amg_dot(h, C, C->v1, rc) / rho1 : 0.0;
   EF_OMP(omp parallel for schedule(static) if (AMG_PARALLEL(n)))
   for (int64_t i = 0; i < n; ++i) C->q[i] = rc[i] - a1 * C->w1[i];
   amg_cycle(h, c, C->q, C->v2);
-  amg_spmv(C, C->v2, C->w2);
-  const double gam = amg_dot(n, C->v2, C->w1), vw = amg_dot(n, C->v2, C->w2), vq = amg_dot(n, C->v2, C->q);
+  amg_spmv(h, C, C->v2, C->w2);
+  const double gam = amg_dot(h, C, C->v2, C->w1), vw = amg_dot(h, C, C->v2, C->w2), vq = amg_dot(h, C, C->v2, C->q);
   const double beta = rho1 > 0.0 ? vw - gam * gam / rho1 : 0.0;
   const double a2 = beta > 0.0 ? vq / beta : 0.0, c1 = rho1 > 0.0 ? a1 - gam * a2 / rho1 : 0.0;
   EF_OMP(omp parallel for schedule(static) if (AMG_PARALLEL(n)))
@@ -179,7 +220,8 @@ static void amg_cycle(ef_amg *h, int l, const double *r, double *x) {
     amg_sweep(h, L, r, cur, next);
     cur = next;
   }
-  const double *xs = cur;
+  double *xs = cur;
+  amg_halo(h, L, xs); /* the residual's and the post-smoothing's ghost columns */
   EF_OMP(omp parallel for schedule(static) if (AMG_PARALLEL(L->n)))
   for (int64_t I = 0; I < C->n; ++I) {
     double s = 0.0;
@@ -190,6 +232,7 @@ static void amg_cycle(ef_amg *h, int l, const double *r, double *x) {
     C->r[I] = s;
   }
   amg_correction(h, l + 1, C->r, C->x);
+  if (l + 2 < h->n_levels) amg_halo(h, C, C->x); /* the gathered coarsest solve fills its ghosts itself */
   double *next = buf[(nu - 1) & 1];
   EF_OMP(omp parallel for schedule(static) if (AMG_PARALLEL(L->n)))
   for (int64_t i = 0; i < L->n; ++i)
@@ -206,10 +249,8 @@ static void amg_cycle(ef_amg *h, int l, const double *r, double *x) {
 /* z = M^-1 r (amg.h). */
 int ef_amg_apply_host(ef_amg *h, const double *r, double *z) {
   EF_CHECK(h && r && z && r != z, EF_ERR_PARAMETER, "ef_amg_apply_host: bad arguments");
-  if (h->n_levels == 1) {
-    amg_correction(h, 0, r, z);
-    return EF_SUCCESS;
-  }
-  amg_cycle(h, 0, r, z);
-  return EF_SUCCESS;
+  h->err = EF_SUCCESS;
+  if (h->n_levels == 1) amg_correction(h, 0, r, z);
+  else amg_cycle(h, 0, r, z);
+  return h->err;
 }

@@ -43,6 +43,14 @@ static int amg_host_setup(void *data, const ef_matrix *A) {
            "amg (host): needs a host matrix");
   if (p->h) return ef_amg_refresh_host(p->h, A->values);
   ef_amg_matrix M = {A->layout.n_owned, A->nnz, A->row_ptr, A->col, A->values, A->constant_null_space};
+  if (ef_comm_size(A->layout.comm) > 1) { /* several ranks: aggregates inside the owned rows (amg.h) */
+    const ef_amg_ranks ranks = {A->layout.n_ghost, A->global_row, A->layout.comm};
+    const int loaded = p->saved.n_maps >= 0;
+    int err = ef_amg_create_ranks(&p->s, &M, &ranks, loaded ? p->saved.n_maps : 0, loaded ? p->saved.maps : NULL,
+                                  &p->h);
+    ef_amg_saved_free(&p->saved);
+    return err;
+  }
   if (p->saved.n_maps >= 0) {
     int err = ef_amg_create_from_maps(&p->s, &M, p->saved.n_maps, p->saved.maps, &p->h);
     ef_amg_saved_free(&p->saved);
@@ -112,7 +120,10 @@ typedef struct {
   ef_linear_solver_common common;
   ef_preconditioner *pc;
   ef_csr A;
+  ef_host_dist *dist; /* several ranks: the matrix's rows (host_dist.h); NULL on one process */
 } fcg_host;
+
+#define FCG_DIST_TAG 690 /* message tag of the outer solver's halo exchanges */
 
 static int fcg_host_precond(void *ctx, const double *r, double *z) {
   fcg_host *f = ctx;
@@ -139,13 +150,18 @@ static int fcg_host_create(ef_parameters settings, const ef_linear_solver_common
   f->common = *common;
   f->pc = pc;
   fcg_host_setup(f, A);
+  const int err = ef_host_dist_from_matrix(A, FCG_DIST_TAG, &f->dist);
+  if (err) {
+    free(f);
+    return err;
+  }
   *out = f;
   return EF_SUCCESS;
 }
 
 static int fcg_host_solve(void *data, const ef_vector *b, ef_vector *x, ef_solve_result *res) {
   fcg_host *f = data;
-  ef_host_pcg_settings s = {f->common.tolerance, f->common.max_iteration, 1};
+  ef_host_pcg_settings s = {f->common.tolerance, f->common.max_iteration, 1, f->dist};
   ef_host_pcg_result r;
   EF_CALL(ef_host_pcg_solve(&f->A, fcg_host_precond, f, &s, b->host, x->host, &r));
   res->iterations = r.iterations;
@@ -160,7 +176,8 @@ static int fcg_host_save_state(void *data, ef_restart_writer *w) { return amg_pc
 static int fcg_host_load_state(void *data, ef_restart_reader *r) { return amg_pc_load_state(((fcg_host *)data)->pc, r); }
 
 static void fcg_host_destroy(void **data) {
-  if (!data) return;
+  if (!data || !*data) return;
+  ef_host_dist_destroy(&((fcg_host *)*data)->dist);
   free(*data);
   *data = NULL;
 }
@@ -178,6 +195,7 @@ const ef_linear_solver_ops ef_host_fcg_ops = {
     .destroy = fcg_host_destroy,
     .save_state = fcg_host_save_state,
     .load_state = fcg_host_load_state,
+    .distributed = 1, /* several ranks: halo exchanges and reductions (host_pcg.h); "jacobi" and "amg" follow */
 };
 
 const ef_linear_solver_ops ef_host_amgcl_ops =

@@ -10,8 +10,9 @@
 
 #include "ef_omp.h"
 
-/* Sum of x_i y_i (y NULL: of x_i) in blocks of rows added in block order. */
-static double pcg_dot(int64_t n, const double *x, const double *y) {
+/* Sum of x_i y_i (y NULL: of x_i) in blocks of rows added in block order; over the ranks of d
+ * (one reduction) when d is given. */
+static int pcg_dot(ef_host_dist *d, int64_t n, const double *x, const double *y, double *out) {
   const int64_t bs = ef_reduction_block_rows(n), nb = (n + bs - 1) / bs;
   double part[1025], s = 0.0;
   EF_OMP(omp parallel for schedule(static))
@@ -22,14 +23,25 @@ static double pcg_dot(int64_t n, const double *x, const double *y) {
     part[b] = a;
   }
   for (int64_t b = 0; b < nb; ++b) s += part[b];
-  return s;
+  *out = s;
+  return ef_host_dist_sum(d, out, 1);
 }
 
-/* v -= mean(v). */
-static void pcg_remove_mean(int64_t n, double *v) {
-  const double m = pcg_dot(n, v, NULL) / (double)n;
+/* v -= mean(v), the mean over every rank's owned rows. */
+static int pcg_remove_mean(ef_host_dist *d, int64_t n, double *v) {
+  double m = 0.0;
+  EF_CALL(pcg_dot(d, n, v, NULL, &m));
+  m /= (double)(d ? ef_host_dist_global_rows(d) : n);
   EF_OMP(omp parallel for schedule(static))
   for (int64_t i = 0; i < n; ++i) v[i] -= m;
+  return EF_SUCCESS;
+}
+
+/* q = A v on the owned rows, after v's ghost rows are exchanged. */
+static int pcg_multiply(ef_host_dist *d, const ef_csr *A, double *v, double *q) {
+  EF_CALL(ef_host_dist_exchange(d, v));
+  ef_csr_multiply(A, v, q);
+  return EF_SUCCESS;
 }
 
 /* PCG / FCG (host_pcg.h). */
@@ -39,33 +51,41 @@ int ef_host_pcg_solve(const ef_csr *A, ef_host_precond_fn precond, void *ctx, co
   ef_host_pcg_result local;
   if (!res) res = &local;
   memset(res, 0, sizeof *res);
-  const int64_t n = A->n;
+  const int64_t n = A->n, nt = n + ef_host_dist_ghost_rows(s->dist);
+  ef_host_dist *d = s->dist;
   double t0 = ef_wtime();
   double *b = malloc((size_t)n * sizeof *b), *r = malloc((size_t)n * sizeof *r);
-  double *z = malloc((size_t)n * sizeof *z), *p = malloc((size_t)n * sizeof *p);
+  double *z = malloc((size_t)nt * sizeof *z), *p = malloc((size_t)nt * sizeof *p);
   double *q = malloc((size_t)n * sizeof *q), *rold = malloc((size_t)n * sizeof *rold);
   int err = EF_SUCCESS;
   EF_CHECK_GOTO(b && r && z && p && q && rold, EF_ERR_MEMORY, done, "host PCG: out of memory");
   memcpy(b, b_in, (size_t)n * sizeof *b);
-  if (A->constant_null_space) pcg_remove_mean(n, b);
-  ef_csr_multiply(A, x, q);
+  if (A->constant_null_space) EF_CALL_GOTO(pcg_remove_mean(d, n, b), done);
+  memcpy(p, x, (size_t)n * sizeof *p); /* x's ghost rows are the caller's: exchanged in a copy */
+  EF_CALL_GOTO(pcg_multiply(d, A, p, q), done);
   EF_OMP(omp parallel for schedule(static))
   for (int64_t i = 0; i < n; ++i) r[i] = b[i] - q[i];
-  const double bb = pcg_dot(n, b, b);
-  double rr = pcg_dot(n, r, r), rz = 0.0;
+  double bb = 0.0, rr = 0.0, rz = 0.0;
+  EF_CALL_GOTO(pcg_dot(d, n, b, b, &bb), done);
+  EF_CALL_GOTO(pcg_dot(d, n, r, r, &rr), done);
   const double tol2 = s->rtol * s->rtol * bb;
   int k = 0;
   while (rr > tol2 && k < s->max_iterations) {
     EF_CALL_GOTO(precond(ctx, r, z), done);
-    if (A->constant_null_space) pcg_remove_mean(n, z);
-    const double rz_new = pcg_dot(n, r, z);
+    if (A->constant_null_space) EF_CALL_GOTO(pcg_remove_mean(d, n, z), done);
+    double rz_new = 0.0, rold_z = 0.0;
+    EF_CALL_GOTO(pcg_dot(d, n, r, z, &rz_new), done);
     double beta = 0.0;
-    if (k > 0) beta = (s->flexible ? rz_new - pcg_dot(n, rold, z) : rz_new) / rz;
+    if (k > 0) {
+      if (s->flexible) EF_CALL_GOTO(pcg_dot(d, n, rold, z, &rold_z), done);
+      beta = (s->flexible ? rz_new - rold_z : rz_new) / rz;
+    }
     rz = rz_new;
     EF_OMP(omp parallel for schedule(static))
     for (int64_t i = 0; i < n; ++i) p[i] = k > 0 ? z[i] + beta * p[i] : z[i];
-    ef_csr_multiply(A, p, q);
-    const double pq = pcg_dot(n, p, q);
+    EF_CALL_GOTO(pcg_multiply(d, A, p, q), done);
+    double pq = 0.0;
+    EF_CALL_GOTO(pcg_dot(d, n, p, q, &pq), done);
     EF_CHECK_GOTO(pq > 0.0 && isfinite(pq), EF_ERR_SOLVER, done,
                   "host PCG broke down at iteration %d: p.Ap = %g (matrix or preconditioner not SPD)", k, pq);
     const double alpha = rz / pq;
@@ -75,17 +95,20 @@ int ef_host_pcg_solve(const ef_csr *A, ef_host_precond_fn precond, void *ctx, co
       x[i] += alpha * p[i];
       r[i] -= alpha * q[i];
     }
-    rr = pcg_dot(n, r, r);
+    EF_CALL_GOTO(pcg_dot(d, n, r, r, &rr), done);
     ++k;
   }
   res->iterations = k;
   res->converged = rr <= tol2;
   res->relres = bb > 0.0 ? sqrt(rr / bb) : 0.0;
-  ef_csr_multiply(A, x, q);
+  memcpy(p, x, (size_t)n * sizeof *p);
+  EF_CALL_GOTO(pcg_multiply(d, A, p, q), done);
   EF_OMP(omp parallel for schedule(static))
   for (int64_t i = 0; i < n; ++i) r[i] = b_in[i] - q[i];
-  const double b2 = pcg_dot(n, b_in, b_in);
-  res->true_relres = b2 > 0.0 ? sqrt(pcg_dot(n, r, r) / b2) : 0.0;
+  double b2 = 0.0, r2 = 0.0;
+  EF_CALL_GOTO(pcg_dot(d, n, b_in, b_in, &b2), done);
+  EF_CALL_GOTO(pcg_dot(d, n, r, r, &r2), done);
+  res->true_relres = b2 > 0.0 ? sqrt(r2 / b2) : 0.0;
   res->seconds = ef_wtime() - t0;
 done:
   free(b);

@@ -11,7 +11,8 @@
 
 #include <stdint.h>
 
-#include "host_cg.h" /* ef_csr */
+#include "host_cg.h"   /* ef_csr */
+#include "host_dist.h" /* ef_host_dist */
 
 #ifdef __cplusplus
 extern "C" {
@@ -23,6 +24,11 @@ typedef struct {
   double rtol;
   int max_iterations;
   int flexible;
+  /* Several ranks (NULL: one process): A holds the owned rows, its columns owned and ghost rows of
+   * dist; every inner product is one reduction over the ranks, every product with A follows one halo
+   * exchange; b and x are read and x written on the owned rows only; precond gets r on the owned
+   * rows and may use z's ghost rows as work space (z has the owned and ghost rows). */
+  ef_host_dist *dist;
 } ef_host_pcg_settings;
 
 typedef struct {
