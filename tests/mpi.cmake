@@ -106,8 +106,9 @@ if(EF_HAVE_MPI)
   endif()
   # FCG + AMG across ranks (aggregates inside each rank's rows, the coarsest level gathered on every rank;
   # docs/mpi.md): the closed 2D cavity (constant null space) and the 3D cavity on 2 and 3 ranks, 10 steps at
-  # 1e-12 against the one-process FCG + AMG: velocity and pressure to 1e-8, total iterations <= 1.3 x.
-  foreach(case_np cavity2d_amg:2 cavity2d_amg:3 cavity3d_amg:2 cavity3d_amg:3)
+  # 1e-12 against the one-process FCG + AMG: velocity and pressure to 1e-8, total iterations <= 1.3 x; and CG +
+  # AMG (the V-cycle under host_pcg.c's CG across ranks) on the 3D cavity on 2 ranks.
+  foreach(case_np cavity2d_amg:2 cavity2d_amg:3 cavity3d_amg:2 cavity3d_amg:3 cavity3d_cg_amg:2)
     string(REPLACE ":" ";" case_np ${case_np})
     list(GET case_np 0 ef_case)
     list(GET case_np 1 ef_np)

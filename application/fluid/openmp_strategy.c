@@ -64,10 +64,13 @@ static void ef_openmp_destroy(void **p) {
 
 /* MPI: the pressure solver is a registry solver that runs across ranks ("petsc"), not the built-in CG. */
 static int ef_openmp_mpi_registry_solver(const ef_openmp_strategy *s) {
-  const char *solver = NULL;
+  const char *solver = NULL, *pc = NULL;
   const ef_linear_solver_ops *ops = NULL;
-  return !ef_parameters_get_string(s->solver_settings, "solver_type", &solver) &&
-         !ef_registry_find_linear_solver(solver, EF_MEMORY_HOST, &ops) && ops->distributed;
+  if (ef_parameters_get_string(s->solver_settings, "solver_type", &solver) ||
+      ef_parameters_get_string(s->solver_settings, "preconditioner_type", &pc))
+    return 0;
+  if (!strcmp(solver, "cg") && !strcmp(pc, "jacobi")) return 0; /* the executor's built-in CG */
+  return !ef_registry_find_linear_solver(solver, EF_MEMORY_HOST, &ops) && ops->distributed;
 }
 
 /* MPI: what the piece's executor (fractional_step_mpi.h) runs; the rest is refused on several ranks. */
@@ -78,8 +81,8 @@ static int ef_openmp_check_mpi(const ef_openmp_strategy *s) {
   EF_CHECK((!strcmp(solver, "cg") && !strcmp(pc, "jacobi")) || ef_openmp_mpi_registry_solver(s), EF_ERR_UNSUPPORTED,
            "openmp_edge_based on several ranks: linear_solver_settings asks for solver_type '%s' with "
            "preconditioner_type '%s'; only \"cg\" with \"jacobi\" runs across ranks in the built-in CG; registry "
-           "solvers across ranks: \"fcg\" (with \"amg\" or \"jacobi\"), \"amgcl\" (krylov_type not \"cg\") "
-           "and \"petsc\" (docs/mpi.md)",
+           "solvers across ranks: \"cg\" with \"amg\", \"fcg\" with \"amg\" or \"jacobi\", \"amgcl\" and "
+           "\"petsc\" (docs/mpi.md)",
            solver, pc);
   EF_CHECK(!s->export_pressure_system || !s->export_pressure_system[0], EF_ERR_UNSUPPORTED,
            "openmp_edge_based on several ranks: export_pressure_system is not supported (docs/mpi.md)");

@@ -10,6 +10,7 @@
 #include "edgeflow/ef_util.h"
 
 #include "ef_omp.h"
+#include "host_pcg.h"
 #include "host_vector.h"
 
 struct ef_host_cg_s {
@@ -277,7 +278,10 @@ typedef struct {
   double *z, *bp;        /* preconditioned path: M^-1 r, b in 1-perp */
   ef_host_reduction red;
   int64_t n;
+  ef_host_dist *dist; /* several ranks: the matrix's rows; the solve is host_pcg.c's (flexible off) */
 } ef_host_cg_object;
+
+#define CG_DIST_TAG 691 /* message tag of the distributed solve's halo exchanges */
 
 static void ef_host_cg_object_destroy(void **p) {
   if (!p || !*p) return;
@@ -286,6 +290,7 @@ static void ef_host_cg_object_destroy(void **p) {
   free(o->z);
   free(o->bp);
   ef_host_reduction_free(&o->red);
+  ef_host_dist_destroy(&o->dist);
   free(o);
   *p = NULL;
 }
@@ -301,9 +306,16 @@ static int ef_host_cg_object_create(ef_parameters settings, const ef_linear_solv
   o->n = A->layout.n_owned;
   o->A = ef_csr_from_matrix(A);
   EF_CALL_GOTO(ef_host_cg_create(o->n, &o->cg), fail);
+  if (ef_comm_size(A->layout.comm) > 1) { /* several ranks: a preconditioner that runs across them */
+    EF_CHECK_GOTO(pc && ef_preconditioner_get_ops(pc) != &ef_host_jacobi_ops, EF_ERR_UNSUPPORTED, fail,
+                  "host CG across ranks: preconditioner_type \"jacobi\" is the distributed fractional step's "
+                  "built-in CG; the registry \"cg\" runs across ranks with \"amg\"");
+    EF_CALL_GOTO(ef_host_dist_from_matrix(A, CG_DIST_TAG, &o->dist), fail);
+  }
   if (pc && ef_preconditioner_get_ops(pc) != &ef_host_jacobi_ops) {
     o->pc = pc;
-    o->z = malloc((size_t)o->n * sizeof *o->z);
+    o->z = malloc((size_t)(o->n + ef_host_dist_ghost_rows(o->dist) > 0 ? o->n + ef_host_dist_ghost_rows(o->dist) : 1) *
+                  sizeof *o->z);
     o->bp = malloc((size_t)o->n * sizeof *o->bp);
     EF_CHECK_GOTO(o->z && o->bp && ef_host_reduction_init(&o->red, o->n), EF_ERR_MEMORY, fail,
                   "host CG: out of memory for %lld unknowns", (long long)o->n);
@@ -376,8 +388,27 @@ static int ef_host_pcg(ef_host_cg_object *o, const double *b_in, double *x, ef_s
   return EF_SUCCESS;
 }
 
+/* z = M^-1 r for host_pcg.c (several ranks). */
+static int ef_host_cg_precond(void *ctx, const double *r, double *z) {
+  ef_host_cg_object *o = ctx;
+  ef_vector rv = {EF_MEMORY_HOST, {o->n, 0, NULL}, (double *)r, NULL}, zv = {EF_MEMORY_HOST, {o->n, 0, NULL}, z, NULL};
+  return ef_preconditioner_apply(o->pc, &rv, &zv);
+}
+
 static int ef_host_cg_object_solve(void *data, const ef_vector *b, ef_vector *x, ef_solve_result *res) {
   ef_host_cg_object *o = data;
+  if (o->dist) { /* several ranks: host_pcg.c's CG (its stopping test ||r|| / ||b||, as ef_host_pcg's) */
+    ef_host_pcg_settings ps = {o->common.tolerance, o->common.max_iteration, 0, o->dist};
+    ef_host_pcg_result r;
+    EF_CALL(ef_host_pcg_solve(&o->A, ef_host_cg_precond, o, &ps, b->host, x->host, &r));
+    res->iterations = r.iterations;
+    res->residual = r.relres;
+    res->converged = r.converged;
+    res->true_residual = r.true_relres;
+    EF_CHECK(r.converged, EF_ERR_SOLVER, "host CG: no convergence in %d iterations (relative residual %.3e > %.3e)",
+             r.iterations, r.relres, o->common.tolerance);
+    return EF_SUCCESS;
+  }
   if (o->pc) return ef_host_pcg(o, b->host, x->host, res);
   int its = 0;
   double r = 0.0;
@@ -398,4 +429,5 @@ const ef_linear_solver_ops ef_host_cg_ops = {
     .setup = ef_host_cg_object_setup,
     .solve = ef_host_cg_object_solve,
     .destroy = ef_host_cg_object_destroy,
+    .distributed = 1, /* several ranks: with a preconditioner other than "jacobi" ("amg"), host_pcg.c's CG */
 };
