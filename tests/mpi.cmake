@@ -156,7 +156,12 @@ if(EF_HAVE_MPI)
              COMMAND ${CMAKE_COMMAND} "-DCOMMAND=${EF_MPIRUN};${MPIEXEC_NUMPROC_FLAG};2;$<TARGET_FILE:edgeflow>;run;${CMAKE_CURRENT_SOURCE_DIR}/data/mpi/cavity2d_bicgstab.json;--solver-type;opencl_edge_based;--quiet;--overwrite;--output;${CMAKE_CURRENT_BINARY_DIR}/mpi_unsupported_opencl_solver"
                      "-DEXPECT=rank [01] of 2: error .EF_ERR_UNSUPPORTED.: .*opencl_edge_based on several ranks: linear_solver_settings asks for solver_type .bicgstab."
                      -DSECONDS=60 -P ${CMAKE_SOURCE_DIR}/cmake/expect_failure.cmake)
-    set_tests_properties(mpi_unsupported_opencl_implicit_np2 mpi_unsupported_opencl_solver_np2 PROPERTIES LABELS "mpi"
+    # FCG + AMG asked of the OpenCL strategy on several ranks: refused, naming the keys and the OpenMP strategy.
+    add_test(NAME mpi_unsupported_opencl_amg_np2
+             COMMAND ${CMAKE_COMMAND} "-DCOMMAND=${EF_MPIRUN};${MPIEXEC_NUMPROC_FLAG};2;$<TARGET_FILE:edgeflow>;run;${CMAKE_CURRENT_SOURCE_DIR}/data/mpi/cavity2d_amg.json;--solver-type;opencl_edge_based;--quiet;--overwrite;--output;${CMAKE_CURRENT_BINARY_DIR}/mpi_unsupported_opencl_amg"
+                     "-DEXPECT=rank [01] of 2: error .EF_ERR_UNSUPPORTED.: .*solver_type .fcg. with preconditioner_type .amg.*run across ranks on openmp_edge_based"
+                     -DSECONDS=60 -P ${CMAKE_SOURCE_DIR}/cmake/expect_failure.cmake)
+    set_tests_properties(mpi_unsupported_opencl_implicit_np2 mpi_unsupported_opencl_solver_np2 mpi_unsupported_opencl_amg_np2 PROPERTIES LABELS "mpi"
                          TIMEOUT 90 PROCESSORS 2 ENVIRONMENT "${EF_MPI_ENV};POCL_MAX_PTHREAD_COUNT=1")
   endif()
   # problem_data.max_wall_time (2 s) on 3 ranks: the ranks' clocks differ, one reduction per step stops them

@@ -159,7 +159,8 @@ static int ef_opencl_check_mpi(const ef_opencl_strategy *s) {
   EF_CALL(ef_parameters_get_string(s->solver_settings, "preconditioner_type", &pc));
   EF_CHECK(!strcmp(solver, "cg") && !strcmp(pc, "jacobi"), EF_ERR_UNSUPPORTED,
            "opencl_edge_based on several ranks: linear_solver_settings asks for solver_type '%s' with "
-           "preconditioner_type '%s'; only \"cg\" with \"jacobi\" runs across ranks yet (docs/mpi.md)",
+           "preconditioner_type '%s'; only \"cg\" with \"jacobi\" runs across ranks yet on this strategy; \"amg\" "
+           "(with \"cg\" or \"fcg\"), \"amgcl\" and \"petsc\" run across ranks on openmp_edge_based (docs/mpi.md)",
            solver, pc);
   EF_CHECK(!s->export_pressure_system || !s->export_pressure_system[0], EF_ERR_UNSUPPORTED,
            "opencl_edge_based on several ranks: export_pressure_system is not supported (docs/mpi.md)");
