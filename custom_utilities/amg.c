@@ -545,7 +545,8 @@ static int amg_create(const ef_amg_settings *s, const ef_amg_matrix *A, const ef
         F->agg[i] = m[i];
         if (m[i] + 1 > nc) nc = m[i] + 1;
       }
-      EF_CHECK_GOTO(nc > 0, EF_ERR_PARSE, fail, "AMG: saved aggregate map %d is empty", h->n_levels - 1);
+      EF_CHECK_GOTO(nc > 0 || h->distributed, EF_ERR_PARSE, fail, "AMG: saved aggregate map %d is empty",
+                    h->n_levels - 1); /* several ranks: a rank may own no aggregate of a coarse level */
     } else {
       ef_amg_settings sl = *s; /* coarse levels: every negative coupling is strong (see amg.h) */
       if (h->n_levels > 1) sl.strength = s->coarse_strength;

@@ -28,6 +28,12 @@
  * V-cycle is symmetric (each sweep is self-adjoint in the Euclidean product, post sweeps mirror
  * pre sweeps) and positive definite for 0 < omega < 2, alpha > 0, so plain CG may use it.
  *
+ * Several ranks (ef_amg_create_ranks, docs/mpi.md "AMG across ranks"): the same set-up on each rank's
+ * owned rows (aggregates never cross ranks), coarse rows numbered globally, ghost columns on every level
+ * with a halo (host/host_dist.h); the cycle's loops as above with a halo exchange before each product
+ * and one reduction per inner product; the coarsest level (coarse_enough counts the rows over all
+ * ranks) gathered on every rank and inverted there.
+ *
  * Memory (ef_amg_memory): the hierarchy's bytes (coarse matrices, aggregate maps, member
  * lists, l1 diagonals, dense coarsest inverse) against the fine matrix's bytes (4|8 (n+1) +
  * 12 nnz); work vectors are reported apart.  The host refresh adds 4 bytes per entry of every

@@ -54,12 +54,12 @@ static double amg_dot_rows(int64_t n, const double *x, const double *y) {
   return s;
 }
 
-/* x.y over level L's owned rows, summed over the ranks (one reduction). */
-static double amg_dot(ef_amg *h, const ef_amg_level *L, const double *x, const double *y) {
-  double s = amg_dot_rows(L->n, x, y);
-  const int err = ef_host_dist_sum(L->halo, &s, 1);
+/* d[k] = x_k.y_k over level L's owned rows for k < m, summed over the ranks in one reduction. */
+static void amg_dots(ef_amg *h, const ef_amg_level *L, int m, const double *const *x, const double *const *y,
+                     double *d) {
+  for (int k = 0; k < m; ++k) d[k] = amg_dot_rows(L->n, x[k], y[k]);
+  const int err = ef_host_dist_sum(L->halo, d, m);
   if (err && !h->err) h->err = err;
-  return s;
 }
 
 /* y = A x on level L (x's ghost rows exchanged first). */
@@ -193,12 +193,16 @@ static void amg_correction(ef_amg *h, int c, const double *rc, double *xc) {
   }
   amg_cycle(h, c, rc, C->v1);
   amg_spmv(h, C, C->v1, C->w1);
-  const double rho1 = amg_dot(h, C, C->v1, C->w1), a1 = rho1 > 0.0 ? amg_dot(h, C, C->v1, rc) / rho1 : 0.0;
+  double d1[2];
+  amg_dots(h, C, 2, (const double *const[]){C->v1, C->v1}, (const double *const[]){C->w1, rc}, d1);
+  const double rho1 = d1[0], a1 = rho1 > 0.0 ? d1[1] / rho1 : 0.0;
   EF_OMP(omp parallel for schedule(static) if (AMG_PARALLEL(n)))
   for (int64_t i = 0; i < n; ++i) C->q[i] = rc[i] - a1 * C->w1[i];
   amg_cycle(h, c, C->q, C->v2);
   amg_spmv(h, C, C->v2, C->w2);
-  const double gam = amg_dot(h, C, C->v2, C->w1), vw = amg_dot(h, C, C->v2, C->w2), vq = amg_dot(h, C, C->v2, C->q);
+  double d2[3];
+  amg_dots(h, C, 3, (const double *const[]){C->v2, C->v2, C->v2}, (const double *const[]){C->w1, C->w2, C->q}, d2);
+  const double gam = d2[0], vw = d2[1], vq = d2[2];
   const double beta = rho1 > 0.0 ? vw - gam * gam / rho1 : 0.0;
   const double a2 = beta > 0.0 ? vq / beta : 0.0, c1 = rho1 > 0.0 ? a1 - gam * a2 / rho1 : 0.0;
   EF_OMP(omp parallel for schedule(static) if (AMG_PARALLEL(n)))

@@ -10,9 +10,8 @@
 
 #include "ef_omp.h"
 
-/* Sum of x_i y_i (y NULL: of x_i) in blocks of rows added in block order; over the ranks of d
- * (one reduction) when d is given. */
-static int pcg_dot(ef_host_dist *d, int64_t n, const double *x, const double *y, double *out) {
+/* Sum of x_i y_i (y NULL: of x_i) in blocks of rows added in block order (this rank's rows). */
+static double pcg_dot_rows(int64_t n, const double *x, const double *y) {
   const int64_t bs = ef_reduction_block_rows(n), nb = (n + bs - 1) / bs;
   double part[1025], s = 0.0;
   EF_OMP(omp parallel for schedule(static))
@@ -23,7 +22,12 @@ static int pcg_dot(ef_host_dist *d, int64_t n, const double *x, const double *y,
     part[b] = a;
   }
   for (int64_t b = 0; b < nb; ++b) s += part[b];
-  *out = s;
+  return s;
+}
+
+/* pcg_dot_rows over the ranks of d (one reduction; d NULL: this process). */
+static int pcg_dot(ef_host_dist *d, int64_t n, const double *x, const double *y, double *out) {
+  *out = pcg_dot_rows(n, x, y);
   return ef_host_dist_sum(d, out, 1);
 }
 
@@ -73,13 +77,12 @@ int ef_host_pcg_solve(const ef_csr *A, ef_host_precond_fn precond, void *ctx, co
   while (rr > tol2 && k < s->max_iterations) {
     EF_CALL_GOTO(precond(ctx, r, z), done);
     if (A->constant_null_space) EF_CALL_GOTO(pcg_remove_mean(d, n, z), done);
-    double rz_new = 0.0, rold_z = 0.0;
-    EF_CALL_GOTO(pcg_dot(d, n, r, z, &rz_new), done);
+    /* r.z and, flexible, r_old.z: one reduction */
+    double dz[2] = {pcg_dot_rows(n, r, z), k > 0 && s->flexible ? pcg_dot_rows(n, rold, z) : 0.0};
+    EF_CALL_GOTO(ef_host_dist_sum(d, dz, 2), done);
+    const double rz_new = dz[0];
     double beta = 0.0;
-    if (k > 0) {
-      if (s->flexible) EF_CALL_GOTO(pcg_dot(d, n, rold, z, &rold_z), done);
-      beta = (s->flexible ? rz_new - rold_z : rz_new) / rz;
-    }
+    if (k > 0) beta = (s->flexible ? rz_new - dz[1] : rz_new) / rz;
     rz = rz_new;
     EF_OMP(omp parallel for schedule(static))
     for (int64_t i = 0; i < n; ++i) p[i] = k > 0 ? z[i] + beta * p[i] : z[i];
