@@ -174,10 +174,11 @@ typedef struct {
 void ef_fs_settings_default(ef_fs_settings *s);
 
 /* The default CFL_number of each scheme (time_stepping.CFL_number absent or null).  Explicit: the
- * published scheme's 1.0.  Implicit viscosity: 4.0, 0.8x the smallest stable value measured by
- * tools/cfl_bisect.py (2000 steps from a developed state; docs/implicit_viscosity.md): 5.5 on
- * flow_past_obstacle (s = 1, Re 100), against 14.2 on the 64^2 graded cavity2d and 16-19 on cavity3d
- * levels 0-2 (Re 100); the explicit scheme's own limits there are 4.4, 3.4 and 3.8-4.5. */
+ * published scheme's 1.0.  Implicit viscosity: 4.0, <= 0.8x the smallest stable value measured by
+ * tools/cfl_bisect.py (2000 steps from a developed state; docs/implicit_viscosity.md): with tau's step
+ * "explicit_limit" (the default) 6.03 on flow_past_obstacle (s = 1, Re 100), against 23.1 on the 64^2
+ * graded cavity2d and 15.5-19.8 on cavity3d levels 0-1 (Re 100); with "step" 5.5, 14.2 and 16-19 (levels
+ * 0-2); the explicit scheme's own limits there are 4.4, 3.4 and 3.8-4.5. */
 #define EF_FS_CFL_EXPLICIT 1.0
 #define EF_FS_CFL_IMPLICIT 4.0
 

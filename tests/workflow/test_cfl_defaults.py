@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """time_stepping.CFL_number's default depends on the scheme (fractional_step.h: EF_FS_CFL_EXPLICIT,
 EF_FS_CFL_IMPLICIT): absent or null, the explicit scheme steps at 1.0 and the implicit viscosity at
-4.0 (0.8x the smallest stable value measured, docs/implicit_viscosity.md).  Case: the 3D cavity on its
+4.0 (<= 0.8x the smallest stable value measured, docs/implicit_viscosity.md).  Case: the 3D cavity on its
 committed mesh (the lid gives a finite convective limit from the first step), implicit growth limit
 off so that the first step is the CFL rule itself.  Checks, on the first step's dt:
 1. implicit, no CFL_number = 4x implicit with CFL_number 1 (to 1e-12);
