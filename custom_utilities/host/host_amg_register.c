@@ -162,14 +162,7 @@ static int fcg_host_create(ef_parameters settings, const ef_linear_solver_common
 static int fcg_host_solve(void *data, const ef_vector *b, ef_vector *x, ef_solve_result *res) {
   fcg_host *f = data;
   ef_host_pcg_settings s = {f->common.tolerance, f->common.max_iteration, 1, f->dist};
-  ef_host_pcg_result r;
-  EF_CALL(ef_host_pcg_solve(&f->A, fcg_host_precond, f, &s, b->host, x->host, &r));
-  res->iterations = r.iterations;
-  res->converged = r.converged;
-  res->residual = r.relres;
-  EF_CHECK(r.converged, EF_ERR_SOLVER, "fcg (host): no convergence in %d iterations (relative residual %.3e > %.3e)",
-           r.iterations, r.relres, f->common.tolerance);
-  return EF_SUCCESS;
+  return ef_host_pcg_solve_registry(&f->A, fcg_host_precond, f, &s, b->host, x->host, "fcg (host)", res);
 }
 
 static int fcg_host_save_state(void *data, ef_restart_writer *w) { return amg_pc_save_state(((fcg_host *)data)->pc, w); }

@@ -399,15 +399,7 @@ static int ef_host_cg_object_solve(void *data, const ef_vector *b, ef_vector *x,
   ef_host_cg_object *o = data;
   if (o->dist) { /* several ranks: host_pcg.c's CG (its stopping test ||r|| / ||b||, as ef_host_pcg's) */
     ef_host_pcg_settings ps = {o->common.tolerance, o->common.max_iteration, 0, o->dist};
-    ef_host_pcg_result r;
-    EF_CALL(ef_host_pcg_solve(&o->A, ef_host_cg_precond, o, &ps, b->host, x->host, &r));
-    res->iterations = r.iterations;
-    res->residual = r.relres;
-    res->converged = r.converged;
-    res->true_residual = r.true_relres;
-    EF_CHECK(r.converged, EF_ERR_SOLVER, "host CG: no convergence in %d iterations (relative residual %.3e > %.3e)",
-             r.iterations, r.relres, o->common.tolerance);
-    return EF_SUCCESS;
+    return ef_host_pcg_solve_registry(&o->A, ef_host_cg_precond, o, &ps, b->host, x->host, "host CG", res);
   }
   if (o->pc) return ef_host_pcg(o, b->host, x->host, res);
   int its = 0;

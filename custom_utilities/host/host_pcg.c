@@ -122,3 +122,17 @@ done:
   free(rold);
   return err;
 }
+
+/* ef_host_pcg_solve into a registry solver's result (host_pcg.h). */
+int ef_host_pcg_solve_registry(const ef_csr *A, ef_host_precond_fn precond, void *ctx, const ef_host_pcg_settings *s,
+                               const double *b, double *x, const char *who, ef_solve_result *res) {
+  ef_host_pcg_result r;
+  EF_CALL(ef_host_pcg_solve(A, precond, ctx, s, b, x, &r));
+  res->iterations = r.iterations;
+  res->converged = r.converged;
+  res->residual = r.relres;
+  if (s->dist) res->true_residual = r.true_relres;
+  EF_CHECK(r.converged, EF_ERR_SOLVER, "%s: no convergence in %d iterations (relative residual %.3e > %.3e)", who,
+           r.iterations, r.relres, s->rtol);
+  return EF_SUCCESS;
+}

@@ -43,6 +43,12 @@ typedef struct {
 int ef_host_pcg_solve(const ef_csr *A, ef_host_precond_fn precond, void *ctx, const ef_host_pcg_settings *s,
                       const double *b, double *x, ef_host_pcg_result *res);
 
+/* ef_host_pcg_solve for a registry solver (ef_linear_solver.h): res gets the iterations, converged and
+ * the recurrence's relative residual (and, on several ranks, where the registry does not compute it,
+ * the true one); not converging is EF_ERR_SOLVER, its message starting with who. */
+int ef_host_pcg_solve_registry(const ef_csr *A, ef_host_precond_fn precond, void *ctx, const ef_host_pcg_settings *s,
+                               const double *b, double *x, const char *who, ef_solve_result *res);
+
 #ifdef __cplusplus
 }
 #endif
