@@ -620,6 +620,8 @@ int ef_analysis_initialize(ef_analysis a) {
     fprintf(stderr, "edgeflow: warning: %s: solver_settings keys used only by Kratos' own solvers are ignored: %s\n",
             a->parameters_path, tolerated);
 
+  if (a->strategy_ops->begin_setup && !a->distributed && !a->options.load_only)
+    a->strategy_ops->begin_setup(a->solver_settings);
   EF_CALL(ef_analysis_read_mesh(a));
   if (a->distributed) EF_CALL(ef_analysis_split_mesh(a));
   if (a->options.restart_file && !a->options.load_only)

@@ -185,6 +185,78 @@ static void ef_opencl_device_by_local_rank(ef_opencl_strategy *s) {
   s->device.device_index = (int)(strtol(v, NULL, 10) % count);
 }
 
+/* The device context begin_setup starts on a thread while the analysis reads the mesh (creating it
+ * costs 0.25-0.9 s on an H100: the platforms' and the driver's initialisation), taken over by the next
+ * initialize whose device settings are the same; any other initialize discards it.  One at a time. */
+static struct {
+  pthread_mutex_t lock;
+  int pending; /* a thread was started and not joined */
+  pthread_t thread;
+  ef_cl_settings device;
+  char platform[256];
+  ef_cl_context *ctx; /* the thread's result; NULL when it failed */
+} ef_early = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static void *ef_early_main(void *arg) {
+  (void)arg;
+  if (ef_cl_context_create(&ef_early.device, &ef_early.ctx)) {
+    ef_early.ctx = NULL;
+    ef_error_clear(); /* initialize creates it again and reports why */
+  }
+  return NULL;
+}
+
+/* Join the thread; its context if it was made for `want` (NULL: discard it). */
+static ef_cl_context *ef_early_take(const ef_cl_settings *want) {
+  pthread_mutex_lock(&ef_early.lock);
+  ef_cl_context *ctx = NULL;
+  if (ef_early.pending) {
+    pthread_join(ef_early.thread, NULL);
+    ef_early.pending = 0;
+    ctx = ef_early.ctx;
+    ef_early.ctx = NULL;
+    const char *a = want ? want->platform : NULL, *b = ef_early.device.platform;
+    if (ctx && (!want || want->device_index != ef_early.device.device_index || want->type != ef_early.device.type ||
+                strcmp(a ? a : "", b ? b : "")))
+      ef_cl_context_destroy(&ctx);
+  }
+  pthread_mutex_unlock(&ef_early.lock);
+  return ctx;
+}
+
+/* At exit: no thread is left inside the OpenCL platform when the process ends. */
+static void ef_early_settle(void) {
+  pthread_mutex_lock(&ef_early.lock);
+  if (ef_early.pending) pthread_join(ef_early.thread, NULL);
+  ef_early.pending = 0;
+  pthread_mutex_unlock(&ef_early.lock);
+}
+
+static void ef_early_register_settle(void) { atexit(ef_early_settle); }
+
+static void ef_opencl_begin_setup(ef_parameters settings) {
+  static pthread_once_t once = PTHREAD_ONCE_INIT;
+  ef_opencl_strategy *tmp = calloc(1, sizeof *tmp);
+  if (!tmp) return;
+  if (ef_opencl_read_device(tmp, settings)) { /* initialize reports it */
+    ef_error_clear();
+    free(tmp);
+    return;
+  }
+  ef_cl_context *stale = ef_early_take(NULL);
+  ef_cl_context_destroy(&stale);
+  pthread_once(&once, ef_early_register_settle);
+  pthread_mutex_lock(&ef_early.lock);
+  ef_early.device = tmp->device;
+  snprintf(ef_early.platform, sizeof ef_early.platform, "%s", tmp->platform);
+  ef_early.device.platform = ef_early.platform[0] ? ef_early.platform : NULL;
+  ef_early.device.verbose = 0; /* initialize announces it */
+  ef_early.ctx = NULL;
+  ef_early.pending = pthread_create(&ef_early.thread, NULL, ef_early_main, NULL) == 0;
+  pthread_mutex_unlock(&ef_early.lock);
+  free(tmp);
+}
+
 /* Settings (as the OpenMP strategy's, plus the device block); nothing touches the device yet. */
 static int ef_opencl_create(const ef_strategy_config *config, void **out) {
   *out = NULL;
@@ -418,6 +490,10 @@ static int ef_opencl_initialize(void *data) {
     }
   }
   ef_log_event_begin(s->ev_context);
+  if (!s->ctx) { /* begin_setup's, when it was made for these settings */
+    s->ctx = ef_early_take(&s->device);
+    if (s->ctx) ef_cl_context_announce(s->ctx, s->device.verbose, s->device.log);
+  }
   if (!s->ctx) EF_CALL(ef_cl_context_create(&s->device, &s->ctx));
   ef_log_event_end(s->ev_context);
 
@@ -656,6 +732,7 @@ static const ef_strategy_ops ef_opencl_ops = {
     .settings_defaults = ef_fluid_settings_defaults,
     .ignored_settings = ef_fluid_kratos_keys,
     .steady_state_variable = "VELOCITY",
+    .begin_setup = ef_opencl_begin_setup,
     .add_variables = ef_fluid_add_variables,
     .prepare = ef_fluid_prepare,
     .create = ef_opencl_create,

@@ -600,8 +600,6 @@ int ef_cl_context_create(const ef_cl_settings *settings, ef_cl_context **out) {
   ctx->local_mem_bytes = d->local_mem;
   ctx->max_work_group_size = d->max_wg;
   ctx->compute_units = d->compute_units;
-  ctx->verbose = s.verbose;
-  ctx->log = s.log ? s.log : stderr;
   ef_cl_cache_dir(&s, ctx->cache_dir, sizeof ctx->cache_dir);
   free(list);
 
@@ -616,11 +614,18 @@ int ef_cl_context_create(const ef_cl_settings *settings, ef_cl_context **out) {
     ef_cl_context_destroy(&ctx);
     return err;
   }
+  ef_cl_context_announce(ctx, s.verbose, s.log);
+  *out = ctx;
+  return EF_SUCCESS;
+}
+
+/* The device line (verbose >= 1); verbose and log then hold for the context's later messages. */
+void ef_cl_context_announce(ef_cl_context *ctx, int verbose, FILE *log) {
+  ctx->verbose = verbose;
+  ctx->log = log ? log : stderr;
   ef_cl_log(ctx, 1, "edgeflow: OpenCL device '%s' (%s, %s, driver %s, %u compute units, %.1f GiB)\n",
             ctx->device_name, ctx->platform_name, ef_cl_type_name(ctx->device_type),
             ctx->driver_version, ctx->compute_units, (double)ctx->global_mem_bytes / 1073741824.0);
-  *out = ctx;
-  return EF_SUCCESS;
 }
 
 /* Release the programs, queue and context. */

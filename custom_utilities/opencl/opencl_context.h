@@ -166,6 +166,9 @@ int ef_cl_list_devices(FILE *out);
 
 /* Choose a device (settings may be NULL: defaults), create context and queue. */
 int ef_cl_context_create(const ef_cl_settings *settings, ef_cl_context **out);
+/* Print the device line (at verbose >= 1) and keep verbose and log for the context's later messages:
+ * ef_cl_context_create does it; a context created quietly (on another thread) is announced by its user. */
+void ef_cl_context_announce(ef_cl_context *ctx, int verbose, FILE *log);
 /* Release everything; accepts NULL and *ctx == NULL, sets *ctx to NULL. */
 void ef_cl_context_destroy(ef_cl_context **ctx);
 

@@ -92,6 +92,11 @@ typedef struct {
   const char *const *ignored_settings;
   /* The nodal variable problem_data.steady_state watches (NULL: no steady-state test). */
   const char *steady_state_variable;
+  /* Optional: called once solver_settings are validated, before the mesh is read (one process, not
+   * --load-only): start set-up work that needs only the settings, to overlap the mesh reading (the
+   * OpenCL strategy creates its device context on a thread; initialize takes it over).  Reports no
+   * error: initialize repeats whatever failed here and reports it there. */
+  void (*begin_setup)(ef_parameters settings);
   /* Optional: add the nodal variables the strategy needs to the model part just read. */
   int (*add_variables)(ef_model_part mp);
   /* Optional: read what the strategy needs besides the mesh (materials, loads) into the
