@@ -449,6 +449,15 @@ FS_KERNEL void fs_imex_final(const long n, const double b0, const double b1, con
 #define FS_CG_DONE 8
 #define FS_CG_BREAKDOWN 9
 
+/* The compact stage operator of the rows of a block: L_IJ per directed edge, laid out as the columns
+ * (ef_row_edge_laplacians; the set-up of the implicit option). */
+FS_KERNEL void fs_stage_operator(FS_ROW_ARGS, __global double *restrict lij) {
+  const long i = row_begin + get_global_id(0);
+  (void)col;
+  if (i < row_begin + n_rows)
+    ef_row_edge_laplacians(EF_DIM, FS_ROW_NE(i), FS_ROW_EV(i), lij + (row_ptr[i] - edge_base));
+}
+
 /* Projected Jacobi CG for P (D + K) P x = P rhs, D_I = M_II dscale/nu, start: r = P (rhs - A x),
  * z = r/diag, p = z, diag = D_I + K_II; per work-group the sums of |P rhs|^2, r.z and r.r into
  * partials[3 (group_base + group) + 0..2]. */

@@ -227,6 +227,11 @@ static int run_case(ef_cl_context *ctx, int dim) {
   ef_cl_fs_settings_default(&os);
   os.fs = t.s;
   os.max_block_doubles = (ed->n_edges / 3 + ed->max_row) * ed->stride;
+  /* and each block's records through the pinned staging buffers, in chunks of 4,000 bytes (not a
+   * multiple of a record: chunks split records) */
+  os.staging_bytes = 4000;
+  ASSERT((size_t)(ed->n_edges / 3) * (size_t)ed->stride * 8 > 3 * (size_t)os.staging_bytes,
+         "the test mesh is too small to stage in several chunks");
   ef_cl_fs *fs = NULL;
   ASSERT_OK(ef_cl_fs_create(ctx, ed, &os, &fs));
   ASSERT(ef_cl_fs_blocks(fs) == 3, "expected 3 row blocks, got %d", ef_cl_fs_blocks(fs));

@@ -11,6 +11,7 @@
 #include "edge_physics.h"
 #include "edgeflow/ef_error.h"
 #include "edgeflow/ef_log.h"
+#include "ef_omp.h"
 #include "opencl_cg.h" /* ef_cl_cg_memory_bytes: the memory estimate's solver share */
 #include "opencl_solvers.h"
 
@@ -49,6 +50,7 @@ enum {
   K_CP_RESIDUAL, /* the projection "converged" */
   K_CP_AXPBY,
   K_CP_DOT,
+  K_STAGE_OPERATOR, /* set-up of the implicit option */
   K_N_KERNELS,
   R_UPLOAD = K_N_KERNELS, /* boundary values to the device */
   R_FLAGS,                /* flag/sum fill and read-back of a step */
@@ -62,6 +64,7 @@ static const char *const fs_record_names[R_COUNT] = {
     "fs_imex_final",    "fs_visc_init",    "fs_visc_apply",      "fs_visc_reduce",  "fs_visc_update",
     "fs_visc_direction", "fs_dt_partial_convective", "fs_imex_correction_start", "fs_imex_correct",
     "fs_imex_continuity", "fs_imex_filter", "fs_imex_rotational", "fs_cp_residual", "fs_cp_axpby", "fs_cp_dot",
+    "fs_stage_operator",
     "boundary values upload", "step flags fill/read",
     "CG solve (opencl_cg, wall)"};
 
@@ -142,6 +145,7 @@ struct ef_cl_fs_s {
    * each, stage j at 3n j), the stage velocity U and right-hand side (3n; also the viscous correction's
    * delta and rhs), the stage CG's vectors and Jacobi diagonal, its partial sums and state (fs_visc_reduce). */
   cl_mem imex_f, imex_v, imex_u, imex_rhs, cg_r, cg_z, cg_p, cg_q, vdiag, vpart, cgs;
+  int solver_set_up; /* the solver's first set-up was timed */
   cl_mem *lij_b; /* per row block: the compact stage operator, L_IJ per directed edge (ef_row_edge_laplacians) */
   int64_t node_groups;       /* work-groups of the node kernels: n / wgs rounded up */
   double hmin2_over_nu;      /* min_I hmin_I^2 / nu (the viscous cap of the automatic step) */
@@ -198,6 +202,64 @@ static int fs_buffer(ef_cl_fs *fs, size_t bytes, const void *host, const char *w
            ef_cl_error_name(st), (int)st);
   if (!host) return fs_zero(fs, *out, bytes ? bytes : 8);
   return EF_SUCCESS;
+}
+
+/* bytes of src into the new device buffer dst.  Above the staging size, through two pinned staging
+ * buffers: chunk k is copied (all threads) into one while the other's write to the device runs, because a
+ * write from pageable memory goes at 1-2 GB/s on NVIDIA's OpenCL (0.21-0.25 s for the 349 MB of edge
+ * records of the 3D cavity at level 2 on an H100) and one from pinned memory near the bus's speed. */
+static int fs_upload_staged(ef_cl_fs *fs, cl_mem dst, const void *src, size_t bytes) {
+  const size_t chunk = fs->s.staging_bytes > 0 ? (size_t)fs->s.staging_bytes : (size_t)32 << 20;
+  cl_command_queue q = fs->ctx->queue;
+  if (bytes <= chunk) {
+    EF_CL_CALL(clEnqueueWriteBuffer(q, dst, CL_TRUE, 0, bytes, src, 0, NULL, NULL));
+    return EF_SUCCESS;
+  }
+  cl_mem stage[2] = {NULL, NULL};
+  char *host[2] = {NULL, NULL};
+  cl_event written[2] = {NULL, NULL};
+  int err = EF_SUCCESS;
+  for (int k = 0; k < 2 && !err; ++k) {
+    cl_int st;
+    stage[k] = clCreateBuffer(fs->ctx->context, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, chunk, NULL, &st);
+    if (st == CL_SUCCESS)
+      host[k] = clEnqueueMapBuffer(q, stage[k], CL_TRUE, CL_MAP_WRITE, 0, chunk, 0, NULL, NULL, &st);
+    if (st != CL_SUCCESS)
+      err = EF_ERROR(EF_ERR_OPENCL, "a pinned staging buffer (%zu bytes) failed: %s (%d)", chunk, ef_cl_error_name(st),
+                     (int)st);
+  }
+  for (size_t off = 0, k = 0; off < bytes && !err; off += chunk, k ^= 1) {
+    const size_t len = bytes - off < chunk ? bytes - off : chunk;
+    if (written[k]) { /* the write from this buffer two chunks ago */
+      cl_int st = clWaitForEvents(1, &written[k]);
+      clReleaseEvent(written[k]);
+      written[k] = NULL;
+      if (st != CL_SUCCESS) {
+        err = EF_ERROR(EF_ERR_OPENCL, "writing to the device failed: %s (%d)", ef_cl_error_name(st), (int)st);
+        break;
+      }
+    }
+    const char *from = (const char *)src + off;
+    char *to = host[k];
+    const int64_t pieces = (int64_t)((len + 65535) / 65536);
+    EF_OMP(omp parallel for schedule(static))
+    for (int64_t c = 0; c < pieces; ++c) {
+      const size_t a = (size_t)c * 65536, b = a + 65536 < len ? a + 65536 : len;
+      memcpy(to + a, from + a, b - a);
+    }
+    cl_int st = clEnqueueWriteBuffer(q, dst, CL_FALSE, off, len, to, 0, NULL, &written[k]);
+    if (st == CL_SUCCESS) st = clFlush(q);
+    if (st != CL_SUCCESS)
+      err = EF_ERROR(EF_ERR_OPENCL, "writing to the device failed: %s (%d)", ef_cl_error_name(st), (int)st);
+  }
+  clFinish(q);
+  for (int k = 0; k < 2; ++k) {
+    if (written[k]) clReleaseEvent(written[k]);
+    if (host[k]) clEnqueueUnmapMemObject(q, stage[k], host[k], 0, NULL, NULL);
+  }
+  clFinish(q);
+  for (int k = 0; k < 2; ++k) fs_release_mem(&stage[k]);
+  return err;
 }
 
 /* A pinned host buffer, mapped once for the executor's life (the host side of fast copies). */
@@ -546,26 +608,7 @@ static int fs_matrix_structure(ef_cl_fs *fs) {
   return err;
 }
 
-/* The compact stage operator of the implicit option, per row block as the columns: L_IJ of every directed
- * edge (ef_row_edge_laplacians, the host's arithmetic), so the stage CG streams 8 bytes per edge instead of
- * the records. */
-static int fs_stage_operator(ef_cl_fs *fs) {
-  const ef_edge_data *ed = fs->ed;
-  fs->lij_b = calloc((size_t)fs->n_blocks, sizeof *fs->lij_b);
-  EF_CHECK(fs->lij_b, EF_ERR_MEMORY, "out of memory");
-  int err = EF_SUCCESS;
-  for (int b = 0; b < fs->n_blocks && !err; ++b) {
-    const int64_t r0 = fs->row_begin[b], r1 = fs->row_begin[b + 1], e0 = ed->row_ptr[r0], e1 = ed->row_ptr[r1];
-    double *lij = malloc((size_t)(e1 > e0 ? e1 - e0 : 1) * sizeof(double));
-    EF_CHECK(lij, EF_ERR_MEMORY, "out of memory for the compact stage operator (%lld edges)", (long long)(e1 - e0));
-    for (int64_t i = r0; i < r1; ++i)
-      ef_row_edge_laplacians(ed->dim, (int)(ed->row_ptr[i + 1] - ed->row_ptr[i]),
-                             ed->values + ed->row_ptr[i] * ed->stride, lij + (ed->row_ptr[i] - e0));
-    err = fs_buffer(fs, (size_t)(e1 - e0) * 8, lij, "the compact stage operator", &fs->lij_b[b]);
-    free(lij);
-  }
-  return err;
-}
+static int fs_stage_operator(ef_cl_fs *fs);
 
 /* Memory check, kernels, edge data in row blocks, node arrays, the pressure matrix's structure. */
 int ef_cl_fs_create(ef_cl_context *ctx, const ef_edge_data *ed, const ef_cl_fs_settings *settings,
@@ -657,14 +700,17 @@ int ef_cl_fs_create(ef_cl_context *ctx, const ef_edge_data *ed, const ef_cl_fs_s
   EF_CHECK_GOTO(fs->row_begin && fs->col_b && fs->ev_b, EF_ERR_MEMORY, fail, "out of memory");
   EF_CALL_GOTO(ef_edge_data_row_blocks(ed, max_doubles, &nb, fs->row_begin), fail);
   fs->assembly_groups = 0;
+  const int ev_records = ef_log_event("setup", "device executor: edge records to the device");
+  ef_log_event_begin(ev_records);
   for (int b = 0; b < fs->n_blocks; ++b) {
     const int64_t e0 = ed->row_ptr[fs->row_begin[b]], e1 = ed->row_ptr[fs->row_begin[b + 1]];
     EF_CALL_GOTO(fs_buffer(fs, (size_t)(e1 - e0) * 4, ed->col + e0, "edge columns", &fs->col_b[b]), fail);
-    EF_CALL_GOTO(fs_buffer(fs, (size_t)(e1 - e0) * (size_t)ed->stride * 8, ed->values + e0 * ed->stride,
-                           "edge records", &fs->ev_b[b]),
-                 fail);
+    const size_t record_bytes = (size_t)(e1 - e0) * (size_t)ed->stride * 8;
+    EF_CALL_GOTO(fs_buffer(fs, record_bytes, NULL, "edge records", &fs->ev_b[b]), fail);
+    EF_CALL_GOTO(fs_upload_staged(fs, fs->ev_b[b], ed->values + e0 * ed->stride, record_bytes), fail);
     fs->assembly_groups += (int64_t)(fs_round_up(fs->row_begin[b + 1] - fs->row_begin[b], fs->wgs) / fs->wgs);
   }
+  ef_log_event_end(ev_records);
   const size_t n8 = (size_t)n * 8, v8 = 3 * n8;
   EF_CALL_GOTO(fs_buffer(fs, (size_t)(n + 1) * 8, ed->row_ptr, "edge row offsets", &fs->row_ptr), fail);
   EF_CALL_GOTO(fs_buffer(fs, n8, ed->mass, "lumped mass", &fs->mass), fail);
@@ -693,7 +739,10 @@ int ef_cl_fs_create(ef_cl_context *ctx, const ef_edge_data *ed, const ef_cl_fs_s
   EF_CALL_GOTO(fs_buffer(fs, (size_t)n_partials * 8, NULL, "partial sums", &fs->partials), fail);
   EF_CALL_GOTO(fs_buffer(fs, FS_STATE_SIZE * 8, NULL, "step scalars", &fs->state), fail);
   EF_CALL_GOTO(fs_buffer(fs, 2 * sizeof(cl_int), NULL, "step flags", &fs->flags), fail);
+  const int ev_structure = ef_log_event("setup", "device executor: pressure matrix structure");
+  ef_log_event_begin(ev_structure);
   EF_CALL_GOTO(fs_matrix_structure(fs), fail);
+  ef_log_event_end(ev_structure);
   fs->node_groups = (int64_t)(fs_round_up(n, fs->wgs) / fs->wgs);
   if (s.fs.viscous_implicit) {
     cl_mem *iv[] = {&fs->imex_u, &fs->imex_rhs, &fs->cg_r, &fs->cg_z, &fs->cg_p, &fs->cg_q};
@@ -705,7 +754,10 @@ int ef_cl_fs_create(ef_cl_context *ctx, const ef_edge_data *ed, const ef_cl_fs_s
     const int64_t np = 3 * (fs->assembly_groups > fs->node_groups ? fs->assembly_groups : fs->node_groups);
     EF_CALL_GOTO(fs_buffer(fs, (size_t)np * 8, NULL, "the stage solves' partial sums", &fs->vpart), fail);
     EF_CALL_GOTO(fs_buffer(fs, 16 * 8, NULL, "the stage solves' state", &fs->cgs), fail);
+    const int ev_stage = ef_log_event("setup", "device executor: stage operator");
+    ef_log_event_begin(ev_stage);
     EF_CALL_GOTO(fs_stage_operator(fs), fail);
+    ef_log_event_end(ev_stage);
     /* ef_fs_compute_dt's viscous cap, with the same arithmetic (the viscosity is uniform here). */
     fs->hmin2_over_nu = 1.0e300;
     for (int64_t i = 0; i < n; ++i)
@@ -951,6 +1003,24 @@ static int fs_block_next(const ef_cl_fs *fs, fs_block *blk) {
   blk->ev = fs->ev_b[b];
   blk->lij = fs->lij_b ? fs->lij_b[b] : NULL;
   return 1;
+}
+
+/* The compact stage operator, L_IJ (ef_row_edge_laplacians) per directed edge in a buffer per row block laid
+ * out as the columns, so the stage CG streams 8 bytes per edge instead of the records: computed on the device
+ * from the records already there (on the host it was a pass over all of them and one more upload). */
+static int fs_stage_operator(ef_cl_fs *fs) {
+  fs->lij_b = calloc((size_t)fs->n_blocks, sizeof *fs->lij_b);
+  EF_CHECK(fs->lij_b, EF_ERR_MEMORY, "out of memory");
+  for (int b = 0; b < fs->n_blocks; ++b) {
+    const int64_t e0 = fs->ed->row_ptr[fs->row_begin[b]], e1 = fs->ed->row_ptr[fs->row_begin[b + 1]];
+    EF_CALL(fs_buffer(fs, (size_t)(e1 - e0) * 8, NULL, "the compact stage operator", &fs->lij_b[b]));
+  }
+  for (fs_block blk = FS_BLOCK_START; fs_block_next(fs, &blk);) {
+    EF_CL_SET_ARGS(fs->k[K_STAGE_OPERATOR], FS_BLOCK_ARGS(fs, blk), EF_CL_ARG(blk.lij));
+    EF_CALL(fs_launch(fs, K_STAGE_OPERATOR, FS_PHASE_NONE, blk.global, fs->wgs,
+                      fs_edge_bytes(blk.rows, blk.edges, fs->dim, 0.0, 0.0) + 8.0 * (double)blk.edges));
+  }
+  return EF_SUCCESS;
 }
 
 /* Launch edge kernel `record` over block blk (stage and fixed_values only size the profile's bytes). */
@@ -1607,7 +1677,16 @@ int ef_cl_fs_step(ef_cl_fs *fs, double t, double dt, ef_cl_fs_stats *stats) {
   const ef_matrix A = ef_cl_matrix_wrap(&fs->H, fs->ctx, nullspace);
   const ef_vector vb = ef_cl_vector_wrap(fs->f, fs->n);
   ef_vector vx = ef_cl_vector_wrap(pnew, fs->n);
+  /* The first set-up builds the preconditioner's hierarchy (AMG: on the host, then uploaded): timed apart. */
+  const int first_setup = !fs->solver_set_up;
+  const int ev_setup = first_setup ? ef_log_event("setup", "pressure solver set-up (first step)") : -1;
+  if (first_setup) ef_log_event_begin(ev_setup);
   int cg_err = ef_linear_solver_setup(fs->solver, &A);
+  if (first_setup) {
+    clFinish(fs->ctx->queue);
+    ef_log_event_end(ev_setup);
+    fs->solver_set_up = 1;
+  }
   if (!cg_err) cg_err = ef_linear_solver_solve(fs->solver, &vb, &vx, &res);
   char cg_message[1024] = "";
   if (cg_err) snprintf(cg_message, sizeof cg_message, "%s", ef_error_message());

@@ -75,6 +75,9 @@ typedef struct {
   ef_fs_settings fs;
   int work_group_bits;      /* edge kernels: 2^bits items per group; 0: automatic (128) */
   int64_t max_block_doubles; /* edge records per buffer; 0: the device's largest buffer */
+  /* The edge records go to the device through two pinned staging buffers of this many bytes when they
+   * are larger (a write from pageable memory runs at 1-2 GB/s on NVIDIA's OpenCL); 0: 32 MiB. */
+  int64_t staging_bytes;
   /* Implicit viscosity (fs.viscous_implicit): the stage solves read their convergence state back every
    * this many CG iterations (>= 1; default 8), as the device pressure CG's check_every. */
   int viscous_check_every;
