@@ -6,11 +6,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 #include "edgeflow/ef_error.h"
+#include "../parallel.h"
 
 static const double ef_pi = 3.14159265358979323846;
 
@@ -78,9 +76,7 @@ static int ef_check_element_nodes(ef_model_part mp) {
 
 /* The graph builders split the rows into one contiguous range per thread: every thread reads all the
  * input in its order but writes only its own rows, so the result (the order within a row included) is the
- * serial one for any thread count, with no atomics.  Below 65,536 elements one thread, without entering
- * OpenMP (such a mesh takes microseconds; and the allocation-failure tests then never reach libgomp,
- * whose own refused allocations are fatal). */
+ * serial one for any thread count, with no atomics (ef_graph_run). */
 typedef struct {
   const ef_index *el;
   int npe;
@@ -91,24 +87,14 @@ typedef struct {
   const ef_index *upper;
 } ef_graph_work;
 
-typedef void (*ef_graph_body)(ef_graph_work *w, int64_t lo, int64_t hi);
-
-static void ef_graph_run(ef_graph_work *w, ef_graph_body body) {
-#ifdef _OPENMP
-  if (w->ne >= 65536 && omp_get_max_threads() > 1) {
-#pragma omp parallel
-    {
-      const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
-      body(w, w->n * t / nt, w->n * (t + 1) / nt);
-    }
-    return;
-  }
-#endif
-  body(w, 0, w->n);
+/* The graph passes over rows in parallel for meshes of at least 65,536 elements (parallel.h). */
+static void ef_graph_run(ef_graph_work *w, ef_range_body body) {
+  ef_parallel_ranges(w->n, w->ne >= 65536 ? 0 : INT64_MAX, body, w);
 }
 
 /* Upper rows [lo, hi): count every element edge once per element it appears in. */
-static void ef_upper_count(ef_graph_work *w, int64_t lo, int64_t hi) {
+static void ef_upper_count(void *ctx, int64_t lo, int64_t hi) {
+  ef_graph_work *w = ctx;
   const int npe = w->npe;
   for (int64_t e = 0; e < w->ne; ++e) {
     const ef_index *v = w->el + e * npe;
@@ -122,7 +108,8 @@ static void ef_upper_count(ef_graph_work *w, int64_t lo, int64_t hi) {
 
 /* Upper rows [lo, hi): their columns in element order, then each row deduplicated in place (a row of ~7
  * distinct columns lists ~35) and sorted; unique[i + 1] its length. */
-static void ef_upper_fill(ef_graph_work *w, int64_t lo, int64_t hi) {
+static void ef_upper_fill(void *ctx, int64_t lo, int64_t hi) {
+  ef_graph_work *w = ctx;
   const int npe = w->npe;
   for (int64_t e = 0; e < w->ne; ++e) {
     const ef_index *v = w->el + e * npe;
@@ -153,7 +140,8 @@ static void ef_upper_fill(ef_graph_work *w, int64_t lo, int64_t hi) {
 }
 
 /* Upper rows [lo, hi) packed towards the front. */
-static void ef_upper_pack(ef_graph_work *w, int64_t lo, int64_t hi) {
+static void ef_upper_pack(void *ctx, int64_t lo, int64_t hi) {
+  ef_graph_work *w = ctx;
   for (int64_t i = lo; i < hi; ++i)
     memcpy(w->packed + w->unique[i], w->cols + w->row_ptr[i],
            (size_t)(w->unique[i + 1] - w->unique[i]) * sizeof *w->packed);
@@ -235,7 +223,8 @@ static int64_t ef_edge_find(const int64_t *row_ptr, const ef_index *cols, ef_ind
 
 /* Symmetric rows [lo, hi): row j holds its lower neighbours (the rows i < j listing j, in increasing i),
  * then its upper row, so every row comes out sorted without a sort. */
-static void ef_symmetric_count(ef_graph_work *w, int64_t lo, int64_t hi) {
+static void ef_symmetric_count(void *ctx, int64_t lo, int64_t hi) {
+  ef_graph_work *w = ctx;
   for (int64_t i = 0; i < w->n; ++i) {
     if (i >= lo && i < hi) w->row_ptr[i + 1] += w->upper_ptr[i + 1] - w->upper_ptr[i];
     for (int64_t k = w->upper_ptr[i]; k < w->upper_ptr[i + 1]; ++k)
@@ -243,7 +232,8 @@ static void ef_symmetric_count(ef_graph_work *w, int64_t lo, int64_t hi) {
   }
 }
 
-static void ef_symmetric_fill(ef_graph_work *w, int64_t lo, int64_t hi) {
+static void ef_symmetric_fill(void *ctx, int64_t lo, int64_t hi) {
+  ef_graph_work *w = ctx;
   for (int64_t i = 0; i < w->n; ++i) {
     const int own = i >= lo && i < hi;
     for (int64_t k = w->upper_ptr[i]; k < w->upper_ptr[i + 1]; ++k) {
