@@ -7,8 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "parallel.h"
-
 /* The public struct plus a cache for id -> index lookups.  Every model part is
  * made by ef_model_part_create, so the cast from the public handle is safe. */
 typedef struct {
@@ -698,42 +696,6 @@ static int ef_smp_check_nodes(ef_sub_model_part *smp, int64_t n_nodes) {
 }
 
 /* Renumber nodes: old node i becomes perm[i] everywhere it appears. */
-/* ef_model_part_permute_nodes' scatters, over ranges of nodes (or of element node slots). */
-typedef struct {
-  const ef_index *perm;
-  const double *coords, *values;
-  const int64_t *ids;
-  const uint8_t *fixed;
-  double *coords_out, *values_out;
-  int64_t *ids_out;
-  uint8_t *fixed_out;
-  int nc;
-  ef_index *cells;
-} ef_permute_work;
-
-static void ef_permute_coords(void *ctx, int64_t lo, int64_t hi) {
-  const ef_permute_work *w = ctx;
-  for (int64_t i = lo; i < hi; ++i) {
-    for (int c = 0; c < 3; ++c) w->coords_out[3 * w->perm[i] + c] = w->coords[3 * i + c];
-    w->ids_out[w->perm[i]] = w->ids[i];
-  }
-}
-
-static void ef_permute_values(void *ctx, int64_t lo, int64_t hi) {
-  const ef_permute_work *w = ctx;
-  const int64_t nc = w->nc;
-  for (int64_t i = lo; i < hi; ++i)
-    for (int64_t c = 0; c < nc; ++c) {
-      w->values_out[nc * w->perm[i] + c] = w->values[nc * i + c];
-      w->fixed_out[nc * w->perm[i] + c] = w->fixed[nc * i + c];
-    }
-}
-
-static void ef_permute_cell_nodes(void *ctx, int64_t lo, int64_t hi) {
-  const ef_permute_work *w = ctx;
-  for (int64_t k = lo; k < hi; ++k) w->cells[k] = w->perm[w->cells[k]];
-}
-
 int ef_model_part_permute_nodes(ef_model_part mp, const ef_index *perm) {
   EF_CHECK(mp && (perm || mp->n_nodes == 0), EF_ERR_PARAMETER, "ef_model_part_permute_nodes: NULL argument");
   int64_t n = mp->n_nodes;
@@ -768,25 +730,24 @@ int ef_model_part_permute_nodes(ef_model_part mp, const ef_index *perm) {
   EF_CHECK_GOTO(coords && ids && scratch && fscratch, EF_ERR_MEMORY, done,
                 "out of memory permuting %lld nodes", (long long)n);
 
-  /* Scatters through the permutation (every target written once): in parallel on large meshes. */
-  const int64_t big = 65536;
-  ef_permute_work w = {.perm = perm, .coords = mp->coords, .ids = mp->node_ids, .coords_out = coords, .ids_out = ids};
-  ef_parallel_ranges(n, big, ef_permute_coords, &w);
+  for (int64_t i = 0; i < n; ++i) {
+    for (int c = 0; c < 3; ++c) coords[3 * perm[i] + c] = mp->coords[3 * i + c];
+    ids[perm[i]] = mp->node_ids[i];
+  }
   for (int v = 0; v < mp->n_variables; ++v) {
     ef_variable *var = &mp->variables[v];
     int nc = var->n_components;
-    w.nc = nc;
-    w.values = var->values;
-    w.fixed = var->fixed;
-    w.values_out = scratch;
-    w.fixed_out = fscratch;
-    ef_parallel_ranges(n, big, ef_permute_values, &w);
+    for (int64_t i = 0; i < n; ++i)
+      for (int c = 0; c < nc; ++c) {
+        scratch[(int64_t)nc * perm[i] + c] = var->values[(int64_t)nc * i + c];
+        fscratch[(int64_t)nc * perm[i] + c] = var->fixed[(int64_t)nc * i + c];
+      }
     memcpy(var->values, scratch, (size_t)n * (size_t)nc * sizeof *scratch);
     memcpy(var->fixed, fscratch, (size_t)n * (size_t)nc * sizeof *fscratch);
     var->host_modified = 1;
   }
-  w.cells = mp->elements;
-  ef_parallel_ranges(mp->n_elements * mp->nodes_per_element, big, ef_permute_cell_nodes, &w);
+  for (int64_t k = 0; k < mp->n_elements * mp->nodes_per_element; ++k)
+    mp->elements[k] = perm[mp->elements[k]];
   for (int64_t k = 0; k < mp->n_conditions * mp->nodes_per_condition; ++k)
     mp->conditions[k] = perm[mp->conditions[k]];
   for (int i = 0; i < mp->n_children; ++i) ef_smp_permute(mp->children[i], perm);

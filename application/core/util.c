@@ -10,10 +10,6 @@
 #include <unistd.h>
 
 #include "edgeflow/ef_error.h"
-#include "parallel.h"
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 double ef_wtime(void) {
   struct timespec ts;
@@ -84,21 +80,4 @@ void ef_resolve_path(const char *folder, const char *name, char *out, size_t siz
     return;
   }
   snprintf(out, size, "%s/%s", folder, name);
-}
-
-/* See parallel.h. */
-void ef_parallel_ranges(int64_t n, int64_t min_parallel, ef_range_body body, void *ctx) {
-#ifdef _OPENMP
-  if (n >= min_parallel && omp_get_max_threads() > 1) {
-#pragma omp parallel
-    {
-      const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
-      body(ctx, n * t / nt, n * (t + 1) / nt);
-    }
-    return;
-  }
-#else
-  (void)min_parallel;
-#endif
-  body(ctx, 0, n);
 }

@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "edgeflow/ef_error.h"
-#include "../parallel.h"
 
 static const double ef_pi = 3.14159265358979323846;
 
@@ -74,128 +73,82 @@ static int ef_check_element_nodes(ef_model_part mp) {
   return EF_SUCCESS;
 }
 
-/* The graph builders split the rows into one contiguous range per thread: every thread reads all the
- * input in its order but writes only its own rows, so the result (the order within a row included) is the
- * serial one for any thread count, with no atomics (ef_graph_run). */
-typedef struct {
-  const ef_index *el;
-  int npe;
-  int64_t n, ne;
-  int64_t *row_ptr, *fill, *unique;
-  ef_index *cols, *packed;
-  const int64_t *upper_ptr;
-  const ef_index *upper;
-} ef_graph_work;
-
-/* The graph passes over rows in parallel for meshes of at least 65,536 elements (parallel.h). */
-static void ef_graph_run(ef_graph_work *w, ef_range_body body) {
-  ef_parallel_ranges(w->n, w->ne >= 65536 ? 0 : INT64_MAX, body, w);
-}
-
-/* Upper rows [lo, hi): count every element edge once per element it appears in. */
-static void ef_upper_count(void *ctx, int64_t lo, int64_t hi) {
-  ef_graph_work *w = ctx;
-  const int npe = w->npe;
-  for (int64_t e = 0; e < w->ne; ++e) {
-    const ef_index *v = w->el + e * npe;
-    for (int i = 0; i < npe; ++i)
-      for (int j = i + 1; j < npe; ++j) {
-        const ef_index a = v[i] < v[j] ? v[i] : v[j];
-        if (a >= lo && a < hi) w->row_ptr[a + 1]++;
-      }
-  }
-}
-
-/* Upper rows [lo, hi): their columns in element order, then each row deduplicated in place (a row of ~7
- * distinct columns lists ~35) and sorted; unique[i + 1] its length. */
-static void ef_upper_fill(void *ctx, int64_t lo, int64_t hi) {
-  ef_graph_work *w = ctx;
-  const int npe = w->npe;
-  for (int64_t e = 0; e < w->ne; ++e) {
-    const ef_index *v = w->el + e * npe;
-    for (int i = 0; i < npe; ++i)
-      for (int j = i + 1; j < npe; ++j) {
-        ef_index a = v[i], b = v[j];
-        if (a > b) {
-          const ef_index t = a;
-          a = b;
-          b = t;
-        }
-        if (a >= lo && a < hi) w->cols[w->fill[a]++] = b;
-      }
-  }
-  for (int64_t i = lo; i < hi; ++i) {
-    ef_index *r = w->cols + w->row_ptr[i];
-    const int64_t len = w->row_ptr[i + 1] - w->row_ptr[i];
-    int64_t u = 0;
-    for (int64_t k = 0; k < len; ++k) {
-      const ef_index x = r[k];
-      int64_t q = 0;
-      while (q < u && r[q] != x) ++q;
-      if (q == u) r[u++] = x;
-    }
-    ef_sort_index_array(r, u);
-    w->unique[i + 1] = u;
-  }
-}
-
-/* Upper rows [lo, hi) packed towards the front. */
-static void ef_upper_pack(void *ctx, int64_t lo, int64_t hi) {
-  ef_graph_work *w = ctx;
-  for (int64_t i = lo; i < hi; ++i)
-    memcpy(w->packed + w->unique[i], w->cols + w->row_ptr[i],
-           (size_t)(w->unique[i + 1] - w->unique[i]) * sizeof *w->packed);
-}
-
 /* Upper node graph {(a,b): a<b share an element} as CSR rows keyed by a, columns sorted and unique. */
 static int ef_build_upper_graph(ef_model_part mp, int64_t **row_ptr_out, ef_index **cols_out) {
   int err = EF_SUCCESS;
   const int64_t n = mp->n_nodes;
   const int npe = mp->nodes_per_element;
   const int64_t ne = mp->n_elements;
+  int64_t *row_ptr = NULL, *fill = NULL;
+  ef_index *cols = NULL;
   *row_ptr_out = NULL;
   *cols_out = NULL;
   EF_CHECK(n >= 0 && ne >= 0, EF_ERR_MESH, "node graph: negative node or element count");
   EF_CHECK(npe == 3 || npe == 4 || ne == 0, EF_ERR_UNSUPPORTED,
            "node graph: elements with %d nodes are not supported (triangles or tetrahedra)", npe);
   EF_CALL(ef_check_element_nodes(mp));
+
+  EF_CALLOC(row_ptr, n + 1);
+  /* Count every element edge once per element it appears in (duplicates removed below). */
   for (int64_t e = 0; e < ne; ++e) {
     const ef_index *v = mp->elements + e * npe;
     for (int i = 0; i < npe; ++i)
-      for (int j = i + 1; j < npe; ++j)
-        EF_CHECK(v[i] != v[j], EF_ERR_MESH, "element %lld repeats node index %d",
-                 mp->element_ids ? (long long)mp->element_ids[e] : (long long)e + 1, (int)v[i]);
+      for (int j = i + 1; j < npe; ++j) row_ptr[(v[i] < v[j] ? v[i] : v[j]) + 1]++;
   }
-  ef_graph_work w = {.el = mp->elements, .npe = npe, .n = n, .ne = ne};
-  EF_CALLOC(w.row_ptr, n + 1);
-  ef_graph_run(&w, ef_upper_count);
-  for (int64_t i = 0; i < n; ++i) w.row_ptr[i + 1] += w.row_ptr[i];
-  const int64_t total = w.row_ptr[n];
-  w.cols = malloc((size_t)(total ? total : 1) * sizeof *w.cols);
-  w.fill = malloc((size_t)(n ? n : 1) * sizeof *w.fill);
-  w.unique = malloc((size_t)(n + 1) * sizeof *w.unique);
-  EF_CHECK_GOTO(w.cols && w.fill && w.unique, EF_ERR_MEMORY, fail, "out of memory building the node graph (%lld pairs)",
+  for (int64_t i = 0; i < n; ++i) row_ptr[i + 1] += row_ptr[i];
+  const int64_t total = row_ptr[n];
+  cols = malloc((size_t)(total ? total : 1) * sizeof *cols);
+  fill = malloc((size_t)(n ? n : 1) * sizeof *fill);
+  EF_CHECK_GOTO(cols && fill, EF_ERR_MEMORY, fail, "out of memory building the node graph (%lld pairs)",
                 (long long)total);
-  memcpy(w.fill, w.row_ptr, (size_t)n * sizeof *w.fill);
-  ef_graph_run(&w, ef_upper_fill);
-  w.unique[0] = 0;
-  for (int64_t i = 0; i < n; ++i) w.unique[i + 1] += w.unique[i];
-  w.packed = malloc((size_t)(w.unique[n] ? w.unique[n] : 1) * sizeof *w.packed);
-  EF_CHECK_GOTO(w.packed, EF_ERR_MEMORY, fail, "out of memory building the node graph (%lld edges)",
-                (long long)w.unique[n]);
-  ef_graph_run(&w, ef_upper_pack);
-  free(w.cols);
-  free(w.fill);
-  free(w.row_ptr);
-  *row_ptr_out = w.unique;
-  *cols_out = w.packed;
+  memcpy(fill, row_ptr, (size_t)n * sizeof *fill);
+  for (int64_t e = 0; e < ne; ++e) {
+    const ef_index *v = mp->elements + e * npe;
+    for (int i = 0; i < npe; ++i)
+      for (int j = i + 1; j < npe; ++j) {
+        ef_index a = v[i], b = v[j];
+        if (a > b) {
+          ef_index t = a;
+          a = b;
+          b = t;
+        }
+        EF_CHECK_GOTO(a != b, EF_ERR_MESH, fail, "element %lld repeats node index %d",
+                      mp->element_ids ? (long long)mp->element_ids[e] : (long long)e + 1, (int)a);
+        cols[fill[a]++] = b;
+      }
+  }
+  /* Deduplicate each row with a last-seen marker (an edge is listed once per
+   * element around it), sort the short unique run, and compact the rows
+   * towards the front.  fill[] is reused as the marker. */
+  for (int64_t i = 0; i < n; ++i) fill[i] = -1;
+  int64_t out = 0, start = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t end = row_ptr[i + 1];
+    row_ptr[i] = out;
+    for (int64_t k = start; k < end; ++k) {
+      const ef_index b = cols[k];
+      if (fill[b] != i) {
+        fill[b] = i;
+        cols[out++] = b;
+      }
+    }
+    ef_sort_index_array(cols + row_ptr[i], out - row_ptr[i]);
+    start = end;
+  }
+  free(fill);
+  fill = NULL;
+  row_ptr[n] = out;
+  if (out > 0 && out < total) {
+    ef_index *shrunk = realloc(cols, (size_t)out * sizeof *cols);
+    if (shrunk) cols = shrunk; /* keeping the larger block is harmless */
+  }
+  *row_ptr_out = row_ptr;
+  *cols_out = cols;
   return EF_SUCCESS;
 fail:
-  free(w.row_ptr);
-  free(w.cols);
-  free(w.fill);
-  free(w.unique);
-  free(w.packed);
+  free(row_ptr);
+  free(cols);
+  free(fill);
   return err;
 }
 
@@ -221,28 +174,6 @@ static int64_t ef_edge_find(const int64_t *row_ptr, const ef_index *cols, ef_ind
   return -1;
 }
 
-/* Symmetric rows [lo, hi): row j holds its lower neighbours (the rows i < j listing j, in increasing i),
- * then its upper row, so every row comes out sorted without a sort. */
-static void ef_symmetric_count(void *ctx, int64_t lo, int64_t hi) {
-  ef_graph_work *w = ctx;
-  for (int64_t i = 0; i < w->n; ++i) {
-    if (i >= lo && i < hi) w->row_ptr[i + 1] += w->upper_ptr[i + 1] - w->upper_ptr[i];
-    for (int64_t k = w->upper_ptr[i]; k < w->upper_ptr[i + 1]; ++k)
-      if (w->upper[k] >= lo && w->upper[k] < hi) w->row_ptr[w->upper[k] + 1]++;
-  }
-}
-
-static void ef_symmetric_fill(void *ctx, int64_t lo, int64_t hi) {
-  ef_graph_work *w = ctx;
-  for (int64_t i = 0; i < w->n; ++i) {
-    const int own = i >= lo && i < hi;
-    for (int64_t k = w->upper_ptr[i]; k < w->upper_ptr[i + 1]; ++k) {
-      if (own) w->cols[w->fill[i]++] = w->upper[k];
-      if (w->upper[k] >= lo && w->upper[k] < hi) w->cols[w->fill[w->upper[k]]++] = (ef_index)i;
-    }
-  }
-}
-
 /* Node graph of the elements: upper (j > i) or symmetric adjacency in CSR form. */
 int ef_mesh_node_graph(ef_model_part mp, int symmetric, int64_t **row_ptr_out, ef_index **cols_out) {
   EF_CHECK(mp && row_ptr_out && cols_out, EF_ERR_PARAMETER, "ef_mesh_node_graph: NULL argument");
@@ -255,28 +186,43 @@ int ef_mesh_node_graph(ef_model_part mp, int symmetric, int64_t **row_ptr_out, e
     return EF_SUCCESS;
   }
   const int64_t n = mp->n_nodes;
-  ef_graph_work w = {.n = n, .ne = mp->n_elements, .upper_ptr = upper_ptr, .upper = upper};
-  w.row_ptr = calloc((size_t)n + 1, sizeof *w.row_ptr);
-  w.cols = malloc((size_t)(2 * upper_ptr[n] + 1) * sizeof *w.cols);
-  w.fill = malloc((size_t)(n ? n : 1) * sizeof *w.fill);
-  if (!w.row_ptr || !w.cols || !w.fill) {
+  int64_t *ptr = calloc((size_t)n + 1, sizeof *ptr);
+  ef_index *cols = malloc((size_t)(2 * upper_ptr[n] + 1) * sizeof *cols);
+  if (!ptr || !cols) {
     const long long n_edges = (long long)upper_ptr[n];
-    free(w.row_ptr);
-    free(w.cols);
-    free(w.fill);
+    free(ptr);
+    free(cols);
     free(upper_ptr);
     free(upper);
     return EF_ERROR(EF_ERR_MEMORY, "out of memory building the symmetric node graph (%lld edges)", n_edges);
   }
-  ef_graph_run(&w, ef_symmetric_count);
-  for (int64_t i = 0; i < n; ++i) w.row_ptr[i + 1] += w.row_ptr[i];
-  memcpy(w.fill, w.row_ptr, (size_t)n * sizeof *w.fill);
-  ef_graph_run(&w, ef_symmetric_fill);
-  free(w.fill);
+  for (int64_t i = 0; i < n; ++i) {
+    ptr[i + 1] += upper_ptr[i + 1] - upper_ptr[i];
+    for (int64_t k = upper_ptr[i]; k < upper_ptr[i + 1]; ++k) ptr[upper[k] + 1]++;
+  }
+  for (int64_t i = 0; i < n; ++i) ptr[i + 1] += ptr[i];
+  /* Visiting rows in increasing i appends the lower neighbours of row j in
+   * increasing order before row j adds its own (larger) upper neighbours, so
+   * every row comes out sorted without a sort. */
+  int64_t *fill = malloc((size_t)(n ? n : 1) * sizeof *fill);
+  if (!fill) {
+    free(ptr);
+    free(cols);
+    free(upper_ptr);
+    free(upper);
+    return EF_ERROR(EF_ERR_MEMORY, "out of memory building the symmetric node graph");
+  }
+  memcpy(fill, ptr, (size_t)n * sizeof *fill);
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t k = upper_ptr[i]; k < upper_ptr[i + 1]; ++k) {
+      cols[fill[i]++] = upper[k];
+      cols[fill[upper[k]]++] = (ef_index)i;
+    }
+  free(fill);
   free(upper_ptr);
   free(upper);
-  *row_ptr_out = w.row_ptr;
-  *cols_out = w.cols;
+  *row_ptr_out = ptr;
+  *cols_out = cols;
   return EF_SUCCESS;
 }
 

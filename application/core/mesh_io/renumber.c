@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "edgeflow/ef_error.h"
-#include "../parallel.h"
 
 /* Bandwidth max_e (max_{i in e} i - min_{i in e} i): the largest |i - j| over the node graph's edges. */
 int64_t ef_mesh_bandwidth(ef_model_part mp) {
@@ -236,26 +235,6 @@ static int ef_check_smp_lists(ef_sub_model_part **children, int n_children, int6
   return EF_SUCCESS;
 }
 
-/* Cells [lo, hi) to their places (ef_permute_cells). */
-typedef struct {
-  const ef_index *cells;
-  const int64_t *ids, *props;
-  ef_index *cells_out;
-  int64_t *ids_out, *props_out;
-  int per;
-  const ef_index *where;
-} ef_cell_move;
-
-static void ef_move_cells(void *ctx, int64_t lo, int64_t hi) {
-  const ef_cell_move *w = ctx;
-  for (int64_t c = lo; c < hi; ++c) {
-    const int64_t to = w->where[c];
-    memcpy(w->cells_out + to * w->per, w->cells + c * w->per, (size_t)w->per * sizeof *w->cells_out);
-    if (w->ids_out) w->ids_out[to] = w->ids[c];
-    if (w->props_out) w->props_out[to] = w->props[c];
-  }
-}
-
 /* Move cells (connectivity, ids, properties) to the positions where[] gives; all-or-nothing. */
 static int ef_permute_cells(ef_index **cells, int64_t **ids, int64_t **props, int64_t n, int per,
                             const ef_index *where) {
@@ -269,8 +248,12 @@ static int ef_permute_cells(ef_index **cells, int64_t **ids, int64_t **props, in
     free(p2);
     return EF_ERROR(EF_ERR_MEMORY, "out of memory reordering %lld cells", (long long)n);
   }
-  ef_cell_move w = {*cells, *ids, *props, c2, i2, p2, per, where};
-  ef_parallel_ranges(n, 65536, ef_move_cells, &w); /* where is a permutation: every target written once */
+  for (int64_t c = 0; c < n; ++c) {
+    const int64_t to = where[c];
+    memcpy(c2 + to * per, *cells + c * per, (size_t)per * sizeof *c2);
+    if (i2) i2[to] = (*ids)[c];
+    if (p2) p2[to] = (*props)[c];
+  }
   free(*cells);
   *cells = c2;
   if (i2) {
