@@ -102,6 +102,35 @@ static int overlap_on(const char *folder) {
   return !strncmp(on, "true", 4);
 }
 
+/* x against the reference y (4 doubles a node: velocity, pressure) over n nodes, and the runs' CG iterations:
+ * the velocity's and the pressure's largest difference relative to the reference's largest value, the
+ * largest difference of iterations in a step and both totals. */
+typedef struct {
+  double ru, rp;
+  int dits, total, total_ref;
+} comparison;
+
+static comparison compare(int64_t n, const double *x, const double *y, long steps, const int *its,
+                          const int *its_ref) {
+  double du = 0.0, dp = 0.0, mu = 0.0, mpr = 0.0;
+  for (int64_t i = 0; i < n; ++i) {
+    for (int c = 0; c < 3; ++c) {
+      du = fmax(du, fabs(x[4 * i + c] - y[4 * i + c]));
+      mu = fmax(mu, fabs(y[4 * i + c]));
+    }
+    dp = fmax(dp, fabs(x[4 * i + 3] - y[4 * i + 3]));
+    mpr = fmax(mpr, fabs(y[4 * i + 3]));
+  }
+  comparison r = {mu > 0.0 ? du / mu : du, mpr > 0.0 ? dp / mpr : dp, 0, 0, 0};
+  for (long k = 0; k < steps; ++k) {
+    const int d = abs(its[k] - its_ref[k]);
+    if (d > r.dits) r.dits = d;
+    r.total += its[k];
+    r.total_ref += its_ref[k];
+  }
+  return r;
+}
+
 /* CASE against REFERENCE, both on the ranks of world (the optional fourth argument). */
 static int check_reference(char **argv, long steps, ef_comm world, int *passed) {
   const int rank = ef_comm_rank(world), size = ef_comm_size(world);
@@ -123,22 +152,9 @@ static int check_reference(char **argv, long steps, ef_comm world, int *passed) 
   const int on = overlap_on(folder);
   if (!err && n != n_ref) err = EF_ERROR(EF_ERR_INTERNAL, "%lld nodes against %lld", (long long)n, (long long)n_ref);
   if (!err && rank == 0) {
-    double du = 0.0, dp = 0.0, mu = 0.0, mpr = 0.0;
-    for (int64_t i = 0; i < n; ++i) {
-      for (int c = 0; c < 3; ++c) {
-        du = fmax(du, fabs(x[4 * i + c] - y[4 * i + c]));
-        mu = fmax(mu, fabs(y[4 * i + c]));
-      }
-      dp = fmax(dp, fabs(x[4 * i + 3] - y[4 * i + 3]));
-      mpr = fmax(mpr, fabs(y[4 * i + 3]));
-    }
-    const double ru = mu > 0.0 ? du / mu : du, rp = mpr > 0.0 ? dp / mpr : dp;
-    int dits = 0, total = 0, total_ref = 0;
-    for (long k = 0; k < steps; ++k) {
-      dits = abs(its[k] - its_ref[k]) > dits ? abs(its[k] - its_ref[k]) : dits;
-      total += its[k];
-      total_ref += its_ref[k];
-    }
+    const comparison c = compare(n, x, y, steps, its, its_ref);
+    const double ru = c.ru, rp = c.rp;
+    const int dits = c.dits, total = c.total, total_ref = c.total_ref;
     printf("test_mpi_run: %s against %s, both on %d ranks, %ld steps, %lld nodes: velocity %.3e, pressure %.3e "
            "relative (max norm); CG iterations %d vs %d (largest difference in a step %d); mpi_overlap %d vs %d "
            "(1 on, 0 off, -1 not reported)\n",
@@ -164,45 +180,23 @@ static int check(int argc, char **argv, ef_comm world, int *passed) {
   int its[MAX_STEPS] = {0}, its_serial[MAX_STEPS] = {0};
   ef_analysis a = NULL, s = NULL;
   int err = run(argv[1], steps, folder, world, its, &a);
-  const ef_partition *pt = err ? NULL : ef_analysis_partition(a);
-  if (!err) err = pt ? EF_SUCCESS : EF_ERROR(EF_ERR_INTERNAL, "no partition on %d ranks", size);
-  double *global = NULL, *u = NULL, *p = NULL;
+  double *global = NULL, *serial = NULL, *u = NULL, *p = NULL;
   int64_t n = 0;
-  if (!err) {
-    n = pt->n_global_nodes;
-    global = calloc(4 * (size_t)n, sizeof *global);
-    err = global ? values(ef_analysis_model_part(a), &u, &p) : EF_ERROR(EF_ERR_MEMORY, "out of memory");
-  }
-  if (!err) {
-    for (int64_t i = 0; i < pt->n_owned; ++i) {
-      const int64_t g = pt->global_node[i];
-      for (int c = 0; c < 3; ++c) global[4 * g + c] = u[3 * i + c];
-      global[4 * g + 3] = p[i];
-    }
-    err = ef_comm_allreduce(world, global, (int)(4 * n), EF_COMM_SUM);
-  }
+  if (!err) err = gather(a, world, &n, &global);
   if (!err && rank == 0) {
     snprintf(folder, sizeof folder, "%s/serial", argv[3]);
     err = run(argv[1], steps, folder, ef_comm_serial(), its_serial, &s);
     ef_model_part mp = err ? NULL : ef_analysis_model_part(s);
     if (!err) err = mp->n_nodes == n ? values(mp, &u, &p) : EF_ERROR(EF_ERR_INTERNAL, "serial mesh of %lld nodes, %lld", (long long)mp->n_nodes, (long long)n);
+    if (!err) err = (serial = malloc(4 * (size_t)n * sizeof *serial)) ? EF_SUCCESS : EF_ERROR(EF_ERR_MEMORY, "out of memory");
     if (!err) {
-      double du = 0.0, dp = 0.0, mu = 0.0, mpr = 0.0;
       for (int64_t i = 0; i < n; ++i) {
-        for (int c = 0; c < 3; ++c) {
-          du = fmax(du, fabs(global[4 * i + c] - u[3 * i + c]));
-          mu = fmax(mu, fabs(u[3 * i + c]));
-        }
-        dp = fmax(dp, fabs(global[4 * i + 3] - p[i]));
-        mpr = fmax(mpr, fabs(p[i]));
+        for (int c = 0; c < 3; ++c) serial[4 * i + c] = u[3 * i + c];
+        serial[4 * i + 3] = p[i];
       }
-      const double ru = mu > 0.0 ? du / mu : du, rp = mpr > 0.0 ? dp / mpr : dp;
-      int dits = 0, total = 0, total_serial = 0;
-      for (long k = 0; k < steps; ++k) {
-        dits = abs(its[k] - its_serial[k]) > dits ? abs(its[k] - its_serial[k]) : dits;
-        total += its[k];
-        total_serial += its_serial[k];
-      }
+      const comparison c = compare(n, global, serial, steps, its, its_serial);
+      const double ru = c.ru, rp = c.rp;
+      const int dits = c.dits, total = c.total, total_serial = c.total_ref;
       printf("test_mpi_run: %s on %d ranks, %ld steps, %lld nodes: velocity %.3e, pressure %.3e relative (max norm); "
              "CG iterations %d vs %d on one process (largest difference in a step %d)\n",
              argv[1], size, steps, (long long)n, ru, rp, total, total_serial, dits);
@@ -222,6 +216,7 @@ static int check(int argc, char **argv, ef_comm world, int *passed) {
     }
   }
   free(global);
+  free(serial);
   ef_analysis_destroy(&s);
   ef_analysis_destroy(&a);
   return err;
