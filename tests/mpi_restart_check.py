@@ -1,7 +1,14 @@
 #!/usr/bin/env python3
 """Restart points under mpirun with the same rank count (issue 15; docs/restart.md, docs/mpi.md).
 
-    python3 mpi_restart_check.py EDGEFLOW CASE.json MODE NP WORK -- MPIRUN...
+    python3 mpi_restart_check.py EDGEFLOW CASE.json MODE NP WORK [--solver-type S] [--density RHO]
+                                 [--sigterm-steps N] -- MPIRUN...
+
+--solver-type S runs every edgeflow command with `--solver-type S` (the same case on another strategy);
+--density RHO writes solver_settings.density RHO into the case (a density other than 1 makes the model part's
+rho p differ from the strategy's kinematic pressure in the last bits, so a restart that loses the strategy's
+own pressure record shows in the outputs); --sigterm-steps N: the length of the sigterm mode's run (default 1200,
+for the OpenMP strategy's 1 ms steps; the signal is sent at step 50).
 
 MODE identity: 20 steps in one `mpirun -n NP` run against 10 + restart + 10 with the same NP (the first
   half runs to step 14, so the restart cuts later rows, entries and files): byte-identical .pvd, .pvtu,
@@ -30,9 +37,11 @@ def fail(msg):
     sys.exit(f"mpi_restart_check: FAILED: {msg}")
 
 
-def write_case(src, dst, wall_time=None, parallel_type="MPI", every=1):
+def write_case(src, dst, wall_time=None, parallel_type="MPI", every=1, density=None):
     """every: the output and restart intervals are multiplied by it (the long wall-time runs)."""
     p = json.load(open(src))
+    if density is not None:
+        p["solver_settings"]["density"] = density
     case_dir = os.path.dirname(os.path.abspath(src))
     mis = p["solver_settings"]["model_import_settings"]
     mis["input_filename"] = os.path.normpath(os.path.join(case_dir, mis["input_filename"]))
@@ -83,15 +92,34 @@ def rest_files(folder):
 
 def main():
     sep = sys.argv.index("--")
-    exe, case, mode, np_, work = sys.argv[1:sep]
+    exe, case, mode, np_, work = sys.argv[1:6]
+    options, extra, density, sigterm_steps = sys.argv[6:sep], [], None, 1200
+    while options:
+        if len(options) < 2 or options[0] not in ("--solver-type", "--density", "--sigterm-steps"):
+            fail(f"unknown or incomplete option {options[0]} (expected --solver-type S, --density RHO or "
+                 "--sigterm-steps N)")
+        if options[0] == "--solver-type":
+            extra += ["--solver-type", options[1]]
+        elif options[0] == "--density":
+            density = float(options[1])
+        else:
+            sigterm_steps = int(options[1])
+            if sigterm_steps < 200:
+                fail(f"--sigterm-steps {sigterm_steps}: at least 200 (the signal is sent at step 50)")
+        options = options[2:]
     mpirun, np_ = sys.argv[sep + 1:], int(np_)
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
     path = os.path.join(work, "case.json")
-    write_case(case, path)
+
+    def case_file(dst, **kw):
+        write_case(case, dst, density=density, **kw)
+
+    case_file(path)
 
     def run(n, out, *args, timeout=300, case_path=path):
-        cmd = (mpirun + ["-n", str(n)] if n else []) + [exe, "run", case_path, "--output", out, "--quiet", *args]
+        cmd = (mpirun + ["-n", str(n)] if n else []) + [exe, "run", case_path, "--output", out, "--quiet", *extra,
+                                                        *args]
         t0 = time.time()
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
         return r, time.time() - t0
@@ -129,7 +157,7 @@ def main():
             fail(f"restart on {np_ + 1} ranks: exit {r.returncode} after {sec:.1f} s, expected '{want}':\n{r.stderr}")
         print(f"mpi_restart_check: {np_ + 1} ranks refused in {sec:.1f} s: {want}")
         one = os.path.join(work, "one_process.json")
-        write_case(case, one, parallel_type="OpenMP")
+        case_file(one, parallel_type="OpenMP")
         r, sec = run(0, split, "--steps", "10", "--restart", point(split, 10), timeout=120, case_path=one)
         want = f"written on {np_} ranks, this run is one process"
         if r.returncode == 0 or want not in r.stderr:
@@ -153,8 +181,8 @@ def main():
         # fast idle machine too: a step of this case takes about 1 ms there, 400 steps less than the limit.
         steps, wall = 3000, 0.6
         wpath, rpath = os.path.join(work, "wall.json"), os.path.join(work, "wall_ref.json")
-        write_case(case, wpath, wall_time=wall, every=50)
-        write_case(case, rpath, every=50)
+        case_file(wpath, wall_time=wall, every=50)
+        case_file(rpath, every=50)
         r, _ = run(np_, split, "--steps", str(steps), case_path=wpath)
         if r.returncode != 75 or "restart point" not in r.stderr:
             fail(f"max_wall_time run: exit {r.returncode} (expected 75), no restart point:\n{r.stderr}")
@@ -180,10 +208,10 @@ def main():
         # step with a restart point (mpirun's exit status is its own); the continuation ends at the last step.
         # Long enough (1200 steps, outputs every 10x as many steps) that the signal, sent once the first point
         # (step 50) exists, lands inside the run on a fast idle machine too (about 1 ms a step there).
-        steps = 1200
+        steps = sigterm_steps
         lpath = os.path.join(work, "long.json")
-        write_case(case, lpath, every=10)
-        cmd = mpirun + ["-n", str(np_), exe, "run", lpath, "--output", split, "--quiet", "--steps", str(steps)]
+        case_file(lpath, every=10)
+        cmd = mpirun + ["-n", str(np_), exe, "run", lpath, "--output", split, "--quiet", *extra, "--steps", str(steps)]
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         t0 = time.time()
         while not os.path.exists(point(split, 50)) and time.time() - t0 < 60 and proc.poll() is None:

@@ -691,15 +691,17 @@ static int ef_opencl_finalize(void *data) {
 }
 
 /* Restarts: the device's kinematic pressure (the model part holds rho p), the counters, the
- * device solver's SpMV configuration in its section. */
+ * device solver's SpMV configuration in its section.  On a rank's piece (MPI) the same records over the
+ * piece, ghosts included (current after every step: the step ends with their halos); the distributed step
+ * keeps nothing else between steps (its CG starts from p_n, which stage 3 copies, with beta = 0), and it has
+ * no registry solver, so no linear_solver section. */
 static int ef_opencl_save_state(void *data, ef_restart_writer *w) {
   ef_opencl_strategy *s = data;
-  EF_CHECK(!s->fs_mpi, EF_ERR_UNSUPPORTED,
-           "opencl_edge_based on several ranks: restart files are not supported yet (docs/mpi.md)"); /* MPI */
   EF_CALL(ef_cl_fs_read(s->fs, NULL, s->scratch, NULL));
   EF_CALL(ef_fluid_save_state(w, s->mp->n_nodes, s->scratch, 0.0, s->steps, s->iterations));
   EF_CALL(ef_restart_write_double(w, "velocity_scale", s->divergence.scale));
   EF_CALL(ef_restart_write_double(w, "dt_previous", s->dt_settings.dt_previous));
+  if (!s->solver) return EF_SUCCESS; /* MPI: the distributed CG (opencl_fs_mpi.c) */
   EF_CALL(ef_restart_writer_section(w, "linear_solver"));
   return ef_linear_solver_save_state(s->solver, w);
 }
@@ -714,7 +716,8 @@ static int ef_opencl_load_state(void *data, ef_restart_reader *r, int same_kind)
   s->mp->device_newer = 0;
   if (ef_restart_count(r, "velocity_scale") == 1) EF_CALL(ef_restart_read_double(r, "velocity_scale", &s->divergence.scale));
   if (ef_restart_count(r, "dt_previous") == 1) EF_CALL(ef_restart_read_double(r, "dt_previous", &s->dt_settings.dt_previous));
-  if (same_kind && ef_restart_reader_section(r, "linear_solver")) EF_CALL(ef_linear_solver_load_state(s->solver, r));
+  if (same_kind && s->solver && ef_restart_reader_section(r, "linear_solver"))
+    EF_CALL(ef_linear_solver_load_state(s->solver, r));
   return EF_SUCCESS;
 }
 
