@@ -215,7 +215,8 @@ if(EF_HAVE_MPI)
                        ENVIRONMENT "${EF_MPI_ENV};OMPI_MCA_mpi_yield_when_idle=1")
   # Restart points of the OpenCL strategy on several ranks (PoCL, one thread a rank): the identity on the 2D cavity
   # (the OpenMP tests' case with --solver-type) on 2 ranks and on the 3D cavity on 3 ranks, and SIGTERM to one of 2
-  # ranks (600 steps: a PoCL step takes 2 ms or more, so the signal at step 50 lands well inside the run); density
+  # ranks (600 steps: a PoCL step took 7 ms on the loaded 2-core VM; even at 2 ms the signal at step 50 lands over a
+  # second before the end); density
   # 1.2, so the strategy's own kinematic pressure record is needed (the model part's rho p divided by rho differs in
   # the last bits: without the record, lid_forces.csv differs, checked by hand).
   if(EF_WITH_OPENCL)
