@@ -12,10 +12,13 @@ serial field at its NODE_ID to 1e-8 relative (max norm), the lid's compute_force
 summed over the ranks once, written by rank 0) equal the serial ones to 1e-8 relative to the largest
 component, the probes_output_process rows (38 points on two lines, every 5 steps, each answered by one rank)
 equal the serial ones to 1e-8 relative, so does the last rate of a stop_when_steady_process (a tolerance
-never met); run_summary.json reports NP ranks and NP exchange times.  Prints the figures."""
+never met); run_summary.json reports NP ranks and NP exchange times, and with opencl_edge_based NP devices
+(strategy.mpi.devices: this host and the device name of strategy.device, as every rank runs PoCL's CPU device
+here).  Prints the figures."""
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 
@@ -157,6 +160,16 @@ def main():
     ex = summary.get("strategy", {}).get("mpi", {}).get("exchange_seconds", [])
     if summary.get("parallel", {}).get("ranks") != np_ or len(ex) != np_:
         problems.append(f"run_summary.json: parallel {summary.get('parallel')}, exchange_seconds {ex}")
+    strategy = summary.get("strategy", {})
+    if strategy.get("name") == "opencl_edge_based":
+        devices = strategy.get("mpi", {}).get("devices", [])
+        want = {"host": socket.gethostname()[:64], "name": strategy.get("device", {}).get("name")}
+        if len(devices) != np_ or not want["name"] or any(
+                {k: d.get(k) for k in want} != want or not isinstance(d.get("device_index"), (int, float))
+                for d in devices):
+            problems.append(f"run_summary.json: strategy.mpi.devices {devices}, expected {np_} x {want}")
+        else:
+            print(f"mpi_vtk_check: devices: {np_} x {want}")
     print(f"mpi_vtk_check: {case} on {np_} ranks: {len(pieces)} pieces, {m.GetNumberOfPoints()} points "
           f"({s.GetNumberOfPoints()} nodes), {m.GetNumberOfCells()} cells; velocity {ru:.3e}, pressure {rp:.3e} "
           f"relative; lid force {df:.3e} relative over {STEPS} rows; probes {dprobe:.3e} relative over "

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "edge_data.h"
 #include "edgeflow/ef_error.h"
@@ -633,11 +634,62 @@ static int ef_opencl_copy_pressure_system(void *data, ef_pressure_system *out) {
   return ef_cl_fs_copy_pressure_system(s->fs, out);
 }
 
+/* MPI: every rank's host, device name and device_index setting into strategy.mpi.devices (rank order).  ef_comm
+ * reduces doubles only, so the strings travel as byte codes, each rank's in its own block of one summed array
+ * (P x 321 doubles, once at the end of the run). */
+static int ef_opencl_summary_devices(ef_opencl_strategy *s) {
+  enum { HOST = 64, NAME = 256, BLOCK = HOST + NAME + 1 };
+  ef_comm comm = s->config.comm;
+  const int size = ef_comm_size(comm), rank = ef_comm_rank(comm);
+  double *codes = calloc((size_t)size * BLOCK, sizeof *codes);
+  EF_CHECK(codes, EF_ERR_MEMORY, "out of memory");
+  char host[HOST + 1] = "";
+  if (gethostname(host, HOST)) host[0] = '\0';
+  host[HOST] = '\0';
+  double *mine = codes + (size_t)rank * BLOCK;
+  for (int i = 0; i < HOST && host[i]; ++i) mine[i] = (unsigned char)host[i];
+  const char *name = s->ctx ? s->ctx->device_name : "";
+  for (int i = 0; i < NAME - 1 && name[i]; ++i) mine[HOST + i] = (unsigned char)name[i];
+  mine[HOST + NAME] = s->device.device_index;
+  int err = ef_comm_allreduce(comm, codes, size * BLOCK, EF_COMM_SUM);
+  char *list = err ? NULL : malloc(4 * (size_t)size + 2);
+  if (!err && !list) err = EF_ERROR(EF_ERR_MEMORY, "out of memory");
+  ef_parameters mpi = NULL, devices = NULL;
+  if (!err) { /* [{}, {}, ...], then each object's members (set_string escapes the names) */
+    size_t used = 0;
+    list[used++] = '[';
+    for (int r = 0; r < size; ++r) used += (size_t)sprintf(list + used, r ? ",{}" : "{}");
+    list[used++] = ']';
+    list[used] = '\0';
+    err = ef_parameters_get(s->config.summary, "mpi", &mpi);
+  }
+  if (!err) err = ef_parameters_set_json(mpi, "devices", list);
+  if (!err) err = ef_parameters_get(mpi, "devices", &devices);
+  for (int r = 0; !err && r < size; ++r) {
+    const double *b = codes + (size_t)r * BLOCK;
+    char h[HOST + 1], n[NAME];
+    int i;
+    for (i = 0; i < HOST && b[i] > 0.0; ++i) h[i] = (char)(unsigned char)b[i];
+    h[i] = '\0';
+    for (i = 0; i < NAME - 1 && b[HOST + i] > 0.0; ++i) n[i] = (char)(unsigned char)b[HOST + i];
+    n[i] = '\0';
+    ef_parameters entry;
+    err = ef_parameters_at(devices, r, &entry);
+    if (!err) err = ef_parameters_set_string(entry, "host", h);
+    if (!err) err = ef_parameters_set_string(entry, "name", n);
+    if (!err) err = ef_parameters_set_double(entry, "device_index", b[HOST + NAME]);
+  }
+  free(list);
+  free(codes);
+  return err;
+}
+
 /* Export the last pressure system if asked; solver and phase totals into the run summary. */
 static int ef_opencl_finalize(void *data) {
   ef_opencl_strategy *s = data;
   if (s->fs_mpi) { /* MPI: the exchange seconds, and the overlap's rows summed over the ranks */
     EF_CALL(ef_fluid_summary_mpi(&s->config, ef_cl_fs_mpi_exchange_seconds(s->fs_mpi)));
+    EF_CALL(ef_opencl_summary_devices(s));
     int64_t rows[2];
     const int on = ef_cl_fs_mpi_overlap(s->fs_mpi, &rows[0], &rows[1]);
     double sum[2] = {(double)rows[0], (double)rows[1]};
