@@ -575,17 +575,17 @@ void ef_fs_imex_tableau(double a[4][4], double ai[4][4], double b[4], double c[4
   a[2][0] = c[2] - a[2][1];
 }
 
-/* F and V of ef_row_imex_residual at the state us on every row (with the open-boundary traction
- * in F, as the explicit stage has it). */
-static void imex_residual(ef_fs *fs, const double *us, const double *p_n, double *F, double *V) {
-  const ef_edge_data *ed = fs->ed;
+/* F and V of ef_row_imex_residual at the state us on rows [0, n) (with the open-boundary traction in F, as
+ * the explicit stage has it). */
+void ef_fs_rows_imex_residual(const ef_edge_data *ed, const ef_fs_settings *fss, int64_t n, const double *us,
+                              const double *p_n, const double *tau, const double *xi, double *F, double *V) {
   const int dim = ed->dim, S = ed->stride;
-  const int64_t n = fs->n, *rp = ed->row_ptr;
+  const int64_t *rp = ed->row_ptr;
   const int32_t *col = ed->col;
   const double *ev = ed->values, *mass = ed->mass;
-  const double *tau = fs->tau, *xi = fs->xi, *bf = fs->s.body_force, *nun = fs->s.nu_nodal;
-  const double nu = fs->s.nu;
-  const uint8_t *vfix = fs->s.velocity_fixed, *pfix = fs->s.pressure_fixed;
+  const double *bf = fss->body_force, *nun = fss->nu_nodal;
+  const double nu = fss->nu;
+  const uint8_t *vfix = fss->velocity_fixed, *pfix = fss->pressure_fixed;
   EF_OMP(omp parallel for schedule(static))
   for (int64_t i = 0; i < n; ++i) {
     const int ne = (int)(rp[i + 1] - rp[i]);
@@ -608,16 +608,24 @@ static void imex_residual(ef_fs *fs, const double *us, const double *p_n, double
   }
 }
 
+static void imex_residual(ef_fs *fs, const double *us, const double *p_n, double *F, double *V) {
+  ef_fs_rows_imex_residual(fs->ed, &fs->s, fs->n, us, p_n, fs->tau, fs->xi, F, V);
+}
+
 /* The constraint projection P_I of node I on the vector w (3): fixed components to 0, else the
  * slip projection (face, edge, corner); an orthogonal projection, so P A P stays symmetric. */
-static inline void imex_project(const ef_fs *fs, int dim, int64_t i, double *w) {
+static inline void node_project(const ef_fs_settings *fss, int dim, int64_t i, double *w) {
   static const uint8_t none[3] = {0, 0, 0};
   static const double zero[3] = {0.0, 0.0, 0.0};
-  const uint8_t *vfix = fs->s.velocity_fixed, *slip = fs->s.slip_type;
-  const double *sn = fs->s.slip_normal, *st = fs->s.slip_tangent;
+  const uint8_t *vfix = fss->velocity_fixed, *slip = fss->slip_type;
+  const double *sn = fss->slip_normal, *st = fss->slip_tangent;
   ef_node_apply_bc(dim, vfix ? vfix + 3 * i : none, slip ? slip[i] : EF_SLIP_NONE, sn ? sn + 3 * i : zero,
                    st ? st + 3 * i : zero, zero, w);
 }
+
+void ef_fs_node_project(const ef_fs_settings *fss, int dim, int64_t i, double *w) { node_project(fss, dim, i, w); }
+
+static inline void imex_project(const ef_fs *fs, int dim, int64_t i, double *w) { node_project(&fs->s, dim, i, w); }
 
 /* Sum of the first k block partials (k <= 3) in block order: independent of the thread count. */
 static void imex_block_sums(const ef_fs *fs, int k, double *out) {
@@ -626,14 +634,51 @@ static void imex_block_sums(const ef_fs *fs, int k, double *out) {
     for (int q = 0; q < k; ++q) out[q] += fs->vpart[3 * b + q];
 }
 
+/* Row i of the stage CG's start: dg_I = D_I + K_II (D_I = M_II dscale / nu_I), r_I = P_I (rhs_I - (A x)_I),
+ * z_I = r_I / dg_I, and |P_I rhs_I|^2 added to *sb component by component. */
+static inline void stage_start_row(const ef_edge_data *ed, const ef_fs_settings *fss, const double *lij, double dscale,
+                                   int64_t i, const double *rhs, const double *x, double *dg, double *r, double *z,
+                                   double *sb) {
+  const int dim = ed->dim;
+  const int64_t *rp = ed->row_ptr;
+  const int ne = (int)(rp[i + 1] - rp[i]);
+  const int32_t *ci = ed->col + rp[i];
+  const double *ei = ed->values + rp[i] * ed->stride;
+  const double d = ed->mass[i] * dscale / (fss->nu_nodal ? fss->nu_nodal[i] : fss->nu);
+  double y[3] = {0.0, 0.0, 0.0}, w[3] = {0.0, 0.0, 0.0};
+  if (dim == 3) {
+    ef_row_stage_operator(3, i, ne, ci, lij + rp[i], d, x, y);
+    dg[i] = d + ef_row_stiffness_diagonal(3, ne, ei);
+  } else {
+    ef_row_stage_operator(2, i, ne, ci, lij + rp[i], d, x, y);
+    dg[i] = d + ef_row_stiffness_diagonal(2, ne, ei);
+  }
+  for (int c = 0; c < dim; ++c) {
+    w[c] = rhs[3 * i + c];
+    y[c] = w[c] - y[c];
+  }
+  node_project(fss, dim, i, w);
+  node_project(fss, dim, i, y);
+  for (int c = 0; c < 3; ++c) {
+    r[3 * i + c] = y[c];
+    z[3 * i + c] = y[c] / dg[i];
+    *sb += w[c] * w[c];
+  }
+}
+
+void ef_fs_row_stage_start(const ef_edge_data *ed, const ef_fs_settings *fss, const double *lij, double dscale,
+                           int64_t i, const double *rhs, const double *x, double *dg, double *r, double *z, double *sb) {
+  stage_start_row(ed, fss, lij, dscale, i, rhs, x, dg, r, z, sb);
+}
+
 /* Projected Jacobi CG for P (D + K) P x = P rhs, D_I = M_II dscale / nu_I: x enters with the
  * prescribed values and a start and leaves with the solution; |P (rhs - A x)| <= rtol |P rhs|. */
 static int viscous_solve(ef_fs *fs, double dscale, const double *rhs, double *x, int *its_out, double *res_out) {
   const ef_edge_data *ed = fs->ed;
-  const int dim = ed->dim, S = ed->stride;
+  const int dim = ed->dim;
   const int64_t n = fs->n, nb = fs->n_blocks, B = fs->block, *rp = ed->row_ptr;
   const int32_t *col = ed->col;
-  const double *ev = ed->values, *lij = fs->stage_lij, *mass = ed->mass, *nun = fs->s.nu_nodal;
+  const double *lij = fs->stage_lij, *mass = ed->mass, *nun = fs->s.nu_nodal;
   const double nu = fs->s.nu;
   double *r = fs->cg_r, *z = fs->cg_z, *pv = fs->cg_p, *q = fs->cg_q, *dg = fs->vdiag, *part = fs->vpart;
   /* r = P (rhs - A x), z = r / diag, p = z; partials |P rhs|^2, r.z, r.r. */
@@ -642,32 +687,12 @@ static int viscous_solve(ef_fs *fs, double dscale, const double *rhs, double *x,
     const int64_t i1 = (blk + 1) * B < n ? (blk + 1) * B : n;
     double sb = 0.0, srz = 0.0, srr = 0.0;
     for (int64_t i = blk * B; i < i1; ++i) {
-      const int ne = (int)(rp[i + 1] - rp[i]);
-      const int32_t *ci = col + rp[i];
-      const double *ei = ev + rp[i] * S;
-      const double d = mass[i] * dscale / (nun ? nun[i] : nu);
-      double y[3] = {0.0, 0.0, 0.0}, w[3] = {0.0, 0.0, 0.0};
-      if (dim == 3) {
-        ef_row_stage_operator(3, i, ne, ci, lij + rp[i], d, x, y);
-        dg[i] = d + ef_row_stiffness_diagonal(3, ne, ei);
-      } else {
-        ef_row_stage_operator(2, i, ne, ci, lij + rp[i], d, x, y);
-        dg[i] = d + ef_row_stiffness_diagonal(2, ne, ei);
-      }
-      for (int c = 0; c < dim; ++c) {
-        w[c] = rhs[3 * i + c];
-        y[c] = w[c] - y[c];
-      }
-      imex_project(fs, dim, i, w);
-      imex_project(fs, dim, i, y);
+      stage_start_row(fs->ed, &fs->s, lij, dscale, i, rhs, x, dg, r, z, &sb);
       for (int c = 0; c < 3; ++c) {
-        const double zc = y[c] / dg[i];
-        r[3 * i + c] = y[c];
-        z[3 * i + c] = zc;
+        const double yc = r[3 * i + c], zc = z[3 * i + c];
         pv[3 * i + c] = zc;
-        sb += w[c] * w[c];
-        srz += y[c] * zc;
-        srr += y[c] * y[c];
+        srz += yc * zc;
+        srr += yc * yc;
       }
     }
     part[3 * blk] = sb;
@@ -779,15 +804,73 @@ static void imex_stage_pressures(ef_fs *fs, const double *p_n, const double *p_p
   }
 }
 
+/* Stage s's right-hand side on rows [0, n): rhs = (M u_n + dt sum_{j<s} (a_sj F_j + ai_sj V_j)) / (nu_I gamma dt),
+ * F and V in slices of n3 doubles (ef_dof_imex_rhs), dscale = 1/(gamma dt). */
+void ef_fs_rows_imex_rhs(const ef_edge_data *ed, const ef_fs_settings *fss, int64_t n, int64_t n3, int s,
+                         const double *as, const double *ais, const double *F, const double *V, const double *u_n,
+                         double dt, double dscale, double *rhs) {
+  const double *mass = ed->mass, *nun = fss->nu_nodal;
+  const double nu = fss->nu;
+  EF_OMP(omp parallel for schedule(static))
+  for (int64_t i = 0; i < n; ++i) {
+    const double w = dscale / (nun ? nun[i] : nu);
+    for (int cc = 0; cc < 3; ++cc) {
+      const int64_t k = 3 * i + cc;
+      rhs[k] = ef_dof_imex_rhs(s, as, ais, F, V, n3, k, mass[i], u_n[k], dt, w);
+    }
+  }
+}
+
+/* The stage start U on nodes [0, n) projected on the slip constraints (nothing without slip nodes). */
+void ef_fs_rows_imex_start(const ef_fs_settings *fss, int dim, int64_t n, double *U) {
+  const uint8_t *vfix = fss->velocity_fixed, *slip = fss->slip_type;
+  const double *sn = fss->slip_normal, *st = fss->slip_tangent;
+  if (!slip) return;
+  EF_OMP(omp parallel for schedule(static))
+  for (int64_t i = 0; i < n; ++i) {
+    static const uint8_t none[3] = {0, 0, 0};
+    double u[3] = {U[3 * i], U[3 * i + 1], U[3 * i + 2]};
+    ef_node_apply_bc(dim, vfix ? vfix + 3 * i : none, slip[i], sn + 3 * i, st ? st + 3 * i : u, u, u);
+    for (int cc = 0; cc < 3; ++cc) U[3 * i + cc] = u[cc];
+  }
+}
+
+/* uh = U_3 + dt M^-1 sum_j (b_j - a_3j) F_j on rows [0, n) (the implicit part is stiffly accurate, ai_3j = b_j),
+ * fixed components from u_n (eval_fixed overwrites them), slip projection; acc = Rbar = sum_j b_j (F_j + V_j). */
+void ef_fs_rows_imex_final(const ef_edge_data *ed, const ef_fs_settings *fss, int64_t n, int64_t n3, const double *F,
+                           const double *V, const double *U, const double *u_n, double dt, double *acc, double *uh) {
+  const int dim = ed->dim;
+  const double *invm = ed->inv_mass;
+  const uint8_t *vfix = fss->velocity_fixed, *slip = fss->slip_type;
+  const double *sn = fss->slip_normal, *st = fss->slip_tangent;
+  double a[4][4], ai[4][4], b[4], c[4];
+  ef_fs_imex_tableau(a, ai, b, c);
+  EF_OMP(omp parallel for schedule(static))
+  for (int64_t i = 0; i < n; ++i) {
+    static const uint8_t none[3] = {0, 0, 0};
+    static const double zero[3] = {0.0, 0.0, 0.0};
+    double u[3] = {0.0, 0.0, 0.0}, uref[3] = {0.0, 0.0, 0.0};
+    for (int cc = 0; cc < 3; ++cc) {
+      const int64_t k = 3 * i + cc;
+      double rb = 0.0;
+      const double v = ef_dof_imex_final(b, a[3], F, V, n3, k, U[k], invm[i], dt, &rb);
+      acc[k] = rb;
+      uref[cc] = u_n[k];
+      u[cc] = cc < dim ? v : 0.0;
+    }
+    ef_node_apply_bc(dim, vfix ? vfix + 3 * i : none, slip ? slip[i] : EF_SLIP_NONE, sn ? sn + 3 * i : zero,
+                     st ? st + 3 * i : zero, uref, u);
+    for (int cc = 0; cc < 3; ++cc) uh[3 * i + cc] = u[cc];
+  }
+}
+
 /* Step 2 with implicit viscosity: the ARS(3,4,3) stages (fractional_step.h, 2'); leaves
  * Rbar = sum_j b_j (F_j + V_j) in fs->acc for the reaction. */
 static int imex_momentum(ef_fs *fs, double t, double dt, const double *u_n, const double *p_n, double *uh) {
   const int64_t n = fs->n, n3 = 3 * n;
   const int dim = fs->ed->dim;
-  const double *mass = fs->ed->mass, *invm = fs->ed->inv_mass, *nun = fs->s.nu_nodal;
+  const double *nun = fs->s.nu_nodal;
   const double nu = fs->s.nu;
-  const uint8_t *vfix = fs->s.velocity_fixed, *slip = fs->s.slip_type;
-  const double *sn = fs->s.slip_normal, *st = fs->s.slip_tangent;
   double a[4][4], ai[4][4], b[4], c[4];
   ef_fs_imex_tableau(a, ai, b, c);
   const double gamma = ai[1][1], dscale = 1.0 / (gamma * dt);
@@ -811,14 +894,7 @@ static int imex_momentum(ef_fs *fs, double t, double dt, const double *u_n, cons
   for (int s = 1; s < 4; ++s) {
     /* rhs = (M u_n + dt sum_{j<s} (a_sj F_j + ai_sj V_j)) / (nu_I gamma dt); U keeps the previous stage
      * as the start, with the prescribed values of t + c_s dt and the slip projection. */
-    EF_OMP(omp parallel for schedule(static))
-    for (int64_t i = 0; i < n; ++i) {
-      const double w = dscale / (nun ? nun[i] : nu);
-      for (int cc = 0; cc < 3; ++cc) {
-        const int64_t k = 3 * i + cc;
-        rhs[k] = ef_dof_imex_rhs(s, a[s], ai[s], F, V, n3, k, mass[i], u_n[k], dt, w);
-      }
-    }
+    ef_fs_rows_imex_rhs(fs->ed, &fs->s, n, n3, s, a[s], ai[s], F, V, u_n, dt, dscale, rhs);
     if (ext) {
       const double *G = fs->ext_g;
       EF_OMP(omp parallel for schedule(static))
@@ -833,15 +909,7 @@ static int imex_momentum(ef_fs *fs, double t, double dt, const double *u_n, cons
       }
     }
     EF_CALL(eval_fixed(fs, t + c[s] * dt, U, fs->pscratch));
-    if (slip) {
-      EF_OMP(omp parallel for schedule(static))
-      for (int64_t i = 0; i < n; ++i) {
-        static const uint8_t none[3] = {0, 0, 0};
-        double u[3] = {U[3 * i], U[3 * i + 1], U[3 * i + 2]};
-        ef_node_apply_bc(dim, vfix ? vfix + 3 * i : none, slip[i], sn + 3 * i, st ? st + 3 * i : u, u, u);
-        for (int cc = 0; cc < 3; ++cc) U[3 * i + cc] = u[cc];
-      }
-    }
+    ef_fs_rows_imex_start(&fs->s, dim, n, U);
     int its = 0;
     double res = 0.0;
     const double t0 = ef_wtime();
@@ -856,23 +924,7 @@ static int imex_momentum(ef_fs *fs, double t, double dt, const double *u_n, cons
   }
   /* uh = U_3 + dt M^-1 sum_j (b_j - a_3j) F_j (the implicit part is stiffly accurate, ai_3j = b_j),
    * fixed components from u_n (eval_fixed overwrites them), slip projection; acc = Rbar. */
-  EF_OMP(omp parallel for schedule(static))
-  for (int64_t i = 0; i < n; ++i) {
-    static const uint8_t none[3] = {0, 0, 0};
-    static const double zero[3] = {0.0, 0.0, 0.0};
-    double u[3] = {0.0, 0.0, 0.0}, uref[3] = {0.0, 0.0, 0.0};
-    for (int cc = 0; cc < 3; ++cc) {
-      const int64_t k = 3 * i + cc;
-      double rb = 0.0;
-      const double v = ef_dof_imex_final(b, a[3], F, V, n3, k, U[k], invm[i], dt, &rb);
-      acc[k] = rb;
-      uref[cc] = u_n[k];
-      u[cc] = cc < dim ? v : 0.0;
-    }
-    ef_node_apply_bc(dim, vfix ? vfix + 3 * i : none, slip ? slip[i] : EF_SLIP_NONE, sn ? sn + 3 * i : zero,
-                     st ? st + 3 * i : zero, uref, u);
-    for (int cc = 0; cc < 3; ++cc) uh[3 * i + cc] = u[cc];
-  }
+  ef_fs_rows_imex_final(fs->ed, &fs->s, n, n3, F, V, U, u_n, dt, acc, uh);
   if (ext) {
     const double *G = fs->ext_g;
     EF_OMP(omp parallel for schedule(static))

@@ -267,6 +267,27 @@ void ef_fs_rows_prepare(const ef_edge_data *ed, const ef_fs_settings *fss, int64
 void ef_fs_rows_rk_stage(const ef_edge_data *ed, const ef_fs_settings *fss, int64_t n, int stage, double dt,
                          const double *u_n, const double *p_n, const double *us, const double *tau, const double *xi,
                          double *acc, double *uout);
+/* The row loops of the implicit viscosity's IMEX stages on rows [0, n), shared in the same way (ef_fs_step: every
+ * node; fractional_step_mpi.c: the owned rows).  F and V hold the four stage residuals in slices of n3 doubles
+ * (3 x the arrays' node count).  ef_fs_rows_imex_residual: F_j and V_j of one state (one slice each);
+ * ef_fs_rows_imex_rhs: stage s's right-hand side scaled by 1/(nu_I gamma dt) (dscale = 1/(gamma dt), as and ais
+ * row s of the tableau); ef_fs_rows_imex_start: the stage start projected on the slip constraints;
+ * ef_fs_rows_imex_final: uh from U_3 and acc = Rbar (the reactions' residual); ef_fs_node_project: node i's
+ * constraint projection of the stage CG (fixed components to 0, the slip projection). */
+void ef_fs_rows_imex_residual(const ef_edge_data *ed, const ef_fs_settings *fss, int64_t n, const double *us,
+                              const double *p_n, const double *tau, const double *xi, double *F, double *V);
+void ef_fs_rows_imex_rhs(const ef_edge_data *ed, const ef_fs_settings *fss, int64_t n, int64_t n3, int s,
+                         const double *as, const double *ais, const double *F, const double *V, const double *u_n,
+                         double dt, double dscale, double *rhs);
+void ef_fs_rows_imex_start(const ef_fs_settings *fss, int dim, int64_t n, double *U);
+void ef_fs_rows_imex_final(const ef_edge_data *ed, const ef_fs_settings *fss, int64_t n, int64_t n3, const double *F,
+                           const double *V, const double *U, const double *u_n, double dt, double *acc, double *uh);
+void ef_fs_node_project(const ef_fs_settings *fss, int dim, int64_t i, double *w);
+/* Row i of the stage CG's start (lij: the compact stage operator of ef_row_edge_laplacians on the edge CSR):
+ * dg_I = M_II dscale/nu_I + K_II, r_I = P_I (rhs_I - (A x)_I) (x's neighbours current), z_I = r_I / dg_I, and the
+ * components of |P_I rhs_I|^2 added to *sb. */
+void ef_fs_row_stage_start(const ef_edge_data *ed, const ef_fs_settings *fss, const double *lij, double dscale,
+                           int64_t i, const double *rhs, const double *x, double *dg, double *r, double *z, double *sb);
 /* Step 2: RK4 (or, with viscous_implicit, the IMEX ARS(3,4,3) stages) from u_n to uh (3 per
  * node) with the BCs; p_new (1 per node) receives p_n with the fixed pressures of t + dt (the warm
  * start of step 3); reaction may be NULL.  The stage solves' figures go to ef_fs_viscous_stats. */

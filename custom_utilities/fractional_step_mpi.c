@@ -1,4 +1,4 @@
-/* fractional_step_mpi.c -- the explicit fractional step on a rank's piece (fractional_step_mpi.h). */
+/* fractional_step_mpi.c -- the fractional step on a rank's piece (fractional_step_mpi.h). */
 #include "fractional_step_mpi.h"
 
 #include <math.h>
@@ -31,6 +31,13 @@ struct ef_fs_mpi_s {
   ef_fs_mpi_system pressure_system;
   ef_fs_mpi_solver *pressure_numbering;
   ef_linear_solver *pressure_solver;
+  /* The implicit viscosity (allocated when first enabled): the stage residuals F_j, V_j (4 slices of 3n each),
+   * the stage state and right-hand side, the stage CG's vectors (3n each), its diagonal, block partials (3 a
+   * block) and the compact stage operator L_IJ of the owned rows; the figures of the last step. */
+  double *imex_f, *imex_v, *imex_u, *imex_rhs, *v_r, *v_p, *v_s, *v_u, *v_w, *v_diag, *v_part, *stage_lij;
+  int v_iterations, v_max_iterations;
+  double v_residual, v_seconds;
+  double tau_dt; /* TAU_TIME_STEP: tau's step bound from ef_fs_mpi_compute_dt for the next step (0: none) */
 };
 
 /* ---------------------------------------------------------------------------
@@ -62,8 +69,39 @@ static double sum_parts(const double *part, int64_t nb) {
 
 static int check_supported(const ef_fs_settings *s, int64_t n) {
   (void)n;
-  EF_CHECK(!s->viscous_implicit, EF_ERR_UNSUPPORTED,
-           "viscous_time_integration \"implicit\" does not run on several ranks yet (docs/mpi.md)");
+  EF_CHECK(!s->viscous_implicit || (s->viscous_correction == 0 && s->viscous_pressure == 0 && s->viscous_projection == 0),
+           EF_ERR_UNSUPPORTED,
+           "viscous_time_integration \"implicit\" on several ranks runs with implicit_viscosity.correction \"lumped\", "
+           "pressure \"frozen\" and projection \"single\" only (docs/mpi.md)");
+  return EF_SUCCESS;
+}
+
+/* The implicit viscosity's arrays, once; L_IJ of the owned rows (ef_row_edge_laplacians, as ef_fs_create). */
+static int imex_alloc(ef_fs_mpi *fs) {
+  if (!fs->s.viscous_implicit || fs->imex_f) return EF_SUCCESS;
+  const ef_edge_data *ed = fs->ed;
+  const int64_t no = fs->n_owned, *rp = ed->row_ptr;
+  const size_t v = 3 * (size_t)fs->n;
+  fs->imex_f = calloc(4 * v, sizeof(double));
+  fs->imex_v = calloc(4 * v, sizeof(double));
+  fs->imex_u = calloc(v, sizeof(double));
+  fs->imex_rhs = calloc(v, sizeof(double));
+  fs->v_r = calloc(v, sizeof(double));
+  fs->v_p = calloc(v, sizeof(double));
+  fs->v_s = calloc(v, sizeof(double));
+  fs->v_u = calloc(v, sizeof(double));
+  fs->v_w = calloc(v, sizeof(double));
+  fs->v_diag = calloc((size_t)fs->n, sizeof(double));
+  fs->v_part = calloc(3 * (size_t)fs->n_blocks + 3, sizeof(double));
+  fs->stage_lij = malloc((size_t)(rp[no] > 0 ? rp[no] : 1) * sizeof(double));
+  EF_CHECK(fs->imex_f && fs->imex_v && fs->imex_u && fs->imex_rhs && fs->v_r && fs->v_p && fs->v_s && fs->v_u &&
+               fs->v_w && fs->v_diag && fs->v_part && fs->stage_lij,
+           EF_ERR_MEMORY, "distributed fractional step: out of memory for the implicit viscous stages (%lld nodes)",
+           (long long)fs->n);
+  double *lij = fs->stage_lij;
+  EF_OMP(omp parallel for schedule(static))
+  for (int64_t i = 0; i < no; ++i)
+    ef_row_edge_laplacians(ed->dim, (int)(rp[i + 1] - rp[i]), ed->values + rp[i] * ed->stride, lij + rp[i]);
   return EF_SUCCESS;
 }
 
@@ -72,8 +110,11 @@ void ef_fs_mpi_destroy(ef_fs_mpi **fsp) {
   ef_fs_mpi *fs = *fsp;
   ef_halo_destroy(&fs->halo);
   ef_fs_mpi_solver_destroy(&fs->pressure_numbering);
-  double *arrays[] = {fs->tau, fs->xi,  fs->xp,   fs->ua,   fs->ub,   fs->acc,     fs->uh, fs->unew, fs->pnew,
-                      fs->f,   fs->part, fs->h_val, fs->cg_r, fs->cg_p, fs->cg_q, fs->cg_dinv, fs->cg_u, fs->cg_w};
+  double *arrays[] = {fs->tau,    fs->xi,     fs->xp,     fs->ua,       fs->ub,     fs->acc,    fs->uh,
+                      fs->unew,   fs->pnew,   fs->f,      fs->part,     fs->h_val,  fs->cg_r,   fs->cg_p,
+                      fs->cg_q,   fs->cg_dinv, fs->cg_u,  fs->cg_w,     fs->imex_f, fs->imex_v, fs->imex_u,
+                      fs->imex_rhs, fs->v_r,  fs->v_p,    fs->v_s,      fs->v_u,    fs->v_w,    fs->v_diag,
+                      fs->v_part, fs->stage_lij};
   for (size_t k = 0; k < sizeof arrays / sizeof arrays[0]; ++k) free(arrays[k]);
   free(fs->h_row_ptr);
   free(fs->h_diag);
@@ -154,6 +195,7 @@ int ef_fs_mpi_create(const ef_edge_data *edges, const ef_fs_settings *settings, 
     }
   }
   EF_CALL_GOTO(ef_fs_mpi_set_overlap(fs, 1), fail);
+  EF_CALL_GOTO(imex_alloc(fs), fail);
   *out = fs;
   return EF_SUCCESS;
 fail:
@@ -165,7 +207,7 @@ int ef_fs_mpi_set_settings(ef_fs_mpi *fs, const ef_fs_settings *settings) {
   EF_CHECK(fs && settings, EF_ERR_PARAMETER, "distributed fractional step: NULL argument");
   EF_CALL(check_supported(settings, fs->n));
   fs->s = *settings;
-  return EF_SUCCESS;
+  return imex_alloc(fs);
 }
 
 double ef_fs_mpi_exchange_seconds(const ef_fs_mpi *fs) { return fs ? fs->seconds_exchange : 0.0; }
@@ -196,21 +238,31 @@ int ef_fs_mpi_compute_dt(ef_fs_mpi *fs, const double *velocity, const ef_fs_dt_s
   const int dim = ed->dim;
   const double *hmin = ed->hmin, *nun = fs->s.nu_nodal, nu = fs->s.nu;
   EF_CALL(ef_fs_dt_check(s));
-  double stable = 1.0e300;
+  /* As ef_fs_compute_dt: with the implicit viscosity the convective limit, min h_min^2/nu for the cap and the
+   * explicit rule's limit for tau's step. */
+  double stable = 1.0e300, visc = 1.0e300, expl = 1.0e300;
   int64_t bad = INT64_MAX;
   const int64_t n = fs->n_owned;
-  EF_OMP(omp parallel for schedule(static) reduction(min : stable, bad))
+  const int implicit = fs->s.viscous_implicit;
+  EF_OMP(omp parallel for schedule(static) reduction(min : stable, bad, visc, expl))
   for (int64_t i = 0; i < n; ++i) {
-    const double d = ef_node_dt(hmin[i], ef_node_norm(dim, i, velocity), nun ? nun[i] : nu, 1.0);
+    const double nui = nun ? nun[i] : nu;
+    const double d = implicit ? ef_node_dt_convective(hmin[i], ef_node_norm(dim, i, velocity), 1.0)
+                              : ef_node_dt(hmin[i], ef_node_norm(dim, i, velocity), nui, 1.0);
     if (!(d > 0.0)) {
       if (i < bad) bad = i;
     } else if (d < stable) {
       stable = d;
     }
+    if (implicit && nui > 0.0 && hmin[i] * hmin[i] / nui < visc) visc = hmin[i] * hmin[i] / nui;
+    if (implicit) { /* TAU_TIME_STEP: the explicit rule's limit */
+      const double e = ef_node_dt(hmin[i], ef_node_norm(dim, i, velocity), nui, 1.0);
+      if (e < expl) expl = e;
+    }
   }
-  /* {stable, a rank's bad node (its id), -(that flag)}: min over ranks. */
-  double r[2] = {stable, bad == INT64_MAX ? 0.0 : -1.0};
-  EF_CALL(reduce(fs, r, 2, EF_COMM_MIN));
+  /* {stable, -(a bad node's flag), the viscous cap's min h^2/nu, the explicit limit}: min over ranks. */
+  double r[4] = {stable, bad == INT64_MAX ? 0.0 : -1.0, visc, expl};
+  EF_CALL(reduce(fs, r, implicit ? 4 : 2, EF_COMM_MIN));
   if (bad != INT64_MAX)
     return EF_ERROR(EF_ERR_DIVERGED, "time step: velocity (%g, %g, %g) at node %lld is not finite", velocity[3 * bad],
                     velocity[3 * bad + 1], velocity[3 * bad + 2], (long long)bad);
@@ -218,6 +270,8 @@ int ef_fs_mpi_compute_dt(ef_fs_mpi *fs, const double *velocity, const ef_fs_dt_s
   stable = r[0];
   EF_CALL(ef_fs_dt_floor_check(s, stable));
   ef_fs_dt_choose(s, stable, dt, dt_stable, reduced);
+  if (implicit) ef_fs_dt_cap_viscous(s, &fs->s, r[2], dt);
+  fs->tau_dt = ef_fs_dt_tau(s, &fs->s, r[3]); /* TAU_TIME_STEP */
   return EF_SUCCESS;
 }
 
@@ -227,6 +281,7 @@ int ef_fs_mpi_compute_dt(ef_fs_mpi *fs, const double *velocity, const ef_fs_dt_s
 /* Step 1 on the owned rows, then tau and both projections at the ghosts. */
 static int prepare(ef_fs_mpi *fs, double dt, const double *u_n, const double *p_n) {
   double *tau = fs->tau, *xi = fs->xi, *xp = fs->xp;
+  if (fs->tau_dt > 0.0 && fs->tau_dt < dt) dt = fs->tau_dt; /* TAU_TIME_STEP: dt is tau's only here */
   ef_fs_rows_prepare(fs->ed, &fs->s, fs->n_owned, dt, u_n, p_n, tau, xi, xp);
   EF_CALL(halo(fs, xi, 3));
   EF_CALL(halo(fs, xp, 3));
@@ -248,17 +303,198 @@ static int eval_fixed(ef_fs_mpi *fs, double t, double *u, double *p) {
   return EF_SUCCESS;
 }
 
+/* ---------------------------------------------------------------------------
+ * Step 2 with the implicit viscosity: the IMEX ARS(3,4,3) stages of fractional_step.c (imex_momentum) on the
+ * owned rows, each stage solved by a distributed projected Jacobi CG. */
+
+/* y = P_I (D_I + K) x at owned row i (D_I = M_II dscale / nu_I): ef_row_stage_operator on the compact L_IJ, then
+ * the constraint projection, as viscous_solve of fractional_step.c. */
+static inline void stage_row(const ef_fs_mpi *fs, double dscale, int64_t i, const double *x, double *y) {
+  const ef_edge_data *ed = fs->ed;
+  const int64_t *rp = ed->row_ptr;
+  const int ne = (int)(rp[i + 1] - rp[i]);
+  const double d = ed->mass[i] * dscale / (fs->s.nu_nodal ? fs->s.nu_nodal[i] : fs->s.nu);
+  y[0] = y[1] = y[2] = 0.0;
+  if (ed->dim == 3)
+    ef_row_stage_operator(3, i, ne, ed->col + rp[i], fs->stage_lij + rp[i], d, x, y);
+  else
+    ef_row_stage_operator(2, i, ne, ed->col + rp[i], fs->stage_lij + rp[i], d, x, y);
+  ef_fs_node_project(&fs->s, ed->dim, i, y);
+}
+
+/* u's ghosts from their owners, w = P A u on the owned rows and the block partials of r.u, w.u and r.r (3 a
+ * block) into part.  With the overlap (fs->bnd: the rows of H, whose columns are the stage operator's, with a ghost
+ * column) the exchange is in flight while the interior rows' products run, as product() for the pressure. */
+static int stage_product(ef_fs_mpi *fs, double dscale, const double *r, double *u, double *w, double *part) {
+  const int64_t n = fs->n_owned, nb = fs->n_blocks, B = fs->block;
+  const uint8_t *bnd = fs->bnd;
+  double t0 = ef_wtime();
+  int err = bnd ? ef_halo_begin(fs->halo, u, 3) : ef_halo_exchange(fs->halo, u, 3);
+  fs->seconds_exchange += ef_wtime() - t0;
+  if (err) return err;
+  if (bnd) {
+    EF_OMP(omp parallel for schedule(static))
+    for (int64_t i = 0; i < n; ++i)
+      if (!bnd[i]) stage_row(fs, dscale, i, u, w + 3 * i);
+    t0 = ef_wtime();
+    err = ef_halo_end(fs->halo);
+    fs->seconds_exchange += ef_wtime() - t0;
+    if (err) return err;
+  }
+  EF_OMP(omp parallel for schedule(static))
+  for (int64_t blk = 0; blk < nb; ++blk) {
+    const int64_t i1 = (blk + 1) * B < n ? (blk + 1) * B : n;
+    double sg = 0.0, sd = 0.0, sr = 0.0;
+    for (int64_t i = blk * B; i < i1; ++i) {
+      if (!bnd || bnd[i]) stage_row(fs, dscale, i, u, w + 3 * i);
+      for (int c = 0; c < 3; ++c) {
+        const int64_t k = 3 * i + c;
+        sg += r[k] * u[k];
+        sd += w[k] * u[k];
+        sr += r[k] * r[k];
+      }
+    }
+    part[3 * blk] = sg;
+    part[3 * blk + 1] = sd;
+    part[3 * blk + 2] = sr;
+  }
+  return EF_SUCCESS;
+}
+
+/* Sums of the 3-a-block partials, in block order. */
+static void stage_sums(const ef_fs_mpi *fs, const double *part, double *out) {
+  out[0] = out[1] = out[2] = 0.0;
+  for (int64_t b = 0; b < fs->n_blocks; ++b)
+    for (int q = 0; q < 3; ++q) out[q] += part[3 * b + q];
+}
+
+/* The projected Jacobi CG of viscous_solve (fractional_step.c) for P (D + K) P x = P rhs on the owned rows -- the
+ * same start (x with the prescribed values and the previous stage), operator, diagonal and stopping test
+ * |P (rhs - A x)| <= rtol |P rhs| -- in the Chronopoulos-Gear form of pressure_cg: one reduction per iteration
+ * (r.u, (A u).u and r.r together, u = D^-1 r) and one halo exchange (u before w = P A u), s = A p by recurrence.
+ * In exact arithmetic the serial iterates; in floating point the iteration counts may differ by a few.  x comes
+ * back with its ghosts current; every decision is taken from reduced values. */
+static int stage_solve(ef_fs_mpi *fs, double dscale, const double *rhs, double *x, int *its_out, double *res_out) {
+  const int64_t n = fs->n_owned, nb = fs->n_blocks, B = fs->block;
+  double *r = fs->v_r, *p = fs->v_p, *sv = fs->v_s, *u = fs->v_u, *w = fs->v_w, *dg = fs->v_diag, *part = fs->v_part;
+  /* The start's x at the ghosts: the caller set the prescribed values and the slip projection on every local node,
+   * so they agree with the owners' already; received anyway, so the start never depends on that. */
+  EF_CALL(halo(fs, x, 3));
+  /* r = P (rhs - A x), u = r / diag; the partials of |P rhs|^2. */
+  EF_OMP(omp parallel for schedule(static))
+  for (int64_t blk = 0; blk < nb; ++blk) {
+    const int64_t i1 = (blk + 1) * B < n ? (blk + 1) * B : n;
+    double sb = 0.0;
+    for (int64_t i = blk * B; i < i1; ++i) {
+      ef_fs_row_stage_start(fs->ed, &fs->s, fs->stage_lij, dscale, i, rhs, x, dg, r, u, &sb);
+      for (int c = 0; c < 3; ++c) p[3 * i + c] = sv[3 * i + c] = 0.0;
+    }
+    fs->part[blk] = sb;
+  }
+  double s0[4];
+  s0[3] = sum_parts(fs->part, nb);
+  EF_CALL(stage_product(fs, dscale, r, u, w, part));
+  stage_sums(fs, part, s0);
+  /* {r.u, w.u, r.r, |P rhs|^2}: the one reduction of the start. */
+  EF_CALL(reduce(fs, s0, 4, EF_COMM_SUM));
+  double gamma = s0[0], delta = s0[1], rnorm = sqrt(s0[2]), bnorm = sqrt(s0[3]);
+  if (bnorm == 0.0) bnorm = rnorm > 0.0 ? rnorm : 1.0;
+  const double target = fs->s.viscous_rtol * bnorm;
+  int it = 0;
+  double alpha = 0.0, beta = 0.0;
+  while (rnorm > target && it < fs->s.viscous_max_iterations) {
+    const double denom = it == 0 ? delta : delta - beta * gamma / alpha;
+    EF_CHECK(denom > 0.0 && isfinite(denom), EF_ERR_SOLVER,
+             "implicit viscous stage: CG broke down (p.Ap = %g at iteration %d)", denom, it);
+    alpha = gamma / denom;
+    EF_OMP(omp parallel for schedule(static))
+    for (int64_t i = 0; i < n; ++i)
+      for (int c = 0; c < 3; ++c) {
+        const int64_t k = 3 * i + c;
+        p[k] = u[k] + beta * p[k];
+        sv[k] = w[k] + beta * sv[k];
+        x[k] += alpha * p[k];
+        r[k] -= alpha * sv[k];
+        u[k] = r[k] / dg[i];
+      }
+    EF_CALL(stage_product(fs, dscale, r, u, w, part));
+    double g[3];
+    stage_sums(fs, part, g);
+    EF_CALL(reduce(fs, g, 3, EF_COMM_SUM));
+    ++it;
+    EF_CHECK(isfinite(g[0]) && isfinite(g[1]) && isfinite(g[2]), EF_ERR_SOLVER,
+             "implicit viscous stage: non-finite value in the CG at iteration %d", it);
+    rnorm = sqrt(g[2]);
+    if (rnorm <= target) break;
+    beta = g[0] / gamma;
+    gamma = g[0];
+    delta = g[1];
+  }
+  *its_out = it;
+  *res_out = rnorm / bnorm;
+  EF_CHECK(rnorm <= target, EF_ERR_SOLVER,
+           "implicit viscous stage: CG did not converge in %d iterations (scaled residual %.3e > %.3e)", it,
+           rnorm / bnorm, fs->s.viscous_rtol);
+  return halo(fs, x, 3);
+}
+
+/* imex_momentum of fractional_step.c on the owned rows: the residuals F, V of u_n and of each stage (their states'
+ * ghosts current), the stage right-hand sides, the prescribed values of t + c_s dt and the slip projection of the
+ * start on every local node, the stage solves, then uh (with its ghosts) and acc = Rbar for the reactions. */
+static int imex_momentum(ef_fs_mpi *fs, double t, double dt, const double *u_n, const double *p_n, double *uh) {
+  const ef_edge_data *ed = fs->ed;
+  const int64_t n = fs->n, no = fs->n_owned, n3 = 3 * n;
+  const double *nun = fs->s.nu_nodal;
+  double a[4][4], ai[4][4], b[4], c[4];
+  ef_fs_imex_tableau(a, ai, b, c);
+  const double gamma = ai[1][1], dscale = 1.0 / (gamma * dt);
+  double *F = fs->imex_f, *V = fs->imex_v, *U = fs->imex_u, *rhs = fs->imex_rhs;
+  if (nun)
+    for (int64_t i = 0; i < no; ++i)
+      EF_CHECK(nun[i] > 0.0, EF_ERR_PARAMETER,
+               "implicit viscosity: the nodal viscosity %g at node %lld is not positive", nun[i], (long long)i);
+  fs->v_iterations = fs->v_max_iterations = 0;
+  fs->v_residual = 0.0;
+  double tsolve = 0.0;
+  ef_fs_rows_imex_residual(ed, &fs->s, no, u_n, p_n, fs->tau, fs->xi, F, V);
+  memcpy(U, u_n, (size_t)n3 * sizeof *U);
+  for (int s = 1; s < 4; ++s) {
+    ef_fs_rows_imex_rhs(ed, &fs->s, no, n3, s, a[s], ai[s], F, V, u_n, dt, dscale, rhs);
+    EF_CALL(eval_fixed(fs, t + c[s] * dt, U, fs->f));
+    ef_fs_rows_imex_start(&fs->s, ed->dim, n, U);
+    int its = 0;
+    double res = 0.0;
+    const double t0 = ef_wtime();
+    const int err = stage_solve(fs, dscale, rhs, U, &its, &res);
+    tsolve += ef_wtime() - t0;
+    fs->v_iterations += its;
+    if (its > fs->v_max_iterations) fs->v_max_iterations = its;
+    if (res > fs->v_residual) fs->v_residual = res;
+    if (err) return ef_error_push(err, __FILE__, __LINE__, "in stage %d of the implicit viscous step (t = %.9g)", s,
+                                  t + c[s] * dt);
+    ef_fs_rows_imex_residual(ed, &fs->s, no, U, p_n, fs->tau, fs->xi, F + s * n3, V + s * n3);
+  }
+  ef_fs_rows_imex_final(ed, &fs->s, no, n3, F, V, U, u_n, dt, fs->acc, uh);
+  fs->v_seconds = tsolve;
+  return halo(fs, uh, 3);
+}
+
 static int momentum(ef_fs_mpi *fs, double t, double dt, const double *u_n, const double *p_n, double *uh,
                     double *p_new, double *reaction) {
   const int64_t n = fs->n;
+  const int implicit = fs->s.viscous_implicit;
   double *ua = fs->ua, *ub = fs->ub, *scratch = fs->f;
-  EF_CALL(rk_stage(fs, 0, dt, u_n, p_n, u_n, ua));
-  EF_CALL(eval_fixed(fs, t + 0.5 * dt, ua, scratch));
-  EF_CALL(rk_stage(fs, 1, dt, u_n, p_n, ua, ub));
-  EF_CALL(eval_fixed(fs, t + 0.5 * dt, ub, scratch));
-  EF_CALL(rk_stage(fs, 2, dt, u_n, p_n, ub, ua));
-  EF_CALL(eval_fixed(fs, t + dt, ua, scratch));
-  EF_CALL(rk_stage(fs, 3, dt, u_n, p_n, ua, uh));
+  if (implicit) {
+    EF_CALL(imex_momentum(fs, t, dt, u_n, p_n, uh));
+  } else {
+    EF_CALL(rk_stage(fs, 0, dt, u_n, p_n, u_n, ua));
+    EF_CALL(eval_fixed(fs, t + 0.5 * dt, ua, scratch));
+    EF_CALL(rk_stage(fs, 1, dt, u_n, p_n, ua, ub));
+    EF_CALL(eval_fixed(fs, t + 0.5 * dt, ub, scratch));
+    EF_CALL(rk_stage(fs, 2, dt, u_n, p_n, ub, ua));
+    EF_CALL(eval_fixed(fs, t + dt, ua, scratch));
+    EF_CALL(rk_stage(fs, 3, dt, u_n, p_n, ua, uh));
+  }
   memcpy(p_new, p_n, (size_t)n * sizeof *p_new);
   const uint8_t *pfix = fs->s.pressure_fixed;
   const int scale_fixed = fs->s.eval_fixed && pfix && fs->s.fixed_pressure_scale != 1.0;
@@ -278,7 +514,8 @@ static int momentum(ef_fs_mpi *fs, double t, double dt, const double *u_n, const
     const int64_t no = fs->n_owned;
     for (int64_t q = 0; q < 3 * n; ++q) {
       const int64_t i = q / 3;
-      reaction[q] = i < no && vfix && vfix[q] ? acc[q] / 6.0 - mass[i] * (uh[q] - u_n[q]) * inv_dt : 0.0;
+      reaction[q] =
+          i < no && vfix && vfix[q] ? acc[q] / (implicit ? 1.0 : 6.0) - mass[i] * (uh[q] - u_n[q]) * inv_dt : 0.0;
     }
   }
   return EF_SUCCESS;
@@ -589,6 +826,13 @@ int ef_fs_mpi_step(ef_fs_mpi *fs, double t, double dt, double *velocity, double 
   const double t4 = ef_wtime();
   st.cg_iterations = its;
   st.cg_residual = res;
+  if (fs->s.viscous_implicit) { /* the stage solves' figures, as ef_fs_viscous_stats */
+    st.viscous_iterations = fs->v_iterations;
+    st.viscous_max_stage_iterations = fs->v_max_iterations;
+    st.viscous_residual = fs->v_residual;
+    st.seconds_viscous = fs->v_seconds;
+  }
+  fs->tau_dt = 0.0; /* TAU_TIME_STEP: consumed (the next step's comes from its own ef_fs_mpi_compute_dt) */
   st.seconds_prepare = t1 - t0;
   st.seconds_momentum = t2 - t1;
   st.seconds_assembly = t2a - t2;

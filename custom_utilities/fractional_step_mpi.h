@@ -1,5 +1,5 @@
-/* fractional_step_mpi.h -- the explicit fractional step of fractional_step.h on a rank's piece of a
- * partitioned mesh (docs/mpi.md, issue 15 step 1).
+/* fractional_step_mpi.h -- the fractional step of fractional_step.h on a rank's piece of a partitioned mesh
+ * (docs/mpi.md, issue 15 step 1).
  *
  * The same row functions (custom_kernels/edge_physics.h) and the same order of operations as
  * ef_fs_step with the explicit RK4, on the owned rows only (local 0..n_owned-1; the edge data of the
@@ -20,8 +20,17 @@
  * ef_fs_mpi_set_pressure_solver; fractional_step_mpi_solver.c) solves the owned rows of the same system
  * in a global numbering, then the pressure's ghosts are received as after the built-in CG.
  *
+ * The implicit viscosity (viscous_implicit, docs/implicit_viscosity.md): the IMEX ARS(3,4,3) stages of ef_fs_step
+ * with the same row loops (ef_fs_rows_imex_*) on the owned rows; the ghosts received for each stage's explicit
+ * residual (the stage state after its solve), the start of each stage solve and the CG's u before each operator
+ * product; the stage CG is viscous_solve's projected Jacobi CG (same start, operator, slip projection and stopping
+ * test) in the Chronopoulos-Gear form, one reduction of three doubles per iteration; the time step's convective
+ * minimum, the viscous cap's min h^2/nu and tau's explicit limit in the time step's one reduction.  Its stage
+ * figures go to the step's stats as ef_fs_viscous_stats does.
+ *
  * Not supported here (the strategy refuses them on several ranks with EF_ERR_UNSUPPORTED): the implicit
- * viscosity, other pressure solvers and preconditioners.  One rank gives ef_fs_step's
+ * viscosity's correction other than "lumped", pressure "extrapolated" and projection "converged"; other pressure
+ * solvers and preconditioners.  One rank gives ef_fs_step's
  * results to rounding (the sums run in another order), not bit-identically: one rank uses ef_fs_step.
  */
 #ifndef EF_FRACTIONAL_STEP_MPI_H
@@ -50,11 +59,11 @@ int ef_fs_mpi_set_settings(ef_fs_mpi *fs, const ef_fs_settings *settings);
  * (the results bit for bit those of 0: exchange, then the product; docs/mpi.md). */
 int ef_fs_mpi_set_overlap(ef_fs_mpi *fs, int on);
 
-/* ef_fs_compute_dt over the owned nodes of every rank (collective). */
+/* ef_fs_compute_dt over the owned nodes of every rank (collective), with the implicit viscosity's cap and tau's step. */
 int ef_fs_mpi_compute_dt(ef_fs_mpi *fs, const double *velocity, const ef_fs_dt_settings *s, double *dt,
                          double *dt_stable, int *reduced);
 
-/* ef_fs_step (explicit RK4) on the piece (collective); velocity, pressure (kinematic) and reaction hold
+/* ef_fs_step (RK4, or the IMEX stages with viscous_implicit) on the piece (collective); velocity, pressure (kinematic) and reaction hold
  * every local node and come back with the ghosts current. */
 int ef_fs_mpi_step(ef_fs_mpi *fs, double t, double dt, double *velocity, double *pressure, double *reaction,
                    ef_fs_stats *stats);

@@ -84,6 +84,24 @@ if(EF_HAVE_MPI)
   ef_add_mpi_run(mpi_run_cavity3d_np2 2 cavity3d)
   ef_add_mpi_run(mpi_run_cavity3d_np3 3 cavity3d)
   ef_add_mpi_run(mpi_run_cavity3d_slip_np3 3 cavity3d_slip) # slip walls: faces, edges and corners
+  # viscous_time_integration "implicit" (IMEX ARS(3,4,3), the stage solves' distributed CG; docs/mpi.md): the closed
+  # 2D cavity and the 3D cavity on 2 and 3 ranks, the slip walls on 3, viscous tolerance 1e-12; also checks that
+  # run_summary.json's viscous_solver has the one-process stage solves and CG iterations (within 2 a solve).
+  foreach(case_np cavity2d_implicit:2 cavity2d_implicit:3 cavity3d_implicit:2 cavity3d_implicit:3
+          cavity3d_slip_implicit:3)
+    string(REPLACE ":" ";" case_np ${case_np})
+    list(GET case_np 0 ef_case)
+    list(GET case_np 1 ef_np)
+    ef_add_mpi_run(mpi_run_${ef_case}_np${ef_np} ${ef_np} ${ef_case})
+  endforeach()
+  # What the implicit option does not run on several ranks (correction "viscous", "rotational" and
+  # "viscous_unfiltered", pressure "extrapolated", projection "converged") stops every rank with its message.
+  add_test(NAME mpi_unsupported_openmp_implicit_correction_np2
+           COMMAND ${CMAKE_COMMAND} "-DCOMMAND=${EF_MPIRUN};${MPIEXEC_NUMPROC_FLAG};2;$<TARGET_FILE:edgeflow>;run;${CMAKE_CURRENT_SOURCE_DIR}/data/mpi/cavity2d_implicit_viscous.json;--quiet;--overwrite;--output;${CMAKE_CURRENT_BINARY_DIR}/mpi_unsupported_openmp_implicit_correction"
+                   "-DEXPECT=rank [01] of 2: error .EF_ERR_UNSUPPORTED.: .*openmp_edge_based on several ranks: viscous_time_integration .implicit. runs with implicit_viscosity.correction .lumped."
+                   -DSECONDS=60 -P ${CMAKE_SOURCE_DIR}/cmake/expect_failure.cmake)
+  set_tests_properties(mpi_unsupported_openmp_implicit_correction_np2 PROPERTIES LABELS "mpi" TIMEOUT 90 PROCESSORS 2
+                       ENVIRONMENT "${EF_MPI_ENV}")
   # The channel with an obstacle: apply_inlet_process along its automatic_inwards_normal (faces summed over
   # the ranks), an outlet (open boundary), forces, drag and probes on the ranks.
   ef_add_mpi_run(mpi_run_channel_inlet_np3 3 channel_inlet)

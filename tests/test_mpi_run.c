@@ -85,21 +85,37 @@ static int gather(ef_analysis a, ef_comm world, int64_t *n_global, double **out)
   return EF_SUCCESS;
 }
 
-/* run_summary.json's strategy.mpi_overlap.on in folder: 1, 0, or -1 when absent (the OpenMP strategy). */
-static int overlap_on(const char *folder) {
-  char path[4200], text[1 << 16];
+/* The value after "key": inside "section" of run_summary.json in folder (NUL-terminated into text), or NULL. */
+static const char *summary_value(const char *folder, const char *section, const char *key, char *text, size_t size) {
+  char path[4200], quoted[128];
   snprintf(path, sizeof path, "%s/run_summary.json", folder);
   FILE *f = fopen(path, "rb");
-  if (!f) return -1;
-  const size_t len = fread(text, 1, sizeof text - 1, f);
+  if (!f) return NULL;
+  const size_t len = fread(text, 1, size - 1, f);
   fclose(f);
   text[len] = 0;
-  const char *o = strstr(text, "\"mpi_overlap\"");
-  const char *on = o ? strstr(o, "\"on\":") : NULL;
-  if (!on) return -1;
-  on += 5;
-  while (*on == ' ' || *on == '\t') ++on;
-  return !strncmp(on, "true", 4);
+  snprintf(quoted, sizeof quoted, "\"%s\"", section);
+  const char *o = strstr(text, quoted);
+  snprintf(quoted, sizeof quoted, "\"%s\":", key);
+  const char *v = o ? strstr(o, quoted) : NULL;
+  if (!v) return NULL;
+  v += strlen(quoted);
+  while (*v == ' ' || *v == '\t') ++v;
+  return v;
+}
+
+/* run_summary.json's strategy.mpi_overlap.on in folder: 1, 0, or -1 when absent (the OpenMP strategy). */
+static int overlap_on(const char *folder) {
+  static char text[1 << 16];
+  const char *on = summary_value(folder, "mpi_overlap", "on", text, sizeof text);
+  return on ? !strncmp(on, "true", 4) : -1;
+}
+
+/* run_summary.json's strategy.viscous_solver.<key> in folder (an integer), or -1 when absent (explicit). */
+static long viscous_figure(const char *folder, const char *key) {
+  static char text[1 << 16];
+  const char *v = summary_value(folder, "viscous_solver", key, text, sizeof text);
+  return v ? strtol(v, NULL, 10) : -1;
 }
 
 /* x against the reference y (4 doubles a node: velocity, pressure) over n nodes, and the runs' CG iterations:
@@ -179,6 +195,7 @@ static int check(int argc, char **argv, ef_comm world, int *passed) {
   if (argc == 5) return check_reference(argv, steps, world, passed);
   int its[MAX_STEPS] = {0}, its_serial[MAX_STEPS] = {0};
   ef_analysis a = NULL, s = NULL;
+  int fields_passed = 0;
   int err = run(argv[1], steps, folder, world, its, &a);
   double *global = NULL, *serial = NULL, *u = NULL, *p = NULL;
   int64_t n = 0;
@@ -211,14 +228,30 @@ static int check(int argc, char **argv, ef_comm world, int *passed) {
       if (ratio > 0.0)
         printf("test_mpi_run: total CG iterations %.3f times the reference's (at most %.2f)\n",
                total_serial > 0 ? (double)total / total_serial : 0.0, ratio);
-      *passed = ru <= 1e-8 && rp <= 1e-8 && (allowed < 0 || dits <= allowed) && isfinite(ru) && isfinite(rp) &&
-                (ratio <= 0.0 || (double)total <= ratio * (double)total_serial);
+      fields_passed = ru <= 1e-8 && rp <= 1e-8 && (allowed < 0 || dits <= allowed) && isfinite(ru) &&
+                      isfinite(rp) && (ratio <= 0.0 || (double)total <= ratio * (double)total_serial);
     }
   }
   free(global);
   free(serial);
-  ef_analysis_destroy(&s);
+  ef_analysis_destroy(&s); /* the run summaries are written here */
   ef_analysis_destroy(&a);
+  *passed = fields_passed;
+  if (!err && rank == 0) {
+    /* The implicit viscosity: run_summary.json's viscous_solver as on one process -- the same stage solves, the
+     * stage CG iterations within 2 a solve. */
+    char serial_folder[4096];
+    snprintf(folder, sizeof folder, "%s/np%d", argv[3], size);
+    snprintf(serial_folder, sizeof serial_folder, "%s/serial", argv[3]);
+    const long solves = viscous_figure(folder, "stage_solves"), solves_serial = viscous_figure(serial_folder, "stage_solves");
+    const long vits = viscous_figure(folder, "cg_iterations"), vits_serial = viscous_figure(serial_folder, "cg_iterations");
+    if (solves_serial >= 0 || solves >= 0) {
+      printf("test_mpi_run: viscous_solver: %ld stage solves, %ld CG iterations vs %ld, %ld on one process\n", solves,
+             vits, solves_serial, vits_serial);
+      *passed = *passed && solves == solves_serial && solves > 0 && vits >= 0 &&
+                labs(vits - vits_serial) <= 2 * solves;
+    }
+  }
   return err;
 }
 

@@ -86,8 +86,13 @@ static int ef_openmp_check_mpi(const ef_openmp_strategy *s) {
            solver, pc);
   EF_CHECK(!s->export_pressure_system || !s->export_pressure_system[0], EF_ERR_UNSUPPORTED,
            "openmp_edge_based on several ranks: export_pressure_system is not supported (docs/mpi.md)");
-  EF_CHECK(!s->settings.viscous_implicit, EF_ERR_UNSUPPORTED,
-           "openmp_edge_based on several ranks: viscous_time_integration \"implicit\" is not supported yet (docs/mpi.md)");
+  const ef_fs_settings *fss = &s->settings;
+  EF_CHECK(!fss->viscous_implicit ||
+               (fss->viscous_correction == 0 && fss->viscous_pressure == 0 && fss->viscous_projection == 0),
+           EF_ERR_UNSUPPORTED,
+           "openmp_edge_based on several ranks: viscous_time_integration \"implicit\" runs with "
+           "implicit_viscosity.correction \"lumped\", pressure \"frozen\" and projection \"single\" (the defaults) "
+           "only (docs/mpi.md)");
   return EF_SUCCESS;
 }
 
@@ -392,7 +397,8 @@ static const char *ef_openmp_where(void *data) {
 
 static const ef_strategy_ops ef_openmp_ops = {
     .name = "openmp_edge_based",
-    .distributed = 1, /* MPI: explicit RK4 with cg + jacobi or petsc on a rank's piece (fractional_step_mpi.h) */
+    .distributed = 1, /* MPI: RK4 or the IMEX stages with cg + jacobi or a registry solver across ranks on a rank's
+                         piece (fractional_step_mpi.h) */
     .description = "edge-based fractional step on the host (OpenMP)",
     .settings_defaults = ef_fluid_settings_defaults,
     .ignored_settings = ef_fluid_kratos_keys,
