@@ -253,6 +253,15 @@ if(EF_HAVE_MPI)
                            ENVIRONMENT "${EF_MPI_ENV};OMPI_MCA_mpi_yield_when_idle=1;POCL_MAX_PTHREAD_COUNT=1")
     endforeach()
   endif()
+  # The same identity with viscous_time_integration "implicit" (the time step's growth limit continues from the
+  # restart's dt_previous) on the slip walls of the 3D cavity on 3 ranks, density 1.2 as the OpenCL ones.
+  add_test(NAME mpi_restart_identity_implicit_np3
+           COMMAND ${EF_SYSTEM_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/mpi_restart_check.py $<TARGET_FILE:edgeflow>
+                   ${CMAKE_CURRENT_SOURCE_DIR}/data/mpi/cavity3d_slip_implicit.json identity 3
+                   ${CMAKE_CURRENT_BINARY_DIR}/mpi_restart_identity_implicit_np3 --density 1.2 -- ${EF_MPIRUN})
+  set_tests_properties(mpi_restart_identity_implicit_np3 PROPERTIES LABELS "mpi" TIMEOUT 180 PROCESSORS 3
+                       PASS_REGULAR_EXPRESSION "mpi_restart_check: PASSED" FAIL_REGULAR_EXPRESSION "FAILED"
+                       ENVIRONMENT "${EF_MPI_ENV};OMPI_MCA_mpi_yield_when_idle=1")
   # The partitioned VTK output: `mpirun -n P edgeflow run` against `edgeflow run` of the same case, the last
   # step read back with the VTK library (.pvtu through vtkXMLPUnstructuredGridReader), field by NODE_ID.
   execute_process(COMMAND ${EF_SYSTEM_PYTHON} -c "import vtk" RESULT_VARIABLE EF_NO_PYTHON_VTK OUTPUT_QUIET ERROR_QUIET)
