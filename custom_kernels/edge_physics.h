@@ -407,6 +407,24 @@ EF_INLINE double ef_row_stiffness_diagonal(const int dim, const int ne, EF_GLOBA
   return s;
 }
 
+/* The (K x)_I part of ef_row_stage_operator over the row's entries k = first, first + stride, ... < ne
+ * (first 0, stride 1: the whole row, in ef_row_stage_operator's order): lets a device kernel split a row
+ * over `stride` work-items, whose partial sums the kernel adds. */
+EF_INLINE void ef_row_stage_laplacian_part(const int dim, const ef_i64 i, const int first, const int stride,
+                                          const int ne, EF_GLOBAL const ef_i32 *col, EF_GLOBAL const double *lij,
+                                          EF_GLOBAL const double *x, double *y) {
+  double xi[3] = {0.0, 0.0, 0.0};
+  for (int c = 0; c < dim; ++c) {
+    xi[c] = x[3 * i + c];
+    y[c] = 0.0;
+  }
+  for (int k = first; k < ne; k += stride) {
+    const ef_i64 j = col[k];
+    const double l = lij[k];
+    for (int c = 0; c < dim; ++c) y[c] += l * (x[3 * j + c] - xi[c]);
+  }
+}
+
 /* Row of the implicit viscous stage operator, scaled by 1/nu_I so that it is symmetric:
  *   y_I = d_I x_I + (K x)_I,  d_I = M_II / (nu_I gamma dt),  (K x)_I = sum_{J!=I} L_IJ (x_J - x_I),
  * every velocity component alike (the constraint projection is applied by the caller).  Compact: lij
@@ -416,16 +434,7 @@ EF_INLINE double ef_row_stiffness_diagonal(const int dim, const int ne, EF_GLOBA
 EF_INLINE void ef_row_stage_operator(const int dim, const ef_i64 i, const int ne, EF_GLOBAL const ef_i32 *col,
                                      EF_GLOBAL const double *lij, const double d, EF_GLOBAL const double *x,
                                      double *y) {
-  double xi[3] = {0.0, 0.0, 0.0};
-  for (int c = 0; c < dim; ++c) {
-    xi[c] = x[3 * i + c];
-    y[c] = 0.0;
-  }
-  for (int k = 0; k < ne; ++k) {
-    const ef_i64 j = col[k];
-    const double l = lij[k];
-    for (int c = 0; c < dim; ++c) y[c] += l * (x[3 * j + c] - xi[c]);
-  }
+  ef_row_stage_laplacian_part(dim, i, 0, 1, ne, col, lij, x, y);
   for (int c = 0; c < dim; ++c) y[c] += d * x[3 * i + c];
 }
 

@@ -7,6 +7,9 @@
  *   -D EF_DIM=2|3   dimension (default 3)
  *   -D FS_WGS=W     work-group size of every kernel (a power of two; the reductions use
  *                   local arrays of W doubles and are launched with exactly W items)
+ *   -D FS_VISC_LANES=L  work-items per row of the stage CG's operator (fs_visc_apply; a power of
+ *                   two dividing W, default 4): neighbouring items read neighbouring entries of a
+ *                   row, so the row's columns and L_IJ are read in whole memory segments
  *
  * Row blocks: an edge kernel handles rows [row_begin, row_begin + n_rows) whose edge
  * records and columns start at global edge offset edge_base (row_ptr holds global offsets;
@@ -35,6 +38,9 @@
 #endif
 #ifndef FS_WGS
 #define FS_WGS 128
+#endif
+#ifndef FS_VISC_LANES
+#define FS_VISC_LANES 4
 #endif
 
 #define FS_ROW_ARGS                                                                                     \
@@ -504,7 +510,8 @@ FS_KERNEL void fs_visc_init(FS_ROW_ARGS, __global const double *restrict lij, co
   }
 }
 
-/* q = P A p; per work-group the sum of p.q into partials[group_base + group].  Once the solve is done (the
+/* q = P A p, FS_VISC_LANES work-items a row (the first adds the others' partial sums of the row, in lane
+ * order); per work-group the sum of p.q into partials[group_base + group].  Once the solve is done (the
  * iterations up to the next read-back), no edge pass: q and the sums are not used any more. */
 FS_KERNEL void fs_visc_apply(FS_ROW_ARGS, __global const double *restrict lij, const double dscale, const double nu,
                              __global const double *restrict mass,
@@ -513,14 +520,27 @@ FS_KERNEL void fs_visc_apply(FS_ROW_ARGS, __global const double *restrict lij, c
                              __global const double *restrict slip_tangent, __global const double *restrict cgs,
                              __global double *restrict q, const long group_base, __global double *restrict partials) {
   __local double scratch[FS_WGS];
-  const long i = row_begin + get_global_id(0);
-  const int live = cgs[FS_CG_DONE] == 0.0;
-  double spq = 0.0;
+  __local double lanes[3 * FS_WGS];
+  const int lid = get_local_id(0), lane = lid % FS_VISC_LANES;
+  const long i = row_begin + get_global_id(0) / FS_VISC_LANES;
+  const int row = i < row_begin + n_rows && cgs[FS_CG_DONE] == 0.0;
+  double y[3] = {0.0, 0.0, 0.0}, spq = 0.0;
   (void)ev; /* the compact lij instead of the records */
-  if (i < row_begin + n_rows && live) {
+  if (row) {
+    const int ne = (int)(row_ptr[i + 1] - row_ptr[i]);
+    const long e0 = row_ptr[i] - edge_base;
+    ef_row_stage_laplacian_part(EF_DIM, i, lane, FS_VISC_LANES, ne, col + e0, lij + e0, p, y);
+  }
+  for (int c = 0; c < 3; ++c)
+    lanes[3 * lid + c] = y[c];
+  barrier(CLK_LOCAL_MEM_FENCE);
+  if (row && lane == 0) {
+    for (int l = 1; l < FS_VISC_LANES; ++l)
+      for (int c = 0; c < 3; ++c)
+        y[c] += lanes[3 * (lid + l) + c];
     const double d = mass[i] * dscale / nu;
-    double y[3] = {0.0, 0.0, 0.0};
-    ef_row_stage_operator(EF_DIM, i, FS_ROW_LIJ(i), d, p, y);
+    for (int c = 0; c < EF_DIM; ++c)
+      y[c] += d * p[3 * i + c];
     fs_node_project(i, vfix, slip_type, slip_normal, slip_tangent, y);
     for (int c = 0; c < 3; ++c) {
       q[3 * i + c] = y[c];
@@ -528,7 +548,7 @@ FS_KERNEL void fs_visc_apply(FS_ROW_ARGS, __global const double *restrict lij, c
     }
   }
   spq = fs_group_sum(spq, scratch);
-  if (get_local_id(0) == 0)
+  if (lid == 0)
     partials[group_base + get_group_id(0)] = spq;
 }
 

@@ -148,9 +148,12 @@ struct ef_cl_fs_s {
   int solver_set_up; /* the solver's first set-up was timed */
   cl_mem *lij_b; /* per row block: the compact stage operator, L_IJ per directed edge (ef_row_edge_laplacians) */
   int64_t node_groups;       /* work-groups of the node kernels: n / wgs rounded up */
+  int visc_lanes;            /* work-items a row in fs_visc_apply (FS_VISC_LANES) */
+  int64_t visc_groups;       /* its work-groups over all blocks */
   double hmin2_over_nu;      /* min_I hmin_I^2 / nu (the viscous cap of the automatic step) */
   double tau_dt;             /* TAU_TIME_STEP: tau's step bound from ef_cl_fs_compute_dt for the next step (0: none) */
   int v_iterations, v_max_iterations;
+  int v_last[4]; /* iterations of the last solve of each slot (fs_visc_solve), 0 before the first */
   double v_residual, v_seconds;
   /* The projection "converged" (s.fs.viscous_projection; fs_cp_solve): the single projection's velocity and
    * pressure, the corrected velocity of a trial pressure and its assembly's right-hand side, the PCG vectors
@@ -549,8 +552,10 @@ static int fs_build(ef_cl_fs *fs, int bits) {
   if (fs->program) clReleaseProgram(fs->program);
   fs->program = NULL;
   fs->wgs = (size_t)1 << bits;
+  fs->visc_lanes = fs->wgs < 4 ? (int)fs->wgs : 4;
   char options[128];
-  snprintf(options, sizeof options, "-D EF_DIM=%d -D FS_WGS=%zu", fs->dim, fs->wgs);
+  snprintf(options, sizeof options, "-D EF_DIM=%d -D FS_WGS=%zu -D FS_VISC_LANES=%d", fs->dim, fs->wgs,
+           fs->visc_lanes);
   EF_CALL(ef_cl_program_get(fs->ctx, FS_SOURCE, options, &fs->program));
   for (int i = 0; i < K_N_KERNELS; ++i) {
     cl_int st;
@@ -699,7 +704,7 @@ int ef_cl_fs_create(ef_cl_context *ctx, const ef_edge_data *ed, const ef_cl_fs_s
   fs->ev_b = calloc((size_t)nb, sizeof *fs->ev_b);
   EF_CHECK_GOTO(fs->row_begin && fs->col_b && fs->ev_b, EF_ERR_MEMORY, fail, "out of memory");
   EF_CALL_GOTO(ef_edge_data_row_blocks(ed, max_doubles, &nb, fs->row_begin), fail);
-  fs->assembly_groups = 0;
+  fs->assembly_groups = fs->visc_groups = 0;
   const int ev_records = ef_log_event("setup", "device executor: edge records to the device");
   ef_log_event_begin(ev_records);
   for (int b = 0; b < fs->n_blocks; ++b) {
@@ -709,6 +714,8 @@ int ef_cl_fs_create(ef_cl_context *ctx, const ef_edge_data *ed, const ef_cl_fs_s
     EF_CALL_GOTO(fs_buffer(fs, record_bytes, NULL, "edge records", &fs->ev_b[b]), fail);
     EF_CALL_GOTO(fs_upload_staged(fs, fs->ev_b[b], ed->values + e0 * ed->stride, record_bytes), fail);
     fs->assembly_groups += (int64_t)(fs_round_up(fs->row_begin[b + 1] - fs->row_begin[b], fs->wgs) / fs->wgs);
+    fs->visc_groups +=
+        (int64_t)(fs_round_up(fs->visc_lanes * (fs->row_begin[b + 1] - fs->row_begin[b]), fs->wgs) / fs->wgs);
   }
   ef_log_event_end(ev_records);
   const size_t n8 = (size_t)n * 8, v8 = 3 * n8;
@@ -751,7 +758,8 @@ int ef_cl_fs_create(ef_cl_context *ctx, const ef_edge_data *ed, const ef_cl_fs_s
     EF_CALL_GOTO(fs_buffer(fs, 4 * v8, NULL, "the implicit stages' explicit residuals", &fs->imex_f), fail);
     EF_CALL_GOTO(fs_buffer(fs, 4 * v8, NULL, "the implicit stages' viscous residuals", &fs->imex_v), fail);
     EF_CALL_GOTO(fs_buffer(fs, n8, NULL, "the stage solves' diagonal", &fs->vdiag), fail);
-    const int64_t np = 3 * (fs->assembly_groups > fs->node_groups ? fs->assembly_groups : fs->node_groups);
+    int64_t np = 3 * (fs->assembly_groups > fs->node_groups ? fs->assembly_groups : fs->node_groups);
+    if (fs->visc_groups > np) np = fs->visc_groups;
     EF_CALL_GOTO(fs_buffer(fs, (size_t)np * 8, NULL, "the stage solves' partial sums", &fs->vpart), fail);
     EF_CALL_GOTO(fs_buffer(fs, 16 * 8, NULL, "the stage solves' state", &fs->cgs), fail);
     const int ev_stage = ef_log_event("setup", "device executor: stage operator");
@@ -1144,12 +1152,15 @@ static int fs_enqueue_imex_residual(ef_cl_fs *fs, int stage, cl_mem us, cl_mem p
 }
 
 /* Projected Jacobi CG for P (D + K) P x = P rhs, D_I = M_II dscale/nu (viscous_solve of fractional_step.c):
- * x enters with the prescribed values and a start.  Device-side reductions; the state is read back every
- * viscous_check_every iterations.  Adds to the step's viscous figures; the host's error messages. */
-static int fs_visc_solve(ef_cl_fs *fs, double dscale, cl_mem rhs, cl_mem x, int phase, const char *what) {
+ * x enters with the prescribed values and a start.  Device-side reductions; the state is read back first
+ * after one iteration more than the last solve of the same slot (0: the correction, 1..3: the stages) took,
+ * which is most often enough (successive steps' stage systems differ little), and then every
+ * viscous_check_every iterations (the first solve of a slot: every viscous_check_every); iterations past
+ * convergence do nothing.  Adds to the step's viscous figures; the host's error messages. */
+static int fs_visc_solve(ef_cl_fs *fs, int slot, double dscale, cl_mem rhs, cl_mem x, int phase, const char *what) {
   const double w0 = ef_wtime(), nu = fs->s.fs.nu, rtol = fs->s.fs.viscous_rtol;
   const cl_int max_it = fs->s.fs.viscous_max_iterations;
-  const cl_long n = fs->n, groups = fs->assembly_groups, ngroups = fs->node_groups;
+  const cl_long n = fs->n, groups = fs->assembly_groups, ngroups = fs->node_groups, vgroups = fs->visc_groups;
   const cl_int w3 = 3, w1 = 1, w2 = 2;
   const double nb = (double)fs->n;
   for (fs_block blk = FS_BLOCK_START; fs_block_next(fs, &blk);) {
@@ -1164,17 +1175,21 @@ static int fs_visc_solve(ef_cl_fs *fs, double dscale, cl_mem rhs, cl_mem x, int 
                  EF_CL_ARG(max_it), EF_CL_ARG(fs->cgs));
   EF_CALL(fs_launch(fs, K_VISC_REDUCE, phase, fs->wgs, fs->wgs, 24.0 * (double)groups));
   double state[16];
-  for (;;) {
-    for (int b = 0; b < fs->s.viscous_check_every; ++b) {
+  for (int batch = fs->v_last[slot] > 0 ? fs->v_last[slot] + 1 : fs->s.viscous_check_every;;
+       batch = fs->s.viscous_check_every) {
+    for (int b = 0; b < batch; ++b) {
+      cl_long base = 0; /* fs_visc_apply's groups: visc_lanes items a row */
       for (fs_block blk = FS_BLOCK_START; fs_block_next(fs, &blk);) {
+        const size_t global = fs_round_up(fs->visc_lanes * blk.rows, fs->wgs);
         EF_CL_SET_ARGS(fs->k[K_VISC_APPLY], FS_BLOCK_ARGS(fs, blk), EF_CL_ARG(blk.lij), EF_CL_ARG(dscale),
                        EF_CL_ARG(nu), EF_CL_ARG(fs->mass), EF_CL_ARG(fs->cg_p), EF_CL_ARG(fs->vfix),
                        EF_CL_ARG(fs->slip), EF_CL_ARG(fs->slip_normal), EF_CL_ARG(fs->slip_tangent),
-                       EF_CL_ARG(fs->cgs), EF_CL_ARG(fs->cg_q), EF_CL_ARG(blk.group_base), EF_CL_ARG(fs->vpart));
-        EF_CALL(fs_launch(fs, K_VISC_APPLY, phase, blk.global, fs->wgs,
+                       EF_CL_ARG(fs->cgs), EF_CL_ARG(fs->cg_q), EF_CL_ARG(base), EF_CL_ARG(fs->vpart));
+        EF_CALL(fs_launch(fs, K_VISC_APPLY, phase, global, fs->wgs,
                           fs_edge_bytes(blk.rows, blk.edges, 0, 8.0, 8.0 * 8.0)));
+        base += (cl_long)(global / fs->wgs);
       }
-      EF_CL_SET_ARGS(fs->k[K_VISC_REDUCE], EF_CL_ARG(groups), EF_CL_ARG(w1), EF_CL_ARG(fs->vpart), EF_CL_ARG(rtol),
+      EF_CL_SET_ARGS(fs->k[K_VISC_REDUCE], EF_CL_ARG(vgroups), EF_CL_ARG(w1), EF_CL_ARG(fs->vpart), EF_CL_ARG(rtol),
                      EF_CL_ARG(max_it), EF_CL_ARG(fs->cgs));
       EF_CALL(fs_launch(fs, K_VISC_REDUCE, phase, fs->wgs, fs->wgs, 8.0 * (double)groups));
       EF_CL_SET_ARGS(fs->k[K_VISC_UPDATE], EF_CL_ARG(n), EF_CL_ARG(x), EF_CL_ARG(fs->cg_p), EF_CL_ARG(fs->cg_q),
@@ -1193,6 +1208,7 @@ static int fs_visc_solve(ef_cl_fs *fs, double dscale, cl_mem rhs, cl_mem x, int 
   }
   const int its = (int)state[7];
   const double bnorm = state[0], rnorm = state[3];
+  fs->v_last[slot] = its;
   fs->v_seconds += ef_wtime() - w0;
   fs->v_iterations += its;
   if (its > fs->v_max_iterations) fs->v_max_iterations = its;
@@ -1237,7 +1253,7 @@ static int fs_enqueue_imex_momentum(ef_cl_fs *fs, double t, double dt, cl_mem un
     EF_CALL(fs_launch_nodes(fs, K_IMEX_PROJECT, phase, 8.0 * 12.0 * nb));
     char what[128];
     snprintf(what, sizeof what, "in stage %d of the implicit viscous step (t = %.9g)", st, t + c[st] * dt);
-    EF_CALL(fs_visc_solve(fs, dscale, fs->imex_rhs, fs->imex_u, phase, what));
+    EF_CALL(fs_visc_solve(fs, st, dscale, fs->imex_rhs, fs->imex_u, phase, what));
     EF_CALL(fs_enqueue_imex_residual(fs, st, fs->imex_u, pn, phase));
   }
   const cl_int fixed = fixed_values != 0;
@@ -1291,7 +1307,7 @@ static int fs_enqueue_imex_correct(ef_cl_fs *fs, double dt, cl_mem pn, cl_mem pn
     EF_CALL(fs_launch(fs, K_IMEX_CORR_START, phase, blk.global, fs->wgs,
                       fs_edge_bytes(blk.rows, blk.edges, fs->dim, 0.0, 8.0 * 16.0)));
   }
-  EF_CALL(fs_visc_solve(fs, dscale, fs->imex_rhs, fs->imex_u, phase, "in the viscous velocity correction"));
+  EF_CALL(fs_visc_solve(fs, 0, dscale, fs->imex_rhs, fs->imex_u, phase, "in the viscous velocity correction"));
   EF_CL_SET_ARGS(fs->k[K_IMEX_CORRECT], EF_CL_ARG(n), EF_CL_ARG(fs->uh), EF_CL_ARG(fs->imex_u), EF_CL_ARG(pnew),
                  EF_CL_ARG(unew), EF_CL_ARG(fs->vfix), EF_CL_ARG(fs->slip), EF_CL_ARG(fs->slip_normal),
                  EF_CL_ARG(fs->slip_tangent), EF_CL_ARG(bound2), EF_CL_ARG(fs->flags));
