@@ -268,7 +268,7 @@ if(EF_HAVE_MPI)
   if(EF_NO_PYTHON_VTK)
     message(STATUS "edgeflow: no python3-vtk9 for ${EF_SYSTEM_PYTHON}: the mpi_vtk_* tests are left out")
   else()
-    set(ef_vtk_cases cavity2d:2 cavity3d:3)
+    set(ef_vtk_cases cavity2d:2 cavity3d:3 cavity2d:3 cavity3d:2) # conditions and sub model parts on 2 and 3 ranks, 2D and 3D
     if(EF_WITH_OPENCL) # the OpenCL strategy's pieces too (PoCL, one thread a rank)
       list(APPEND ef_vtk_cases cavity2d_opencl:2 cavity3d_opencl:3)
     endif()

@@ -15,6 +15,7 @@ equal the serial ones to 1e-8 relative, so does the last rate of a stop_when_ste
 never met); run_summary.json reports NP ranks and NP exchange times, and with opencl_edge_based NP devices
 (strategy.mpi.devices: this host and the device name of strategy.device, as every rank runs PoCL's CPU device
 here).  Prints the figures."""
+import collections
 import json
 import os
 import shutil
@@ -40,7 +41,19 @@ def write_case(src, dst, parallel_type):
     p["output_processes"] = {"vtk_output": [{"python_module": "vtk_output_process", "Parameters": {
         "model_part_name": p["solver_settings"]["model_part_name"], "output_control_type": "step",
         "output_interval": STEPS, "file_format": "binary", "output_path": "vtk", "write_ids": True,
-        "nodal_solution_step_data_variables": ["VELOCITY", "PRESSURE"]}}],
+        "nodal_solution_step_data_variables": ["VELOCITY", "PRESSURE"]}},
+        # Conditions as cells of the main file and every sub model part in its own files (the cavities'
+        # fluid: elements; lid, walls: conditions; the 3D pressure_reference: a node as a vertex).
+        {"python_module": "vtk_output_process", "Parameters": {
+            "model_part_name": p["solver_settings"]["model_part_name"], "output_control_type": "step",
+            "output_interval": STEPS, "file_format": "binary", "output_path": "vtk_parts", "write_ids": True,
+            "entity_type": "condition", "output_sub_model_parts": True,
+            "nodal_solution_step_data_variables": ["VELOCITY", "PRESSURE"]}},
+        # A sub model part's own files (model_part_name names it).
+        {"python_module": "vtk_output_process", "Parameters": {
+            "model_part_name": p["solver_settings"]["model_part_name"] + ".lid", "output_control_type": "step",
+            "output_interval": STEPS, "file_format": "binary", "output_path": "vtk_lid", "write_ids": True,
+            "nodal_solution_step_data_variables": ["PRESSURE"]}}],
         "forces": [{"python_module": "compute_forces_process", "Parameters": {
             "model_part_name": p["solver_settings"]["model_part_name"] + ".lid", "output_file_name": "lid_forces.csv",
             "output_control_type": "step", "output_interval": 1}}],
@@ -80,6 +93,69 @@ def read(reader_class, path):
 
 def field(grid, name):
     return vtk_to_numpy(grid.GetPointData().GetArray(name))
+
+
+def cells(grid):
+    """Every cell as (VTK cell type, NODE_IDs of its points in order) -> its row of cell data."""
+    ids = field(grid, "NODE_ID")
+    data = grid.GetCellData()
+    names = sorted(data.GetArrayName(k) for k in range(data.GetNumberOfArrays()) if data.GetArrayName(k) != "PARTITION")
+    arrays = [vtk_to_numpy(data.GetArray(n)) for n in names]
+    out = []
+    for c in range(grid.GetNumberOfCells()):
+        pts = grid.GetCell(c).GetPointIds()
+        key = (grid.GetCellType(c), tuple(int(ids[pts.GetId(k)]) for k in range(pts.GetNumberOfIds())))
+        out.append((key, tuple(a[c].tolist() if a.ndim > 1 else a[c].item() for a in arrays)))
+    return names, out
+
+
+def compare_part(vtk_serial, vtk_mpi, tag, np_):
+    """The files of one part (<tag>_STEPS.vtu of one process against <tag>_STEPS.pvtu over NP pieces): the
+    .pvd names the .pvtu, the .pvtu names the NP pieces (each there), the pieces' cells (type and NODE_IDs, as
+    a multiset: each cell exactly once) and their cell data equal the serial file's, PARTITION within 0..NP-1,
+    every node there, the point data at each point equal to the serial value at its NODE_ID to TOL relative.
+    Returns (problems, cells, partitions seen, point-data difference)."""
+    problems = []
+    pvd = open(os.path.join(vtk_mpi, tag + ".pvd")).read()
+    if f'file="{tag}_{STEPS}.pvtu"' not in pvd:
+        problems.append(f"{tag}.pvd does not name {tag}_{STEPS}.pvtu")
+    pvtu = os.path.join(vtk_mpi, f"{tag}_{STEPS}.pvtu")
+    sources = [line.split('"')[1] for line in open(pvtu).read().split("\n") if "<Piece Source=" in line]
+    want = [f"{tag}_{STEPS}_{r}.vtu" for r in range(np_)]
+    if sources != want or not all(os.path.exists(os.path.join(vtk_mpi, f)) for f in want):
+        problems.append(f"{tag}_{STEPS}.pvtu names {sources}, expected {want}, each present")
+    s = read(vtk.vtkXMLUnstructuredGridReader, os.path.join(vtk_serial, f"{tag}_{STEPS}.vtu"))
+    m = read(vtk.vtkXMLPUnstructuredGridReader, pvtu)
+    s_names, s_cells = cells(s)
+    m_names, m_cells = cells(m)
+    if s_names != m_names:
+        problems.append(f"{tag}: cell arrays {m_names} (besides PARTITION), {s_names} on one process")
+    if sorted(s_cells) != sorted(m_cells):
+        ks, km = collections.Counter(k for k, _ in s_cells), collections.Counter(k for k, _ in m_cells)
+        twice = sum((km - ks).values())
+        missed = sum((ks - km).values())
+        problems.append(f"{tag}: {len(m_cells)} cells in the pieces, {len(s_cells)} on one process: {twice} extra "
+                        f"(e.g. written on two ranks), {missed} missing, "
+                        f"{sum(1 for c in set(m_cells) - set(s_cells) if c[0] in ks)} with other cell data")
+    part = m.GetCellData().GetArray("PARTITION")
+    seen = sorted(set(vtk_to_numpy(part).tolist())) if part else None
+    if seen is None or not set(seen) <= set(range(np_)):
+        problems.append(f"{tag}: PARTITION values {seen}, expected within 0..{np_ - 1}")
+    sid = {int(i): k for k, i in enumerate(field(s, "NODE_ID"))}
+    mid = field(m, "NODE_ID")
+    if set(int(i) for i in mid) != set(sid):
+        problems.append(f"{tag}: the pieces do not hold the nodes of the serial file")
+    pd = s.GetPointData()
+    worst = 0.0
+    for name in (pd.GetArrayName(k) for k in range(pd.GetNumberOfArrays())):
+        if name == "NODE_ID":
+            continue
+        a, b = field(s, name), field(m, name)
+        d = max((float(abs(b[k] - a[sid[int(i)]]).max()) for k, i in enumerate(mid) if int(i) in sid), default=0.0)
+        worst = max(worst, d / max(float(abs(a).max()), 1e-300))
+    if not worst <= TOL:
+        problems.append(f"{tag}: point data differ by {worst:.3e} relative (bound {TOL})")
+    return problems, len(m_cells), seen, worst
 
 
 def main():
@@ -151,6 +227,20 @@ def main():
         dprobe = max(abs(a - b) for r, q in zip(ps, pm) for a, b in zip(r, q)) / scale
         if not dprobe <= TOL:
             problems.append(f"probe values differ by {dprobe:.3e} relative (bound {TOL})")
+    # Conditions and sub model parts: every file of one process against its pieces.
+    parts = []
+    for folder in ("vtk_parts", "vtk_lid"):
+        serial_dir, mpi_dir = os.path.join(runs["serial"], folder), os.path.join(runs["mpi"], folder)
+        tags = sorted(f[:-len(f"_{STEPS}.vtu")] for f in os.listdir(serial_dir) if f.endswith(f"_{STEPS}.vtu"))
+        if not tags:
+            problems.append(f"{folder}: no file of step {STEPS} on one process")
+        for tag in tags:
+            if not os.path.exists(os.path.join(mpi_dir, f"{tag}_{STEPS}.pvtu")):
+                problems.append(f"{folder}: no {tag}_{STEPS}.pvtu on {np_} ranks")
+                continue
+            found, n_cells, seen, worst = compare_part(serial_dir, mpi_dir, tag, np_)
+            problems += [f"{folder}: {p}" for p in found]
+            parts.append(f"{tag} {n_cells} cells (PARTITION {seen}, {worst:.1e})")
     summary = json.load(open(os.path.join(runs["mpi"], "run_summary.json")))
     rates = [json.load(open(os.path.join(runs[k], "run_summary.json"))).get("steady_state_relative", {})
              .get("last_relative_rate") for k in ("serial", "mpi")]
@@ -174,6 +264,7 @@ def main():
           f"({s.GetNumberOfPoints()} nodes), {m.GetNumberOfCells()} cells; velocity {ru:.3e}, pressure {rp:.3e} "
           f"relative; lid force {df:.3e} relative over {STEPS} rows; probes {dprobe:.3e} relative over "
           f"{len(pm or [])} rows; steady-state rate {drate:.3e} relative; exchange seconds per rank {ex}")
+    print(f"mpi_vtk_check: conditions and sub model parts: {'; '.join(parts)}")
     if problems:
         print("mpi_vtk_check: FAILED\n  " + "\n  ".join(problems))
         return 1

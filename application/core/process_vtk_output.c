@@ -271,6 +271,8 @@ static int ef_vtk_create(const ef_process_context *ctx, ef_parameters p, void **
     opt.part = v->sub_model_part;
   }
   EF_CALL_GOTO(ef_vtk_output_create(&opt, &v->out), fail);
+  /* MPI: what each part holds over the ranks, once (collective: every rank creates its processes alike). */
+  if (ctx->partition) EF_CALL_GOTO(ef_vtk_output_reduce_parts(v->out, v->mp, ctx->comm), fail);
 
   /* Kratos schedules once at construction (restarts start later than 0). */
   double start_time = 0.0;

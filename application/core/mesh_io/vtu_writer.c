@@ -707,6 +707,12 @@ struct ef_vtk_output_s {
   int n_series;
   vtk_series *series;
   int ascii_measured; /* the ascii/binary size warning was given */
+  /* MPI (ef_vtk_output_reduce_parts): the root ("") and every sub model part by dotted path, with
+   * what it holds over all ranks (elements, conditions, nodes; each counted once, on the rank owning
+   * its first node), so every rank's piece of a part writes the same kind of cells and arrays. */
+  int n_parts; /* -1: not reduced yet */
+  char **part_paths;
+  int64_t *part_counts; /* 3 per part */
 };
 
 /* Copy of s (NULL stays NULL). */
@@ -800,12 +806,9 @@ int ef_vtk_output_create(const ef_vtk_output_options *opt, ef_vtk_output *out) {
   err = EF_SUCCESS;
   EF_CHECK_GOTO(opt->n_ranks <= 1 || (opt->rank >= 0 && opt->rank < opt->n_ranks), EF_ERR_PARAMETER, fail,
                 "VTK output: rank %d of %d", opt->rank, opt->n_ranks);
-  EF_CHECK_GOTO(opt->n_ranks <= 1 || (!opt->write_conditions && !opt->output_sub_model_parts && !opt->part),
-                EF_ERR_UNSUPPORTED, fail,
-                "VTK output on several ranks: conditions, sub model parts and a part's own file are not written yet "
-                "(docs/mpi.md); write the elements of the whole model part");
   o->n_ranks = opt->n_ranks > 1 ? opt->n_ranks : 1;
   o->rank = opt->n_ranks > 1 ? opt->rank : 0;
+  o->n_parts = -1;
   *out = o;
   return EF_SUCCESS;
 fail:
@@ -860,6 +863,8 @@ void ef_vtk_output_destroy(ef_vtk_output *out) {
   free(o->part);
   vtk_free_list(o->n_variables, o->variables);
   vtk_free_list(o->n_sub_model_parts, o->sub_model_parts);
+  vtk_free_list(o->n_parts, o->part_paths);
+  free(o->part_counts);
   for (int i = 0; i < o->n_series; ++i) {
     vtk_series *s = &o->series[i];
     if (s->fd >= 0) close(s->fd);
@@ -1076,29 +1081,52 @@ static int vtk_mark_nodes(ef_index *map, int64_t n_nodes, const ef_index *cell, 
   return EF_SUCCESS;
 }
 
-/* Describe the whole model part (smp NULL) or one sub model part: its
- * elements, else its conditions, else its nodes as vertices, on the nodes
- * those use renumbered in increasing order. */
-static int vtk_piece_build(ef_vtk_output o, ef_model_part mp, ef_variable **vars,
-                           const ef_sub_model_part *smp, vtk_piece *pc) {
+/* The cells of a piece: element, condition and vertex (node) index lists, NULL meaning every element
+ * (condition) of the model part; `local`: the points are the nodes those cells use, renumbered in
+ * increasing order (else every node of the model part, the cells' indices as they are);
+ * element_ids / condition_ids: with write_ids, an ELEMENT_ID / CONDITION_ID cell array (-1 on the
+ * cells of the other kind). */
+typedef struct {
+  int64_t n_el, n_co, n_vx;
+  const ef_index *el, *co, *vx;
+  int local;
+  int element_ids, condition_ids;
+} vtk_cells;
+
+/* One process: the whole model part (smp NULL: its elements, and its conditions with
+ * write_conditions) or one sub model part: its elements, else its conditions, else its nodes as
+ * vertices, on the nodes those use. */
+static vtk_cells vtk_cells_serial(ef_vtk_output o, ef_model_part mp, const ef_sub_model_part *smp) {
+  vtk_cells c;
+  memset(&c, 0, sizeof c);
+  if (!smp) {
+    c.n_el = mp->n_elements;
+    c.n_co = o->write_conditions ? mp->n_conditions : 0;
+  } else if (smp->n_elements) {
+    c.n_el = smp->n_elements;
+    c.el = smp->elements;
+  } else if (smp->n_conditions) {
+    c.n_co = smp->n_conditions;
+    c.co = smp->conditions;
+  } else {
+    c.n_vx = smp->n_nodes;
+    c.vx = smp->nodes;
+  }
+  c.local = smp != NULL;
+  c.element_ids = c.n_el > 0;
+  c.condition_ids = c.n_co > 0;
+  return c;
+}
+
+/* Describe the cells of `cells` with their nodes and the output's variables as writer arrays. */
+static int vtk_piece_build(ef_vtk_output o, ef_model_part mp, ef_variable **vars, const vtk_cells *cells,
+                           vtk_piece *pc) {
   memset(pc, 0, sizeof *pc);
   EF_CALLOC(pc->owned, 13 + o->n_variables);
   EF_CALLOC(pc->point_data, 1 + o->n_variables);
-  int64_t n_el = 0, n_co = 0, n_vx = 0;
-  const ef_index *el = NULL, *co = NULL, *vx = NULL; /* NULL: all of them */
-  if (!smp) {
-    n_el = mp->n_elements;
-    n_co = o->write_conditions ? mp->n_conditions : 0;
-  } else if (smp->n_elements) {
-    n_el = smp->n_elements;
-    el = smp->elements;
-  } else if (smp->n_conditions) {
-    n_co = smp->n_conditions;
-    co = smp->conditions;
-  } else {
-    n_vx = smp->n_nodes;
-    vx = smp->nodes;
-  }
+  const int64_t n_el = cells->n_el, n_co = cells->n_co, n_vx = cells->n_vx;
+  const ef_index *el = cells->el, *co = cells->co, *vx = cells->vx; /* NULL: all of them */
+  const int local = cells->local;
   const int npe = mp->nodes_per_element, npc = mp->nodes_per_condition;
   ef_vtu_mesh *m = &pc->mesh;
   m->n_cells = n_el + n_co + n_vx;
@@ -1106,7 +1134,7 @@ static int vtk_piece_build(ef_vtk_output o, ef_model_part mp, ef_variable **vars
   /* Local numbering for sub model parts: map[global] = local or -1. */
   ef_index *map = NULL, *nodes = NULL;
   int64_t n_local = mp->n_nodes;
-  if (smp) {
+  if (local) {
     EF_CALL(vtk_piece_alloc(pc, mp->n_nodes, sizeof *map, (void **)&map));
     for (int64_t i = 0; i < mp->n_nodes; ++i) map[i] = -1;
     for (int64_t c = 0; c < n_el; ++c)
@@ -1131,7 +1159,7 @@ static int vtk_piece_build(ef_vtk_output o, ef_model_part mp, ef_variable **vars
 
   /* Nodal arrays: the model part's own, or gathered onto the local nodes. */
   m->points = mp->coords;
-  if (smp) {
+  if (local) {
     double *xyz;
     EF_CALL(vtk_piece_alloc(pc, 3 * n_local, sizeof *xyz, (void **)&xyz));
     for (int64_t i = 0; i < n_local; ++i)
@@ -1141,7 +1169,7 @@ static int vtk_piece_build(ef_vtk_output o, ef_model_part mp, ef_variable **vars
   for (int v = 0; v < o->n_variables; ++v) {
     int nc = vars[v]->n_components;
     const double *values = vars[v]->values;
-    if (smp) {
+    if (local) {
       double *gathered;
       EF_CALL(vtk_piece_alloc(pc, nc * n_local, sizeof *gathered, (void **)&gathered));
       for (int64_t i = 0; i < n_local; ++i)
@@ -1153,7 +1181,7 @@ static int vtk_piece_build(ef_vtk_output o, ef_model_part mp, ef_variable **vars
   }
   if (o->write_ids) {
     const int64_t *ids = mp->node_ids;
-    if (smp && mp->node_ids) {
+    if (local && mp->node_ids) {
       int64_t *gathered;
       EF_CALL(vtk_piece_alloc(pc, n_local, sizeof *gathered, (void **)&gathered));
       for (int64_t i = 0; i < n_local; ++i) gathered[i] = mp->node_ids[nodes[i]];
@@ -1165,7 +1193,7 @@ static int vtk_piece_build(ef_vtk_output o, ef_model_part mp, ef_variable **vars
 
   /* Cells: the element array itself when that is all we write, else built. */
   m->connectivity_type = EF_VTK_INT32;
-  if (!smp && n_co == 0) {
+  if (!local && n_co == 0) {
     m->connectivity = mp->elements;
     m->nodes_per_cell = npe;
     m->cell_type = vtk_cell_type_of(npe);
@@ -1201,7 +1229,7 @@ static int vtk_piece_build(ef_vtk_output o, ef_model_part mp, ef_variable **vars
   }
 
   /* Entity ids per cell; -1 on cells of the other kind. */
-  if (o->write_ids && n_el) {
+  if (o->write_ids && cells->element_ids) {
     const int64_t *ids = mp->element_ids;
     if ((el || n_co) && mp->element_ids) {
       int64_t *cell_ids;
@@ -1212,7 +1240,7 @@ static int vtk_piece_build(ef_vtk_output o, ef_model_part mp, ef_variable **vars
     }
     pc->cell_data[m->n_cell_data++] = (ef_vtk_data_array){"ELEMENT_ID", EF_VTK_INT64, 1, ids};
   }
-  if (o->write_ids && n_co) {
+  if (o->write_ids && cells->condition_ids) {
     int64_t *cell_ids = NULL;
     if (mp->condition_ids) {
       EF_CALL(vtk_piece_alloc(pc, m->n_cells, sizeof *cell_ids, (void **)&cell_ids));
@@ -1269,8 +1297,6 @@ typedef struct {
   double time;
 } vtk_write_context;
 
-/* Write one piece file (smp NULL: the whole model part) and update its series; the file is
- * named <base>_<path> (path NULL: <base>). */
 /* MPI: <base>_<step>.pvtu over the pieces <base>_<step>_<r>.vtu of every rank, with the arrays of m (every
  * rank writes the same arrays). */
 static int vtk_write_pvtu(ef_vtk_output o, const char *tag, int step, const ef_vtu_mesh *m, char **pvtu_name) {
@@ -1311,60 +1337,176 @@ done:
   return err;
 }
 
-/* MPI: the main file as this rank's piece (ef_vtk_output_options.n_ranks); rank 0 adds the .pvtu to the
- * series. */
-static int vtk_write_rank_piece(const vtk_write_context *w) {
-  ef_vtk_output o = w->out;
-  ef_model_part mp = w->mp;
-  const int npe = mp->nodes_per_element;
-  ef_sub_model_part mine = {0};
-  char *file = NULL, *full = NULL, *pvtu = NULL, *pvd = NULL;
-  int32_t *partition = NULL;
-  vtk_piece pc;
-  memset(&pc, 0, sizeof pc);
-  int err = EF_SUCCESS;
-  const char *tag = w->base;
-  mine.elements = malloc((size_t)(mp->n_elements + 1) * sizeof *mine.elements);
-  EF_CHECK_GOTO(mine.elements, EF_ERR_MEMORY, done, "out of memory");
-  for (int64_t e = 0; e < mp->n_elements; ++e)
-    if (mp->elements[e * npe] < mp->n_owned_nodes) mine.elements[mine.n_elements++] = (ef_index)e;
-  EF_CALL_GOTO(vtk_piece_build(o, mp, w->vars, &mine, &pc), done);
-  partition = malloc((size_t)(pc.mesh.n_cells + 1) * sizeof *partition);
-  EF_CHECK_GOTO(partition, EF_ERR_MEMORY, done, "out of memory");
-  for (int64_t c = 0; c < pc.mesh.n_cells; ++c) partition[c] = o->rank;
-  pc.cell_data[pc.mesh.n_cell_data++] = (ef_vtk_data_array){"PARTITION", EF_VTK_INT32, 1, partition};
-  pc.mesh.cell_data = pc.cell_data;
-  size_t n = strlen(tag) + 48;
-  file = malloc(n);
-  pvd = malloc(n);
-  full = malloc(strlen(o->folder) + n + 2);
-  EF_CHECK_GOTO(file && pvd && full, EF_ERR_MEMORY, done, "out of memory");
-  snprintf(file, n, "%s_%d_%d.vtu", tag, w->step, o->rank);
-  snprintf(pvd, n, "%s.pvd", tag);
-  sprintf(full, "%s/%s", o->folder, file);
-  EF_CALL_GOTO(ef_vtu_write(full, &pc.mesh, &o->write), done);
-  if (o->rank == 0) {
-    EF_CALL_GOTO(vtk_write_pvtu(o, tag, w->step, &pc.mesh, &pvtu), done);
-    EF_CALL_GOTO(vtk_series_add(o, pvd, w->step, w->time, pvtu), done);
+/* MPI: this rank's share of a part (smp NULL: the root), each entity on exactly one rank: the elements
+ * and conditions whose first node it owns (as the model part split keeps every element and condition
+ * with an owned node, that rank has them) and the owned nodes; their number in count[0..2] and, where
+ * el / co / vx are not NULL, their indices. */
+static void vtk_owned(ef_model_part mp, const ef_sub_model_part *smp, int64_t count[3], ef_index *el, ef_index *co,
+                      ef_index *vx) {
+  const int npe = mp->nodes_per_element, npc = mp->nodes_per_condition;
+  const int64_t n_el = smp ? smp->n_elements : mp->n_elements, n_co = smp ? smp->n_conditions : mp->n_conditions;
+  const int64_t n_vx = smp ? smp->n_nodes : mp->n_owned_nodes;
+  count[0] = count[1] = count[2] = 0;
+  for (int64_t i = 0; i < n_el; ++i) {
+    const ef_index e = smp ? smp->elements[i] : (ef_index)i;
+    if (mp->elements[(int64_t)e * npe] < mp->n_owned_nodes) {
+      if (el) el[count[0]] = e;
+      ++count[0];
+    }
   }
+  for (int64_t i = 0; i < n_co; ++i) {
+    const ef_index c = smp ? smp->conditions[i] : (ef_index)i;
+    if (mp->conditions[(int64_t)c * npc] < mp->n_owned_nodes) {
+      if (co) co[count[1]] = c;
+      ++count[1];
+    }
+  }
+  for (int64_t i = 0; i < n_vx; ++i) {
+    const ef_index v = smp ? smp->nodes[i] : (ef_index)i;
+    if (v < mp->n_owned_nodes) {
+      if (vx) vx[count[2]] = v;
+      ++count[2];
+    }
+  }
+}
+
+typedef struct {
+  ef_vtk_output o;
+  ef_model_part mp;
+  int n;          /* parts visited */
+  double *counts; /* NULL: only count the parts */
+} vtk_parts_visit;
+
+/* Visitor of ef_vtk_output_reduce_parts: check the part's lists, then record its path and local counts. */
+static int vtk_parts_visit_one(ef_sub_model_part *smp, const char *path, void *user) {
+  vtk_parts_visit *v = user;
+  if (v->counts) {
+    EF_CALL(vtk_check_sub_model_part(smp, path, v->mp));
+    int64_t count[3];
+    vtk_owned(v->mp, smp, count, NULL, NULL, NULL);
+    for (int k = 0; k < 3; ++k) v->counts[3 * v->n + k] = (double)count[k];
+    EF_CALL(vtk_strdup(path, &v->o->part_paths[v->n]));
+  }
+  ++v->n;
+  return EF_SUCCESS;
+}
+
+int ef_vtk_output_reduce_parts(ef_vtk_output o, ef_model_part mp, ef_comm comm) {
+  EF_CHECK(o && mp, EF_ERR_PARAMETER, "ef_vtk_output_reduce_parts: NULL argument");
+  if (o->n_ranks <= 1) return EF_SUCCESS;
+  EF_CHECK(mp->n_owned_nodes >= 0 && mp->n_owned_nodes <= mp->n_nodes, EF_ERR_PARAMETER,
+           "VTK output of model part '%s': %lld owned nodes of %lld", mp->name ? mp->name : "",
+           (long long)mp->n_owned_nodes, (long long)mp->n_nodes);
+  vtk_free_list(o->n_parts, o->part_paths);
+  free(o->part_counts);
+  o->part_paths = NULL;
+  o->part_counts = NULL;
+  o->n_parts = -1;
+  vtk_parts_visit v = {o, mp, 1, NULL}; /* the root first */
+  EF_CALL(ef_model_part_visit_sub_model_parts(mp, vtk_parts_visit_one, &v));
+  const int n = v.n;
+  double *counts;
+  EF_CALLOC(counts, 3 * (size_t)n);
+  int err = EF_SUCCESS;
+  if (!(o->part_paths = calloc((size_t)n, sizeof *o->part_paths)) ||
+      !(o->part_counts = malloc(3 * (size_t)n * sizeof *o->part_counts))) {
+    err = EF_ERROR(EF_ERR_MEMORY, "out of memory");
+    goto done;
+  }
+  int64_t root[3];
+  vtk_owned(mp, NULL, root, NULL, NULL, NULL);
+  for (int k = 0; k < 3; ++k) counts[k] = (double)root[k];
+  EF_CALL_GOTO(vtk_strdup("", &o->part_paths[0]), done);
+  v.n = 1;
+  v.counts = counts;
+  EF_CALL_GOTO(ef_model_part_visit_sub_model_parts(mp, vtk_parts_visit_one, &v), done);
+  /* Every rank holds the same tree (the split keeps it whole), so the lists line up. */
+  EF_CALL_GOTO(ef_comm_allreduce(comm, counts, 3 * n, EF_COMM_SUM), done);
+  for (int i = 0; i < 3 * n; ++i) o->part_counts[i] = (int64_t)counts[i];
+  o->n_parts = n;
 done:
-  vtk_piece_free(&pc);
-  free(mine.elements);
-  free(partition);
-  free(file);
-  free(full);
-  free(pvtu);
-  free(pvd);
+  if (err) {
+    vtk_free_list(n, o->part_paths);
+    free(o->part_counts);
+    o->part_paths = NULL;
+    o->part_counts = NULL;
+  }
+  free(counts);
   return err;
 }
 
-static int vtk_write_piece(const vtk_write_context *w, const ef_sub_model_part *smp, const char *path) {
+/* MPI: rank o->rank's cells of the part `key` (dotted path, "" the root; smp its sub model part, NULL
+ * for the root): the kind the serial file of the part has (decided by the counts over all ranks, so
+ * every piece has the same cells and arrays), restricted to this rank's share (vtk_owned); the index
+ * lists are allocated into *lists (free it). */
+static int vtk_cells_rank(ef_vtk_output o, ef_model_part mp, const ef_sub_model_part *smp, const char *key,
+                          vtk_cells *c, ef_index **lists) {
+  memset(c, 0, sizeof *c);
+  *lists = NULL;
+  const int64_t *total = NULL;
+  for (int i = 0; i < o->n_parts && !total; ++i)
+    if (!strcmp(o->part_paths[i], key)) total = o->part_counts + 3 * i;
+  EF_CHECK(o->n_parts >= 0, EF_ERR_PARAMETER,
+           "VTK output on %d ranks: ef_vtk_output_reduce_parts must be called (on every rank) before the first "
+           "write", o->n_ranks);
+  EF_CHECK(total, EF_ERR_PARAMETER,
+           "VTK output on %d ranks: sub model part '%s' was not there when ef_vtk_output_reduce_parts ran",
+           o->n_ranks, key);
+  int64_t n[3];
+  vtk_owned(mp, smp, n, NULL, NULL, NULL);
+  ef_index *list;
+  EF_MALLOC(list, (size_t)(n[0] + n[1] + n[2] + 1)); /* never NULL: an empty list is not "all" */
+  vtk_owned(mp, smp, n, list, list + n[0], list + n[0] + n[1]);
+  *lists = list;
+  c->local = 1;
+  if (!smp) { /* the root: its elements, and its conditions with write_conditions */
+    c->n_el = n[0];
+    c->el = list;
+    c->n_co = o->write_conditions ? n[1] : 0;
+    c->co = list + n[0];
+    c->element_ids = total[0] > 0;
+    c->condition_ids = o->write_conditions && total[1] > 0;
+  } else if (total[0] > 0) {
+    c->n_el = n[0];
+    c->el = list;
+    c->element_ids = 1;
+  } else if (total[1] > 0) {
+    c->n_co = n[1];
+    c->co = list + n[0];
+    c->condition_ids = 1;
+  } else {
+    c->n_vx = n[2];
+    c->vx = list + n[0] + n[1];
+  }
+  return EF_SUCCESS;
+}
+
+/* Write one file of the part smp (NULL: the whole model part), named <base>_<path> (path NULL:
+ * <base>), and update its series.  key: the part's dotted path ("" the root) for the counts over the
+ * ranks.  On several ranks: this rank's piece <tag>_<step>_<rank>.vtu with a PARTITION cell array;
+ * rank 0 also writes <tag>_<step>.pvtu over the pieces and keeps <tag>.pvd over the .pvtu files. */
+static int vtk_write_piece(const vtk_write_context *w, const ef_sub_model_part *smp, const char *path,
+                           const char *key) {
   ef_vtk_output o = w->out;
-  if (o->n_ranks > 1 && !smp && !path) return vtk_write_rank_piece(w);
-  char *tag = NULL, *file = NULL, *full = NULL, *pvd = NULL;
+  char *tag = NULL, *file = NULL, *full = NULL, *pvd = NULL, *pvtu = NULL;
+  ef_index *lists = NULL;
+  int32_t *partition = NULL;
   vtk_piece pc;
-  int err = vtk_piece_build(o, w->mp, w->vars, smp, &pc);
-  if (err) goto done;
+  memset(&pc, 0, sizeof pc);
+  vtk_cells cells;
+  int err = EF_SUCCESS;
+  if (o->n_ranks > 1)
+    EF_CALL_GOTO(vtk_cells_rank(o, w->mp, smp, key, &cells, &lists), done);
+  else
+    cells = vtk_cells_serial(o, w->mp, smp);
+  EF_CALL_GOTO(vtk_piece_build(o, w->mp, w->vars, &cells, &pc), done);
+  if (o->n_ranks > 1) {
+    partition = malloc((size_t)(pc.mesh.n_cells + 1) * sizeof *partition);
+    EF_CHECK_GOTO(partition, EF_ERR_MEMORY, done, "out of memory");
+    for (int64_t c = 0; c < pc.mesh.n_cells; ++c) partition[c] = o->rank;
+    pc.cell_data[pc.mesh.n_cell_data++] = (ef_vtk_data_array){"PARTITION", EF_VTK_INT32, 1, partition};
+    pc.mesh.cell_data = pc.cell_data;
+  }
   size_t n = strlen(w->base) + (path ? strlen(path) : 0) + 2;
   EF_CHECK_GOTO((tag = malloc(n)) != NULL, EF_ERR_MEMORY, done, "out of memory");
   if (path)
@@ -1373,30 +1515,44 @@ static int vtk_write_piece(const vtk_write_context *w, const ef_sub_model_part *
     snprintf(tag, n, "%s", w->base);
   /* Names from the mesh file become file names: keep them inside the folder. */
   vtk_sanitize(tag + (o->base_name ? strlen(o->base_name) : 0));
-  n = strlen(tag) + 32;
+  n = strlen(tag) + 48;
   size_t n_full = strlen(o->folder) + n + 2;
   file = malloc(n);
   pvd = malloc(n);
   full = malloc(n_full);
   EF_CHECK_GOTO(file && pvd && full, EF_ERR_MEMORY, done, "out of memory");
-  snprintf(file, n, "%s_%d.vtu", tag, w->step);
+  if (o->n_ranks > 1)
+    snprintf(file, n, "%s_%d_%d.vtu", tag, w->step, o->rank);
+  else
+    snprintf(file, n, "%s_%d.vtu", tag, w->step);
   snprintf(pvd, n, "%s.pvd", tag);
   snprintf(full, n_full, "%s/%s", o->folder, file);
   EF_CALL_GOTO(ef_vtu_write(full, &pc.mesh, &o->write), done);
-  if (o->write.format == EF_VTK_FORMAT_ASCII && !o->ascii_measured) EF_CALL_GOTO(vtk_ascii_warning(o, full, &pc.mesh), done);
-  EF_CALL_GOTO(vtk_series_add(o, pvd, w->step, w->time, file), done);
+  if (o->n_ranks > 1) {
+    if (o->rank == 0) {
+      EF_CALL_GOTO(vtk_write_pvtu(o, tag, w->step, &pc.mesh, &pvtu), done);
+      EF_CALL_GOTO(vtk_series_add(o, pvd, w->step, w->time, pvtu), done);
+    }
+  } else {
+    if (o->write.format == EF_VTK_FORMAT_ASCII && !o->ascii_measured)
+      EF_CALL_GOTO(vtk_ascii_warning(o, full, &pc.mesh), done);
+    EF_CALL_GOTO(vtk_series_add(o, pvd, w->step, w->time, file), done);
+  }
 done:
   vtk_piece_free(&pc);
+  free(lists);
+  free(partition);
   free(tag);
   free(file);
   free(pvd);
   free(full);
+  free(pvtu);
   return err;
 }
 
 /* Visitor form of vtk_write_piece for "every sub model part". */
 static int vtk_visit_write(ef_sub_model_part *smp, const char *path, void *user) {
-  return vtk_write_piece(user, smp, path);
+  return vtk_write_piece(user, smp, path, path);
 }
 
 /* Dotted path of smp from the root's children down. */
@@ -1422,7 +1578,7 @@ int ef_vtk_output_write(ef_vtk_output out, ef_model_part mp, int step, double ti
   int err = EF_SUCCESS;
   ef_variable **vars = NULL;
   ef_sub_model_part **parts = NULL, *main_part = NULL;
-  char **paths = NULL;
+  char **paths = NULL, *main_path = NULL;
   int n_listed = out->output_sub_model_parts ? out->n_sub_model_parts : 0;
   vars = calloc((size_t)out->n_variables + 1, sizeof *vars);
   parts = calloc((size_t)n_listed + 1, sizeof *parts);
@@ -1434,6 +1590,7 @@ int ef_vtk_output_write(ef_vtk_output out, ef_model_part mp, int step, double ti
   if (!err && out->part) {
     err = ef_model_part_get_sub_model_part(mp, out->part, &main_part);
     if (!err) err = vtk_check_sub_model_part(main_part, out->part, mp);
+    if (!err) err = vtk_smp_path(main_part, &main_path);
   }
   for (int i = 0; i < n_listed && !err; ++i) {
     err = ef_model_part_get_sub_model_part(mp, out->sub_model_parts[i], &parts[i]);
@@ -1450,11 +1607,12 @@ int ef_vtk_output_write(ef_vtk_output out, ef_model_part mp, int step, double ti
   EF_CALL_GOTO(vtk_make_folders(out->folder), done);
   vtk_write_context w = {out, mp, vars, out->base_name ? out->base_name : mp->name, step, time};
   if (!w.base || !w.base[0]) w.base = "model_part";
-  EF_CALL_GOTO(vtk_write_piece(&w, main_part, NULL), done);
+  EF_CALL_GOTO(vtk_write_piece(&w, main_part, NULL, main_path ? main_path : ""), done);
   if (out->output_sub_model_parts && n_listed == 0)
     EF_CALL_GOTO(ef_model_part_visit_sub_model_parts(mp, vtk_visit_write, &w), done);
-  for (int i = 0; i < n_listed; ++i) EF_CALL_GOTO(vtk_write_piece(&w, parts[i], paths[i]), done);
+  for (int i = 0; i < n_listed; ++i) EF_CALL_GOTO(vtk_write_piece(&w, parts[i], paths[i], paths[i]), done);
 done:
+  free(main_path);
   if (paths)
     for (int i = 0; i < n_listed; ++i) free(paths[i]);
   free(paths);

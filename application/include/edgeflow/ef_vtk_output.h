@@ -22,6 +22,7 @@
 
 #include <stdint.h>
 
+#include "edgeflow/ef_comm.h"
 #include "edgeflow/ef_model_part.h"
 #include "edgeflow/ef_restart.h"
 
@@ -118,13 +119,15 @@ typedef struct {
   int sync;                    /* fsync every file as it is written; 0: only in ef_vtk_output_sync */
   int precision;               /* ascii significant digits, 1..17 (ef_vtu_write_options.precision);
                                   0: 17 (exact).  Kratos' output_precision, default 7 */
-  /* MPI (docs/mpi.md): n_ranks > 1 writes the model part as rank `rank`'s piece of a partitioned mesh
-   * (owned nodes 0..n_owned_nodes-1 first): the elements whose first node it owns, each element so on
-   * exactly one rank, on the nodes they use (ghosts included, with their current values), and a
-   * PARTITION cell array (Int32, the rank), into <base>_<step>_<rank>.vtu; rank 0 also writes
-   * <base>_<step>.pvtu naming the n_ranks pieces and keeps <base>.pvd over the .pvtu files.  No
-   * communication (the writer may run on its own thread).  Conditions, sub model parts and `part`
-   * are refused (EF_ERR_UNSUPPORTED).  0 or 1: one process, as before. */
+  /* MPI (docs/mpi.md): n_ranks > 1 writes every file as rank `rank`'s piece of a partitioned mesh
+   * (owned nodes 0..n_owned_nodes-1 first): what the file of one process holds, each element and
+   * condition on the rank owning its first node and each node (a part's vertices) on its owner, so
+   * each exactly once over the ranks, on the nodes they use (ghosts included, with their current
+   * values), and a PARTITION cell array (Int32, the rank), into <tag>_<step>_<rank>.vtu; rank 0 also
+   * writes <tag>_<step>.pvtu naming the n_ranks pieces and keeps <tag>.pvd over the .pvtu files
+   * (<tag>: <base>, or <base>_<path> for a sub model part's files).  Before the first write every rank
+   * calls ef_vtk_output_reduce_parts (collective); the writes need no communication (the writer may
+   * run on its own thread).  0 or 1: one process, as before. */
   int n_ranks, rank;
 } ef_vtk_output_options;
 
@@ -139,6 +142,14 @@ int ef_vtk_output_create(const ef_vtk_output_options *opt, ef_vtk_output *out);
  * locally), then rewrite <base>.pvd and <base>_<path>.pvd with every step this
  * object has written (a step written again replaces its entry). */
 int ef_vtk_output_write(ef_vtk_output out, ef_model_part mp, int step, double time);
+
+/* MPI (n_ranks > 1), collective: sum over the ranks what the root and every sub model part of mp (this
+ * rank's piece) hold, each element and condition counted on the rank owning its first node and each
+ * node on its owner, so that every piece of a part writes the kind of cells the file of one process
+ * has (a sub model part's elements, else its conditions, else its nodes) and the same arrays, also
+ * where a rank's piece of the part is empty.  One reduction of 3 doubles per part; the model part's
+ * mesh and sub model parts must not change afterwards.  One process: does nothing. */
+int ef_vtk_output_reduce_parts(ef_vtk_output out, ef_model_part mp, ef_comm comm);
 
 /* Make every file written so far durable: fsync each .vtu listed, the .pvd files and the folder
  * (the end of a run, or a restart point).  Until then a file is complete on disk as soon as it
