@@ -656,6 +656,58 @@ FS_KERNEL void fs_visc_direction(const long n, __global double *restrict p, __gl
     p[3 * i + c] = z[3 * i + c] + beta * p[3 * i + c];
 }
 
+/* The stage CG's product on a rank's piece (opencl_fs_mpi.c: fractional_step_mpi.c's stage_solve in the
+ * Chronopoulos-Gear form): w = P A u on the rows of a block, FS_VISC_LANES work-items a row as fs_visc_apply
+ * (u's ghosts current); per work-group the sums of r.u, w.u and r.r into partials[3 (group_base + group) + 0..2]. */
+FS_KERNEL void fs_visc_apply_dots(FS_ROW_ARGS, __global const double *restrict lij, const double dscale,
+                                  const double nu, __global const double *restrict mass,
+                                  __global const double *restrict r, __global const double *restrict u,
+                                  __global const uchar *restrict vfix, __global const uchar *restrict slip_type,
+                                  __global const double *restrict slip_normal,
+                                  __global const double *restrict slip_tangent, __global double *restrict w,
+                                  const long group_base, __global double *restrict partials) {
+  __local double scratch[FS_WGS];
+  __local double lanes[3 * FS_WGS];
+  const int lid = get_local_id(0), lane = lid % FS_VISC_LANES;
+  const long i = row_begin + get_global_id(0) / FS_VISC_LANES;
+  const int row = i < row_begin + n_rows;
+  double y[3] = {0.0, 0.0, 0.0}, sru = 0.0, swu = 0.0, srr = 0.0;
+  (void)ev; /* the compact lij instead of the records */
+  if (row) {
+    const int ne = (int)(row_ptr[i + 1] - row_ptr[i]);
+    const long e0 = row_ptr[i] - edge_base;
+    ef_row_stage_laplacian_part(EF_DIM, i, lane, FS_VISC_LANES, ne, col + e0, lij + e0, u, y);
+  }
+  for (int c = 0; c < 3; ++c)
+    lanes[3 * lid + c] = y[c];
+  barrier(CLK_LOCAL_MEM_FENCE);
+  if (row && lane == 0) {
+    for (int l = 1; l < FS_VISC_LANES; ++l)
+      for (int c = 0; c < 3; ++c)
+        y[c] += lanes[3 * (lid + l) + c];
+    const double d = mass[i] * dscale / nu;
+    for (int c = 0; c < EF_DIM; ++c)
+      y[c] += d * u[3 * i + c];
+    fs_node_project(i, vfix, slip_type, slip_normal, slip_tangent, y);
+    for (int c = 0; c < 3; ++c) {
+      const long k = 3 * i + c;
+      w[k] = y[c];
+      sru += r[k] * u[k];
+      swu += y[c] * u[k];
+      srr += r[k] * r[k];
+    }
+  }
+  sru = fs_group_sum(sru, scratch);
+  swu = fs_group_sum(swu, scratch);
+  srr = fs_group_sum(srr, scratch);
+  if (lid == 0) {
+    const long g = 3 * (group_base + get_group_id(0));
+    partials[g] = sru;
+    partials[g + 1] = swu;
+    partials[g + 2] = srr;
+  }
+}
+
 /* Time step of the implicit option, first stage: as fs_dt_partial with the convective limit
  * dt_I = hmin_I / |u_I| (ef_node_dt_convective, cfl = 1) into partials[group], and the explicit rule's
  * limit (ef_node_dt, cfl = 1; tau's step, TAU_TIME_STEP) into partials[groups + group]. */

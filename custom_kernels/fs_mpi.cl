@@ -1,7 +1,8 @@
 /* fs_mpi.cl -- the distributed step's own kernels (custom_utilities/opencl/opencl_fs_mpi.c): the halo's
  * send-list pack and the pressure system's Jacobi CG in the Chronopoulos-Gear form on the owned rows
  * (fractional_step_mpi.c's pressure_cg, one work-item per row, per-group partial sums the host adds in
- * group order; with the overlap the product runs on the interior rows, then the boundary rows).
+ * group order; with the overlap the product runs on the interior rows, then the boundary rows), and the update of
+ * the implicit viscosity's stage CG (its product is fs_kernels.cl's fs_visc_apply_dots).
  * Options: -D FSM_WGS (work-group size, a power of two), -D EF_ROW_PTR_64 (int64 offsets). */
 #include "ef_reduce.h"
 
@@ -104,6 +105,29 @@ FSM_KERNEL void fsm_cg_update(const int n, const double alpha, const double beta
   x[i] += alpha * pi;
   r[i] = ri;
   u[i] = dinv[i] * ri;
+}
+
+/* The implicit viscosity's stage CG update on the owned rows (3 doubles a node, diag one a node; fractional_step_mpi.c's
+ * stage_solve): p = u + beta p, s = w + beta s, x += alpha p, r -= alpha s, u = r / diag.  beta = 0 (the first
+ * update) reads neither p nor s. */
+FSM_KERNEL void fsm_visc_update(const int n, const double alpha, const double beta, __global double *restrict p,
+                                __global double *restrict s, __global double *restrict x, __global double *restrict r,
+                                __global double *restrict u, __global const double *restrict w,
+                                __global const double *restrict diag) {
+  const int i = get_global_id(0);
+  if (i >= n)
+    return;
+  const double dg = diag[i];
+  for (int c = 0; c < 3; ++c) {
+    const int k = 3 * i + c;
+    const double pk = beta != 0.0 ? u[k] + beta * p[k] : u[k], sk = beta != 0.0 ? w[k] + beta * s[k] : w[k];
+    const double rk = r[k] - alpha * sk;
+    p[k] = pk;
+    s[k] = sk;
+    x[k] += alpha * pk;
+    r[k] = rk;
+    u[k] = rk / dg;
+  }
 }
 
 /* x = 0 on the owned rows (b = 0). */

@@ -165,9 +165,9 @@ static int ef_opencl_check_mpi(const ef_opencl_strategy *s) {
            solver, pc);
   EF_CHECK(!s->export_pressure_system || !s->export_pressure_system[0], EF_ERR_UNSUPPORTED,
            "opencl_edge_based on several ranks: export_pressure_system is not supported (docs/mpi.md)");
-  EF_CHECK(!s->settings.viscous_implicit, EF_ERR_UNSUPPORTED,
-           "opencl_edge_based on several ranks: viscous_time_integration \"implicit\" is not supported yet "
-           "(docs/mpi.md)");
+  EF_CHECK(!s->settings.viscous_implicit || (s->settings.viscous_correction == 0 && s->settings.viscous_pressure == 0 &&
+                                              s->settings.viscous_projection == 0),
+           EF_ERR_UNSUPPORTED, EF_CL_FS_MPI_IMPLICIT_REFUSAL);
   return EF_SUCCESS;
 }
 

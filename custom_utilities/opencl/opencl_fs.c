@@ -51,6 +51,7 @@ enum {
   K_CP_AXPBY,
   K_CP_DOT,
   K_STAGE_OPERATOR, /* set-up of the implicit option */
+  K_VISC_APPLY_DOTS, /* the implicit option on several ranks (opencl_fs_mpi.c) */
   K_N_KERNELS,
   R_UPLOAD = K_N_KERNELS, /* boundary values to the device */
   R_FLAGS,                /* flag/sum fill and read-back of a step */
@@ -64,7 +65,7 @@ static const char *const fs_record_names[R_COUNT] = {
     "fs_imex_final",    "fs_visc_init",    "fs_visc_apply",      "fs_visc_reduce",  "fs_visc_update",
     "fs_visc_direction", "fs_dt_partial_convective", "fs_imex_correction_start", "fs_imex_correct",
     "fs_imex_continuity", "fs_imex_filter", "fs_imex_rotational", "fs_cp_residual", "fs_cp_axpby", "fs_cp_dot",
-    "fs_stage_operator",
+    "fs_stage_operator", "fs_visc_apply_dots",
     "boundary values upload", "step flags fill/read",
     "CG solve (opencl_cg, wall)"};
 
@@ -1224,6 +1225,10 @@ static int fs_visc_solve(ef_cl_fs *fs, int slot, double dscale, cl_mem rhs, cl_m
   return EF_SUCCESS;
 }
 
+static int fs_enqueue_imex_stage_start(ef_cl_fs *fs, int st, double dt, cl_mem un, int fixed_values, int phase);
+static int fs_enqueue_imex_final(ef_cl_fs *fs, double dt, cl_mem un, cl_mem pn, cl_mem pnew, int fixed_values,
+                                 int phase);
+
 /* Step 1 with implicit viscosity after fs_prepare: the ARS(3,4,3) stages from (un, pn) into uh, with the
  * reactions (Rbar = sum_j b_j (F_j + V_j) in acc) and the warm start pnew (imex_momentum of
  * fractional_step.c).  fixed_values: slots 1, 2 and 0 of d_fixed_vals hold the prescribed values of
@@ -1232,30 +1237,52 @@ static int fs_enqueue_imex_momentum(ef_cl_fs *fs, double t, double dt, cl_mem un
                                     int fixed_values, int phase) {
   double a[4][4], ai[4][4], b[4], c[4];
   ef_fs_imex_tableau(a, ai, b, c);
-  const double gamma = ai[1][1], dscale = 1.0 / (gamma * dt), w = dscale / fs->s.fs.nu, inv_dt = 1.0 / dt;
+  const double gamma = ai[1][1], dscale = 1.0 / (gamma * dt);
   const cl_long n = fs->n;
-  const double nb = (double)fs->n;
   fs->v_iterations = fs->v_max_iterations = 0;
   fs->v_residual = fs->v_seconds = 0.0;
   EF_CALL(fs_enqueue_imex_residual(fs, 0, un, pn, phase));
   EF_CL_CALL(clEnqueueCopyBuffer(fs->ctx->queue, un, fs->imex_u, 0, 0, (size_t)n * 24, 0, NULL, NULL));
   for (int st = 1; st < 4; ++st) {
-    const cl_int sc = st;
-    EF_CL_SET_ARGS(fs->k[K_IMEX_RHS], EF_CL_ARG(n), EF_CL_ARG(sc), EF_CL_ARG(a[st][0]), EF_CL_ARG(a[st][1]),
-                   EF_CL_ARG(a[st][2]), EF_CL_ARG(ai[st][0]), EF_CL_ARG(ai[st][1]), EF_CL_ARG(ai[st][2]), EF_CL_ARG(dt),
-                   EF_CL_ARG(w), EF_CL_ARG(fs->mass), EF_CL_ARG(un), EF_CL_ARG(fs->imex_f), EF_CL_ARG(fs->imex_v),
-                   EF_CL_ARG(fs->imex_rhs));
-    EF_CALL(fs_launch_nodes(fs, K_IMEX_RHS, phase, 8.0 * (1.0 + 3.0 + 6.0 * st + 3.0) * nb));
-    /* The prescribed values of t + c_s dt into U (and the pressures, read only after stage 3, into fixp). */
-    if (fixed_values) EF_CALL(fs_enqueue_scatter(fs, fs->d_fixed_vals[st == 3 ? 0 : st], fs->imex_u, fs->fixp, phase));
-    EF_CL_SET_ARGS(fs->k[K_IMEX_PROJECT], EF_CL_ARG(n), EF_CL_ARG(fs->imex_u), EF_CL_ARG(fs->vfix), EF_CL_ARG(fs->slip),
-                   EF_CL_ARG(fs->slip_normal), EF_CL_ARG(fs->slip_tangent));
-    EF_CALL(fs_launch_nodes(fs, K_IMEX_PROJECT, phase, 8.0 * 12.0 * nb));
+    EF_CALL(fs_enqueue_imex_stage_start(fs, st, dt, un, fixed_values, phase));
     char what[128];
     snprintf(what, sizeof what, "in stage %d of the implicit viscous step (t = %.9g)", st, t + c[st] * dt);
     EF_CALL(fs_visc_solve(fs, st, dscale, fs->imex_rhs, fs->imex_u, phase, what));
     EF_CALL(fs_enqueue_imex_residual(fs, st, fs->imex_u, pn, phase));
   }
+  return fs_enqueue_imex_final(fs, dt, un, pn, pnew, fixed_values, phase);
+}
+
+/* Stage st's right-hand side into imex_rhs, the prescribed values of t + c_st dt into imex_u (and the pressures,
+ * read only after stage 3, into fixp; fixed_values as fs_enqueue_imex_momentum), the slip projection of the
+ * start: every local node. */
+static int fs_enqueue_imex_stage_start(ef_cl_fs *fs, int st, double dt, cl_mem un, int fixed_values, int phase) {
+  double a[4][4], ai[4][4], b[4], c[4];
+  ef_fs_imex_tableau(a, ai, b, c);
+  const double w = 1.0 / (ai[1][1] * dt) / fs->s.fs.nu;
+  const cl_long n = fs->n;
+  const double nb = (double)fs->n;
+  const cl_int sc = st;
+  EF_CL_SET_ARGS(fs->k[K_IMEX_RHS], EF_CL_ARG(n), EF_CL_ARG(sc), EF_CL_ARG(a[st][0]), EF_CL_ARG(a[st][1]),
+                 EF_CL_ARG(a[st][2]), EF_CL_ARG(ai[st][0]), EF_CL_ARG(ai[st][1]), EF_CL_ARG(ai[st][2]), EF_CL_ARG(dt),
+                 EF_CL_ARG(w), EF_CL_ARG(fs->mass), EF_CL_ARG(un), EF_CL_ARG(fs->imex_f), EF_CL_ARG(fs->imex_v),
+                 EF_CL_ARG(fs->imex_rhs));
+  EF_CALL(fs_launch_nodes(fs, K_IMEX_RHS, phase, 8.0 * (1.0 + 3.0 + 6.0 * st + 3.0) * nb));
+  if (fixed_values) EF_CALL(fs_enqueue_scatter(fs, fs->d_fixed_vals[st == 3 ? 0 : st], fs->imex_u, fs->fixp, phase));
+  EF_CL_SET_ARGS(fs->k[K_IMEX_PROJECT], EF_CL_ARG(n), EF_CL_ARG(fs->imex_u), EF_CL_ARG(fs->vfix), EF_CL_ARG(fs->slip),
+                 EF_CL_ARG(fs->slip_normal), EF_CL_ARG(fs->slip_tangent));
+  return fs_launch_nodes(fs, K_IMEX_PROJECT, phase, 8.0 * 12.0 * nb);
+}
+
+/* The end of the stages from imex_u and the residuals: uh, acc = Rbar, the reactions and the warm start pnew
+ * (fs_imex_final, every local node). */
+static int fs_enqueue_imex_final(ef_cl_fs *fs, double dt, cl_mem un, cl_mem pn, cl_mem pnew, int fixed_values,
+                                 int phase) {
+  double a[4][4], ai[4][4], b[4], c[4];
+  ef_fs_imex_tableau(a, ai, b, c);
+  const double inv_dt = 1.0 / dt;
+  const cl_long n = fs->n;
+  const double nb = (double)fs->n;
   const cl_int fixed = fixed_values != 0;
   EF_CL_SET_ARGS(fs->k[K_IMEX_FINAL], EF_CL_ARG(n), EF_CL_ARG(b[0]), EF_CL_ARG(b[1]), EF_CL_ARG(b[2]), EF_CL_ARG(b[3]),
                  EF_CL_ARG(a[3][0]), EF_CL_ARG(a[3][1]), EF_CL_ARG(a[3][2]), EF_CL_ARG(a[3][3]), EF_CL_ARG(dt),
@@ -1876,6 +1903,17 @@ int ef_cl_fs_mpi_view(ef_cl_fs *fs, int64_t n_owned, ef_cl_fs_mpi_view_s *v) {
   v->k_mean = fs->k[K_MEAN];
   v->k_dt_partial = fs->k[K_DT_PARTIAL];
   v->k_dt_final = fs->k[K_DT_FINAL];
+  v->k_dt_convective = fs->k[K_DT_CONVECTIVE];
+  v->imex_u = fs->imex_u;
+  v->imex_rhs = fs->imex_rhs;
+  v->cg_r = fs->cg_r;
+  v->cg_z = fs->cg_z;
+  v->cg_p = fs->cg_p;
+  v->cg_q = fs->cg_q;
+  v->vdiag = fs->vdiag;
+  v->visc_groups = fs->visc_groups;
+  v->hmin2_over_nu = fs->hmin2_over_nu;
+  v->tau_dt = &fs->tau_dt;
   return EF_SUCCESS;
 }
 
@@ -1905,6 +1943,7 @@ int ef_cl_fs_mpi_launch(ef_cl_fs *fs, cl_kernel k, size_t global) {
 }
 int ef_cl_fs_mpi_finish(ef_cl_fs *fs, double dt, int iterations, double residual) {
   fs_collect(fs, NULL);
+  fs->tau_dt = 0.0; /* TAU_TIME_STEP: consumed, as in ef_cl_fs_step */
   fs->cur = 1 - fs->cur;
   fs->stepped = 1;
   fs->last_dt = dt;
@@ -1913,3 +1952,49 @@ int ef_cl_fs_mpi_finish(ef_cl_fs *fs, double dt, int iterations, double residual
   return EF_SUCCESS;
 }
 void ef_cl_fs_mpi_collect(ef_cl_fs *fs) { fs_collect(fs, NULL); }
+
+/* The implicit viscosity on a rank's piece: the stage kernels of fs_enqueue_imex_momentum (the edge kernels on the
+ * owned rows, the node kernels on every local node) and the stage CG's start and product (fs_visc_init and
+ * fs_visc_apply_dots on the owned rows, 3 partial sums a work-group into part; *groups: their count). */
+int ef_cl_fs_mpi_imex_residual(ef_cl_fs *fs, int stage, cl_mem us, cl_mem pn) {
+  return fs_enqueue_imex_residual(fs, stage, us, pn, FS_PHASE_1);
+}
+int ef_cl_fs_mpi_imex_stage_start(ef_cl_fs *fs, int stage, double dt, cl_mem un, int fixed_values) {
+  return fs_enqueue_imex_stage_start(fs, stage, dt, un, fixed_values, FS_PHASE_1);
+}
+int ef_cl_fs_mpi_imex_final(ef_cl_fs *fs, double dt, cl_mem un, cl_mem pn, cl_mem pnew, int fixed_values) {
+  return fs_enqueue_imex_final(fs, dt, un, pn, pnew, fixed_values, FS_PHASE_1);
+}
+int ef_cl_fs_mpi_visc_start(ef_cl_fs *fs, double dscale, cl_mem rhs, cl_mem x, cl_mem r, cl_mem u, cl_mem p,
+                            cl_mem diag, cl_mem part, int64_t *groups) {
+  const double nu = fs->s.fs.nu;
+  cl_long g = 0;
+  for (fs_block blk = FS_BLOCK_START; fs_block_next(fs, &blk);) {
+    EF_CL_SET_ARGS(fs->k[K_VISC_INIT], FS_BLOCK_ARGS(fs, blk), EF_CL_ARG(blk.lij), EF_CL_ARG(dscale), EF_CL_ARG(nu),
+                   EF_CL_ARG(fs->mass), EF_CL_ARG(x), EF_CL_ARG(rhs), EF_CL_ARG(fs->vfix), EF_CL_ARG(fs->slip),
+                   EF_CL_ARG(fs->slip_normal), EF_CL_ARG(fs->slip_tangent), EF_CL_ARG(r), EF_CL_ARG(u), EF_CL_ARG(p),
+                   EF_CL_ARG(diag), EF_CL_ARG(blk.group_base), EF_CL_ARG(part));
+    EF_CALL(fs_launch(fs, K_VISC_INIT, FS_PHASE_1, blk.global, fs->wgs,
+                      fs_edge_bytes(blk.rows, blk.edges, fs->dim, 8.0, 8.0 * 20.0)));
+    g = blk.group_base + (cl_long)(blk.global / fs->wgs);
+  }
+  *groups = g;
+  return EF_SUCCESS;
+}
+int ef_cl_fs_mpi_visc_product(ef_cl_fs *fs, double dscale, cl_mem r, cl_mem u, cl_mem w, cl_mem part,
+                              int64_t *groups) {
+  const double nu = fs->s.fs.nu;
+  cl_long base = 0; /* visc_lanes items a row, as fs_visc_solve's fs_visc_apply */
+  for (fs_block blk = FS_BLOCK_START; fs_block_next(fs, &blk);) {
+    const size_t global = fs_round_up(fs->visc_lanes * blk.rows, fs->wgs);
+    EF_CL_SET_ARGS(fs->k[K_VISC_APPLY_DOTS], FS_BLOCK_ARGS(fs, blk), EF_CL_ARG(blk.lij), EF_CL_ARG(dscale),
+                   EF_CL_ARG(nu), EF_CL_ARG(fs->mass), EF_CL_ARG(r), EF_CL_ARG(u), EF_CL_ARG(fs->vfix),
+                   EF_CL_ARG(fs->slip), EF_CL_ARG(fs->slip_normal), EF_CL_ARG(fs->slip_tangent), EF_CL_ARG(w),
+                   EF_CL_ARG(base), EF_CL_ARG(part));
+    EF_CALL(fs_launch(fs, K_VISC_APPLY_DOTS, FS_PHASE_1, global, fs->wgs,
+                      fs_edge_bytes(blk.rows, blk.edges, 0, 8.0, 8.0 * 11.0)));
+    base += (cl_long)(global / fs->wgs);
+  }
+  *groups = base;
+  return EF_SUCCESS;
+}

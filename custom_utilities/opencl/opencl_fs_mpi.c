@@ -40,6 +40,14 @@ struct ef_cl_fs_mpi_s {
   int64_t *send_count, *recv_count;
   double seconds_exchange;
   int started; /* the first time step met every rank (an untimed barrier) */
+  /* The implicit viscosity (v.s->fs.viscous_implicit): the stage CG's update kernel, its s = A p (3 a node), the
+   * partial sums of its start and product (3 a group) and their pinned host twin; the figures of the step. */
+  int implicit;
+  cl_kernel k_visc_update;
+  cl_mem vs, vpart, pin_vpart;
+  double *h_vpart;
+  int v_iterations, v_max_iterations;
+  double v_residual, v_seconds;
 };
 
 /* ---------------------------------------------------------------------------
@@ -241,11 +249,13 @@ void ef_cl_fs_mpi_destroy(ef_cl_fs_mpi **pm) {
     fsm_pinned_release(m, &m->pin_send, &m->h_send);
     fsm_pinned_release(m, &m->pin_recv, &m->h_recv);
     fsm_pinned_release(m, &m->pin_part, &m->h_part);
+    fsm_pinned_release(m, &m->pin_vpart, &m->h_vpart);
   }
   cl_mem *all[] = {&m->send_nodes, &m->send_dev, &m->r,    &m->u,       &m->w,           &m->pv,
-                   &m->sv,         &m->dinv,     &m->cg_part, &m->rows_interior, &m->rows_boundary};
+                   &m->sv,         &m->dinv,     &m->cg_part, &m->rows_interior, &m->rows_boundary,
+                   &m->vs,         &m->vpart};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i) fsm_release(all[i]);
-  cl_kernel ks[] = {m->k_pack, m->k_start, m->k_spmv, m->k_spmv_rows, m->k_update, m->k_zero};
+  cl_kernel ks[] = {m->k_pack, m->k_start, m->k_spmv, m->k_spmv_rows, m->k_update, m->k_zero, m->k_visc_update};
   for (size_t i = 0; i < sizeof ks / sizeof ks[0]; ++i)
     if (ks[i]) clReleaseKernel(ks[i]);
   if (m->program) clReleaseProgram(m->program);
@@ -273,9 +283,11 @@ int ef_cl_fs_mpi_create(ef_cl_fs *fs, ef_comm comm, const ef_partition *p, doubl
   m->n_owned = p->n_owned;
   m->n_global = p->n_global_nodes;
   EF_CALL_GOTO(ef_cl_fs_mpi_view(fs, p->n_owned, &m->v), fail);
-  EF_CHECK_GOTO(!m->v.s->fs.viscous_implicit, EF_ERR_UNSUPPORTED, fail,
-                "opencl_edge_based on several ranks: viscous_time_integration \"implicit\" is not supported yet "
-                "(docs/mpi.md)");
+  const ef_fs_settings *fss = &m->v.s->fs;
+  EF_CHECK_GOTO(!fss->viscous_implicit ||
+                    (fss->viscous_correction == 0 && fss->viscous_pressure == 0 && fss->viscous_projection == 0),
+                EF_ERR_UNSUPPORTED, fail, EF_CL_FS_MPI_IMPLICIT_REFUSAL);
+  m->implicit = fss->viscous_implicit != 0;
   m->n = m->v.n;
   EF_CHECK_GOTO(m->n == p->n_nodes, EF_ERR_PARAMETER, fail, "distributed device step: %lld nodes but a piece of %lld",
                 (long long)m->n, (long long)p->n_nodes);
@@ -287,10 +299,11 @@ int ef_cl_fs_mpi_create(ef_cl_fs *fs, ef_comm comm, const ef_partition *p, doubl
   snprintf(options, sizeof options, "-D FSM_WGS=%zu%s", m->wgs, m->v.H->row_ptr_64 ? " -D EF_ROW_PTR_64" : "");
   EF_CALL_GOTO(ef_cl_program_get(m->v.ctx, FSM_SOURCE, options, &m->program), fail);
   {
-    const char *names[] = {"fsm_pack", "fsm_cg_start", "fsm_cg_spmv_dots", "fsm_cg_spmv_dots_rows", "fsm_cg_update",
-                           "fsm_zero"};
-    cl_kernel *ks[] = {&m->k_pack, &m->k_start, &m->k_spmv, &m->k_spmv_rows, &m->k_update, &m->k_zero};
-    for (int i = 0; i < 6; ++i) {
+    const char *names[] = {"fsm_pack",      "fsm_cg_start", "fsm_cg_spmv_dots", "fsm_cg_spmv_dots_rows",
+                           "fsm_cg_update", "fsm_zero",     "fsm_visc_update"};
+    cl_kernel *ks[] = {&m->k_pack,   &m->k_start, &m->k_spmv,        &m->k_spmv_rows,
+                       &m->k_update, &m->k_zero,  &m->k_visc_update};
+    for (int i = 0; i < 7; ++i) {
       cl_int st;
       *ks[i] = clCreateKernel(m->program, names[i], &st);
       EF_CHECK_GOTO(st == CL_SUCCESS, EF_ERR_OPENCL, fail, "clCreateKernel(%s) failed: %s (%d)", names[i],
@@ -362,6 +375,12 @@ int ef_cl_fs_mpi_create(ef_cl_fs *fs, ef_comm comm, const ef_partition *p, doubl
       m->groups > m->groups_interior + m->groups_boundary ? m->groups : m->groups_interior + m->groups_boundary;
   EF_CALL_GOTO(fsm_buffer(m, part_groups * 16, NULL, &m->cg_part), fail);
   EF_CALL_GOTO(fsm_pinned(m, part_groups * 16, &m->pin_part, &m->h_part), fail);
+  if (m->implicit) { /* the stage CG's s and partials: fs_visc_init's groups over the rows or fs_visc_apply_dots' */
+    const size_t vgroups = (size_t)(m->v.visc_groups > m->v.assembly_groups ? m->v.visc_groups : m->v.assembly_groups);
+    EF_CALL_GOTO(fsm_buffer(m, (size_t)m->n * 24, NULL, &m->vs), fail);
+    EF_CALL_GOTO(fsm_buffer(m, vgroups * 24, NULL, &m->vpart), fail);
+    EF_CALL_GOTO(fsm_pinned(m, vgroups * 24, &m->pin_vpart, &m->h_vpart), fail);
+  }
   *out = m;
   return EF_SUCCESS;
 fail:
@@ -395,22 +414,35 @@ int ef_cl_fs_mpi_compute_dt(ef_cl_fs_mpi *m, const ef_fs_dt_settings *s, double 
   const ef_cl_fs_mpi_view_s *v = &m->v;
   const cl_long n = m->n_owned, count = v->dt_groups;
   const double nu = v->s->fs.nu;
-  EF_CL_SET_ARGS(v->k_dt_partial, EF_CL_ARG(n), EF_CL_ARG(v->hmin), EF_CL_ARG(v->u[*v->cur]), EF_CL_ARG(nu),
-                 EF_CL_ARG(v->partials));
-  EF_CALL(ef_cl_fs_mpi_launch(m->fs, v->k_dt_partial, (size_t)count * v->wgs));
+  /* The implicit option: the convective limit, and the explicit rule's limit for tau's step (TAU_TIME_STEP) in
+   * the second half of the partials, as ef_cl_fs_compute_dt. */
+  cl_kernel k = m->implicit ? v->k_dt_convective : v->k_dt_partial;
+  EF_CL_SET_ARGS(k, EF_CL_ARG(n), EF_CL_ARG(v->hmin), EF_CL_ARG(v->u[*v->cur]), EF_CL_ARG(nu), EF_CL_ARG(v->partials));
+  EF_CALL(ef_cl_fs_mpi_launch(m->fs, k, (size_t)count * v->wgs));
   EF_CL_SET_ARGS(v->k_dt_final, EF_CL_ARG(count), EF_CL_ARG(v->partials), EF_CL_ARG(v->state));
   EF_CALL(ef_cl_fs_mpi_launch(m->fs, v->k_dt_final, v->wgs));
-  double stable = 0.0;
+  double stable = 0.0, expl[256], expl_min = 1.0e300;
+  EF_CHECK(count <= 256, EF_ERR_INTERNAL, "time step: %ld partial minima", (long)count);
+  if (m->implicit)
+    EF_CL_CALL(clEnqueueReadBuffer(v->ctx->queue, v->partials, CL_FALSE, (size_t)count * 8, (size_t)count * 8, expl,
+                                   0, NULL, NULL));
   EF_CL_CALL(clEnqueueReadBuffer(v->ctx->queue, v->state, CL_TRUE, 3 * 8, 8, &stable, 0, NULL, NULL));
   ef_cl_fs_mpi_collect(m->fs);
-  /* A NaN anywhere must reach every rank: reduce (not finite) and the minimum together. */
-  double red[2] = {isfinite(stable) || stable == 1.0e300 ? 0.0 : 1.0, stable};
+  for (cl_long g = 0; m->implicit && g < count; ++g)
+    if (expl[g] < expl_min) expl_min = expl[g];
+  /* A NaN anywhere must reach every rank: reduce (not finite) and the minima (the implicit option's also the
+   * viscous cap's min h^2/nu and the explicit limit) together. */
+  double red[4] = {isfinite(stable) || stable == 1.0e300 ? 0.0 : 1.0, stable, v->hmin2_over_nu, expl_min};
   EF_CALL(fsm_reduce(m, red, 1, EF_COMM_MAX));
-  EF_CALL(fsm_reduce(m, red + 1, 1, EF_COMM_MIN));
+  EF_CALL(fsm_reduce(m, red + 1, m->implicit ? 3 : 1, EF_COMM_MIN));
   EF_CHECK(red[0] == 0.0, EF_ERR_DIVERGED, "time step: the velocity field is not finite");
   stable = red[1];
   EF_CALL(ef_fs_dt_floor_check(s, stable));
   ef_fs_dt_choose(s, stable, dt, dt_stable, reduced);
+  if (m->implicit) {
+    ef_fs_dt_cap_viscous(s, &v->s->fs, red[2], dt);
+    *v->tau_dt = ef_fs_dt_tau(s, &v->s->fs, red[3]); /* TAU_TIME_STEP */
+  }
   return EF_SUCCESS;
 }
 
@@ -476,6 +508,116 @@ static int fsm_cg(ef_cl_fs_mpi *m, cl_mem b, cl_mem x, int *iterations, double *
 }
 
 /* ---------------------------------------------------------------------------
+ * The implicit viscosity (fractional_step_mpi.c's imex_momentum and stage_solve on the device). */
+
+/* The 3-a-group partials of the last start or product (groups of them) into three sums (group order). */
+static int fsm_partials3(ef_cl_fs_mpi *m, int64_t groups, double sums[3]) {
+  EF_CL_CALL(clEnqueueReadBuffer(m->v.ctx->queue, m->vpart, CL_TRUE, 0, (size_t)groups * 24, m->h_vpart, 0, NULL,
+                                 NULL));
+  sums[0] = sums[1] = sums[2] = 0.0;
+  for (int64_t g = 0; g < groups; ++g)
+    for (int q = 0; q < 3; ++q) sums[q] += m->h_vpart[3 * g + q];
+  return EF_SUCCESS;
+}
+
+/* u's ghosts (the stage CG's preconditioned residual), w = P A u on the owned rows, the sums of r.u, w.u, r.r. */
+static int fsm_visc_product(ef_cl_fs_mpi *m, double dscale, double sums[3]) {
+  const ef_cl_fs_mpi_view_s *v = &m->v;
+  int64_t groups = 0;
+  EF_CALL(fsm_halo(m, v->cg_z, 3));
+  EF_CALL(ef_cl_fs_mpi_visc_product(m->fs, dscale, v->cg_r, v->cg_z, v->cg_q, m->vpart, &groups));
+  return fsm_partials3(m, groups, sums);
+}
+
+/* The projected Jacobi CG for P (D + K) P x = P rhs (x: imex_u, rhs: imex_rhs) on the owned rows, as stage_solve of
+ * fractional_step_mpi.c: the start of the one-process device solve (fs_visc_init), the stopping test |P (rhs - A x)|
+ * <= rtol |P rhs|, the Chronopoulos-Gear form with one reduction of r.u, (A u).u and r.r per iteration and one
+ * halo of u before each product; x comes back with its ghosts current.  Every decision from reduced values. */
+static int fsm_visc_solve(ef_cl_fs_mpi *m, double dscale, int *its_out, double *res_out) {
+  const ef_cl_fs_mpi_view_s *v = &m->v;
+  const cl_int n = (cl_int)m->n_owned;
+  const double rtol = v->s->fs.viscous_rtol;
+  const int max_it = v->s->fs.viscous_max_iterations;
+  /* The start's x at the ghosts: the prescribed values and the slip projection were set on every local node, so
+   * they agree with the owners' already; received anyway, so the start never depends on that. */
+  EF_CALL(fsm_halo(m, v->imex_u, 3));
+  int64_t groups = 0;
+  EF_CALL(ef_cl_fs_mpi_visc_start(m->fs, dscale, v->imex_rhs, v->imex_u, v->cg_r, v->cg_z, v->cg_p, v->vdiag,
+                                  m->vpart, &groups));
+  double s0[4], start[3];
+  EF_CALL(fsm_partials3(m, groups, start));
+  s0[3] = start[0]; /* |P rhs|^2 */
+  EF_CALL(fsm_visc_product(m, dscale, s0));
+  EF_CALL(fsm_reduce(m, s0, 4, EF_COMM_SUM));
+  double gamma = s0[0], delta = s0[1], rnorm = sqrt(s0[2]), bnorm = sqrt(s0[3]);
+  if (bnorm == 0.0) bnorm = rnorm > 0.0 ? rnorm : 1.0;
+  const double target = rtol * bnorm;
+  int it = 0;
+  double alpha = 0.0, beta = 0.0;
+  while (rnorm > target && it < max_it) {
+    const double denom = it == 0 ? delta : delta - beta * gamma / alpha;
+    EF_CHECK(denom > 0.0 && isfinite(denom), EF_ERR_SOLVER,
+             "implicit viscous stage: CG broke down (p.Ap = %g at iteration %d)", denom, it);
+    alpha = gamma / denom;
+    EF_CL_SET_ARGS(m->k_visc_update, EF_CL_ARG(n), EF_CL_ARG(alpha), EF_CL_ARG(beta), EF_CL_ARG(v->cg_p),
+                   EF_CL_ARG(m->vs), EF_CL_ARG(v->imex_u), EF_CL_ARG(v->cg_r), EF_CL_ARG(v->cg_z), EF_CL_ARG(v->cg_q),
+                   EF_CL_ARG(v->vdiag));
+    EF_CALL(fsm_launch(m, m->k_visc_update, n));
+    double g[3];
+    EF_CALL(fsm_visc_product(m, dscale, g));
+    EF_CALL(fsm_reduce(m, g, 3, EF_COMM_SUM));
+    ++it;
+    EF_CHECK(isfinite(g[0]) && isfinite(g[1]) && isfinite(g[2]), EF_ERR_SOLVER,
+             "implicit viscous stage: non-finite value in the CG at iteration %d", it);
+    rnorm = sqrt(g[2]);
+    if (rnorm <= target) break;
+    beta = g[0] / gamma;
+    gamma = g[0];
+    delta = g[1];
+  }
+  *its_out = it;
+  *res_out = rnorm / bnorm;
+  EF_CHECK(rnorm <= target, EF_ERR_SOLVER,
+           "implicit viscous stage: CG did not converge in %d iterations (scaled residual %.3e > %.3e)", it,
+           rnorm / bnorm, rtol);
+  return fsm_halo(m, v->imex_u, 3);
+}
+
+/* Step 1's IMEX ARS(3,4,3) stages from (un, pn) (their ghosts, tau's and xi's current) into uh with its ghosts, the
+ * reactions (Rbar) and the warm start pnew, as fs_enqueue_imex_momentum: the residuals F, V of u_n and of each stage
+ * state on the owned rows, each stage's right-hand side, prescribed values and slip projection on every local
+ * node, the stage solves across the ranks.  fixed_values: slots 1, 2, 0 hold the values of t + c_1 dt, t + c_2 dt,
+ * t + dt. */
+static int fsm_imex_momentum(ef_cl_fs_mpi *m, double t, double dt, cl_mem un, cl_mem pn, cl_mem pnew,
+                             int fixed_values) {
+  const ef_cl_fs_mpi_view_s *v = &m->v;
+  double a[4][4], ai[4][4], b[4], c[4];
+  ef_fs_imex_tableau(a, ai, b, c);
+  const double dscale = 1.0 / (ai[1][1] * dt);
+  m->v_iterations = m->v_max_iterations = 0;
+  m->v_residual = m->v_seconds = 0.0;
+  EF_CALL(ef_cl_fs_mpi_imex_residual(m->fs, 0, un, pn));
+  EF_CL_CALL(clEnqueueCopyBuffer(v->ctx->queue, un, v->imex_u, 0, 0, (size_t)m->n * 24, 0, NULL, NULL));
+  for (int st = 1; st < 4; ++st) {
+    EF_CALL(ef_cl_fs_mpi_imex_stage_start(m->fs, st, dt, un, fixed_values));
+    int its = 0;
+    double res = 0.0;
+    const double t0 = ef_wtime();
+    const int err = fsm_visc_solve(m, dscale, &its, &res);
+    m->v_seconds += ef_wtime() - t0;
+    m->v_iterations += its;
+    if (its > m->v_max_iterations) m->v_max_iterations = its;
+    if (res > m->v_residual) m->v_residual = res;
+    if (err)
+      return ef_error_push(err, __FILE__, __LINE__, "in stage %d of the implicit viscous step (t = %.9g)", st,
+                           t + c[st] * dt);
+    EF_CALL(ef_cl_fs_mpi_imex_residual(m->fs, st, v->imex_u, pn));
+  }
+  EF_CALL(ef_cl_fs_mpi_imex_final(m->fs, dt, un, pn, pnew, fixed_values));
+  return fsm_halo(m, v->uh, 3);
+}
+
+/* ---------------------------------------------------------------------------
  * The step. */
 
 /* The flags {divergence node, bad rhs node} of this rank, reduced: 1 where any rank has one. */
@@ -500,9 +642,16 @@ int ef_cl_fs_mpi_step(ef_cl_fs_mpi *m, double t, double dt, ef_cl_fs_stats *stat
 
   /* Boundary values of t + dt and t + dt/2 (the processes set them on the ghosts too). */
   const double e0 = ef_wtime();
+  double ta[4][4], tai[4][4], tb[4], tc[4];
+  ef_fs_imex_tableau(ta, tai, tb, tc);
   if (fixed_values) {
     EF_CALL(ef_cl_fs_mpi_fixed_values(fs, t + dt, 0));
-    EF_CALL(ef_cl_fs_mpi_fixed_values(fs, t + 0.5 * dt, 1));
+    if (m->implicit) {
+      EF_CALL(ef_cl_fs_mpi_fixed_values(fs, t + tc[1] * dt, 1));
+      EF_CALL(ef_cl_fs_mpi_fixed_values(fs, t + tc[2] * dt, 2));
+    } else {
+      EF_CALL(ef_cl_fs_mpi_fixed_values(fs, t + 0.5 * dt, 1));
+    }
   }
   st.seconds_upload = ef_wtime() - e0;
 
@@ -515,16 +664,20 @@ int ef_cl_fs_mpi_step(ef_cl_fs_mpi *m, double t, double dt, ef_cl_fs_stats *stat
   EF_CALL(fsm_halo(m, v->xi, 3));
   EF_CALL(fsm_halo(m, v->xp, 3));
   EF_CALL(fsm_halo(m, v->tau, 1));
-  if (fixed_values) EF_CALL(ef_cl_fs_mpi_scatter(fs, v->fixed_vals[1], v->fixu, v->fixp));
-  EF_CALL(ef_cl_fs_mpi_stage(fs, 0, dt, un, pn, un, v->ua, fixed_values, pnew));
-  EF_CALL(fsm_halo(m, v->ua, 3));
-  EF_CALL(ef_cl_fs_mpi_stage(fs, 1, dt, un, pn, v->ua, v->ub, fixed_values, pnew));
-  EF_CALL(fsm_halo(m, v->ub, 3));
-  if (fixed_values) EF_CALL(ef_cl_fs_mpi_scatter(fs, v->fixed_vals[0], v->fixu, v->fixp));
-  EF_CALL(ef_cl_fs_mpi_stage(fs, 2, dt, un, pn, v->ub, v->ua, fixed_values, pnew));
-  EF_CALL(fsm_halo(m, v->ua, 3));
-  EF_CALL(ef_cl_fs_mpi_stage(fs, 3, dt, un, pn, v->ua, v->uh, fixed_values, pnew));
-  EF_CALL(fsm_halo(m, v->uh, 3));
+  if (m->implicit) {
+    EF_CALL(fsm_imex_momentum(m, t, dt, un, pn, pnew, fixed_values));
+  } else {
+    if (fixed_values) EF_CALL(ef_cl_fs_mpi_scatter(fs, v->fixed_vals[1], v->fixu, v->fixp));
+    EF_CALL(ef_cl_fs_mpi_stage(fs, 0, dt, un, pn, un, v->ua, fixed_values, pnew));
+    EF_CALL(fsm_halo(m, v->ua, 3));
+    EF_CALL(ef_cl_fs_mpi_stage(fs, 1, dt, un, pn, v->ua, v->ub, fixed_values, pnew));
+    EF_CALL(fsm_halo(m, v->ub, 3));
+    if (fixed_values) EF_CALL(ef_cl_fs_mpi_scatter(fs, v->fixed_vals[0], v->fixu, v->fixp));
+    EF_CALL(ef_cl_fs_mpi_stage(fs, 2, dt, un, pn, v->ub, v->ua, fixed_values, pnew));
+    EF_CALL(fsm_halo(m, v->ua, 3));
+    EF_CALL(ef_cl_fs_mpi_stage(fs, 3, dt, un, pn, v->ua, v->uh, fixed_values, pnew));
+    EF_CALL(fsm_halo(m, v->uh, 3));
+  }
   EF_CALL(fsm_halo(m, pnew, 1));
   EF_CL_CALL(clFinish(q));
   st.seconds_step1 = ef_wtime() - t1;
@@ -604,6 +757,12 @@ int ef_cl_fs_mpi_step(ef_cl_fs_mpi *m, double t, double dt, ef_cl_fs_stats *stat
   st.cg_residual = residual;
   st.flux_imbalance = imbalance;
   st.n_fixed_pressure = (int)(sums[2] > INT32_MAX ? INT32_MAX : sums[2]);
+  if (m->implicit) {
+    st.viscous_iterations = m->v_iterations;
+    st.viscous_max_stage_iterations = m->v_max_iterations;
+    st.viscous_residual = m->v_residual;
+    st.seconds_viscous = m->v_seconds;
+  }
   st.seconds_total = ef_wtime() - w0;
   if (stats) *stats = st;
   return ef_cl_fs_mpi_finish(fs, dt, iterations, residual);

@@ -12,16 +12,22 @@
 
 typedef struct ef_cl_fs_mpi_s ef_cl_fs_mpi;
 
+/* The refusal of the implicit viscosity's sub-options that do not run on several ranks (also the strategy's). */
+#define EF_CL_FS_MPI_IMPLICIT_REFUSAL                                                                              \
+  "opencl_edge_based on several ranks: viscous_time_integration \"implicit\" runs with "                          \
+  "implicit_viscosity.correction \"lumped\", pressure \"frozen\" and projection \"single\" only (docs/mpi.md)"
+
 /* On fs (created on the piece's edge data, the owned rows first): rtol and max_it of the pressure CG; overlap 1:
  * the CG product's halo in flight while the interior rows are multiplied (docs/mpi.md), 0: the exchange first.
- * Implicit viscosity is refused.  comm and p must outlive the result. */
+ * The implicit viscosity runs with its default sub-options only (EF_CL_FS_MPI_IMPLICIT_REFUSAL): the IMEX stages on
+ * the owned rows, each stage system by a device Jacobi CG across the ranks.  comm and p must outlive the result. */
 int ef_cl_fs_mpi_create(ef_cl_fs *fs, ef_comm comm, const ef_partition *p, double rtol, int max_it, int overlap,
                         ef_cl_fs_mpi **out);
 void ef_cl_fs_mpi_destroy(ef_cl_fs_mpi **fsm);
 /* The stable time step over the ranks (ef_cl_fs_compute_dt's rules on the global minimum). */
 int ef_cl_fs_mpi_compute_dt(ef_cl_fs_mpi *fsm, const ef_fs_dt_settings *s, double *dt, double *dt_stable,
                             int *reduced);
-/* One explicit step t -> t + dt; the ghosts of velocity, pressure and reaction current after it. */
+/* One step t -> t + dt; the ghosts of velocity, pressure and reaction current after it. */
 int ef_cl_fs_mpi_step(ef_cl_fs_mpi *fsm, double t, double dt, ef_cl_fs_stats *stats);
 /* Seconds in halo exchanges and reductions so far. */
 double ef_cl_fs_mpi_exchange_seconds(const ef_cl_fs_mpi *fsm);

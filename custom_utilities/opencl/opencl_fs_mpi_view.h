@@ -20,7 +20,14 @@ typedef struct {
   int dt_groups;
   const int64_t *fixed_dofs; /* their count */
   cl_mem *fixed_vals;        /* [3] */
-  cl_kernel k_sum, k_mean, k_dt_partial, k_dt_final;
+  cl_kernel k_sum, k_mean, k_dt_partial, k_dt_final, k_dt_convective;
+  /* The implicit viscosity (NULL without it): the stage state and right-hand side, the stage CG's r, u (the
+   * preconditioned residual), p, w = A u (3 a node) and diagonal; fs_visc_apply_dots' groups over all rows; the
+   * viscous cap's min h^2/nu over the piece; tau's step bound of the next step (TAU_TIME_STEP, set by the caller). */
+  cl_mem imex_u, imex_rhs, cg_r, cg_z, cg_p, cg_q, vdiag;
+  int64_t visc_groups;
+  double hmin2_over_nu;
+  double *tau_dt;
 } ef_cl_fs_mpi_view_s;
 
 /* Fill v and restrict the edge kernels to the owned rows 0..n_owned-1 (for good: the executor then serves the
@@ -40,5 +47,16 @@ int ef_cl_fs_mpi_launch(ef_cl_fs *fs, cl_kernel k, size_t global);
 /* The step done: profile collected, the state buffers swapped, the last step's figures kept. */
 int ef_cl_fs_mpi_finish(ef_cl_fs *fs, double dt, int iterations, double residual);
 void ef_cl_fs_mpi_collect(ef_cl_fs *fs);
+/* The implicit viscosity: F and V of us into stage slice `stage`; stage st's right-hand side, prescribed values and
+ * slip projection of the start (every local node); the end of the stages (uh, Rbar, the reactions, pnew). */
+int ef_cl_fs_mpi_imex_residual(ef_cl_fs *fs, int stage, cl_mem us, cl_mem pn);
+int ef_cl_fs_mpi_imex_stage_start(ef_cl_fs *fs, int stage, double dt, cl_mem un, int fixed_values);
+int ef_cl_fs_mpi_imex_final(ef_cl_fs *fs, double dt, cl_mem un, cl_mem pn, cl_mem pnew, int fixed_values);
+/* The stage CG's start on the owned rows (fs_visc_init: r = P (rhs - A x), u = p = r / diag; partials |P rhs|^2,
+ * r.u, r.r) and product (fs_visc_apply_dots: w = P A u; partials r.u, w.u, r.r): 3 a group into part, *groups. */
+int ef_cl_fs_mpi_visc_start(ef_cl_fs *fs, double dscale, cl_mem rhs, cl_mem x, cl_mem r, cl_mem u, cl_mem p,
+                            cl_mem diag, cl_mem part, int64_t *groups);
+int ef_cl_fs_mpi_visc_product(ef_cl_fs *fs, double dscale, cl_mem r, cl_mem u, cl_mem w, cl_mem part,
+                              int64_t *groups);
 
 #endif
