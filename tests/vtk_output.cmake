@@ -25,6 +25,12 @@ set_tests_properties(test_vtu_output PROPERTIES FIXTURES_SETUP ef_vtk_files)
 ef_add_c_test(test_vtu_failures SOURCES test_vtu_failures.c LIBS ef_test_vtu_readback
               LABELS io unit ARGS ${CMAKE_CURRENT_BINARY_DIR}/vtk_failures)
 
+# The partitioned output (docs/mpi.md) with conditions and sub model parts, ranks as threads of one
+# process (no MPI, no METIS: every build, the sanitizer one included), against one process.
+ef_add_c_test(test_vtk_output_ranks SOURCES test_vtk_output_ranks.c LIBS ef_test_vtu_readback
+              LABELS io unit ARGS ${CMAKE_CURRENT_BINARY_DIR}/vtk_output_ranks)
+set_tests_properties(test_vtk_output_ranks PROPERTIES TIMEOUT 120)
+
 # VTK's own reader on every file above, bit for bit (skips only when `import vtk` fails).
 if(EF_WITH_VTK_TESTS)
   add_test(NAME vtk_roundtrip
