@@ -657,9 +657,12 @@ FS_KERNEL void fs_visc_direction(const long n, __global double *restrict p, __gl
 }
 
 /* The stage CG's product on a rank's piece (opencl_fs_mpi.c: fractional_step_mpi.c's stage_solve in the
- * Chronopoulos-Gear form): w = P A u on the rows of a block, FS_VISC_LANES work-items a row as fs_visc_apply
- * (u's ghosts current); per work-group the sums of r.u, w.u and r.r into partials[3 (group_base + group) + 0..2]. */
-FS_KERNEL void fs_visc_apply_dots(FS_ROW_ARGS, __global const double *restrict lij, const double dscale,
+ * Chronopoulos-Gear form): w = P A u, FS_VISC_LANES work-items a row as fs_visc_apply, on the rows of a block
+ * (count < 0) or on rows[first .. first + count), rows of the block (the overlap: the interior rows, which read no
+ * ghost, while u's halo is in flight, then the boundary rows); per work-group the sums of r.u, w.u and r.r into
+ * partials[3 (group_base + group) + 0..2]. */
+FS_KERNEL void fs_visc_apply_dots(FS_ROW_ARGS, __global const int *restrict rows, const long first, const long count,
+                                  __global const double *restrict lij, const double dscale,
                                   const double nu, __global const double *restrict mass,
                                   __global const double *restrict r, __global const double *restrict u,
                                   __global const uchar *restrict vfix, __global const uchar *restrict slip_type,
@@ -669,8 +672,9 @@ FS_KERNEL void fs_visc_apply_dots(FS_ROW_ARGS, __global const double *restrict l
   __local double scratch[FS_WGS];
   __local double lanes[3 * FS_WGS];
   const int lid = get_local_id(0), lane = lid % FS_VISC_LANES;
-  const long i = row_begin + get_global_id(0) / FS_VISC_LANES;
-  const int row = i < row_begin + n_rows;
+  const long k = get_global_id(0) / FS_VISC_LANES;
+  const int row = k < (count < 0 ? n_rows : count);
+  const long i = !row ? 0 : count < 0 ? row_begin + k : rows[first + k];
   double y[3] = {0.0, 0.0, 0.0}, sru = 0.0, swu = 0.0, srr = 0.0;
   (void)ev; /* the compact lij instead of the records */
   if (row) {

@@ -1981,20 +1981,29 @@ int ef_cl_fs_mpi_visc_start(ef_cl_fs *fs, double dscale, cl_mem rhs, cl_mem x, c
   *groups = g;
   return EF_SUCCESS;
 }
-int ef_cl_fs_mpi_visc_product(ef_cl_fs *fs, double dscale, cl_mem r, cl_mem u, cl_mem w, cl_mem part,
-                              int64_t *groups) {
+int ef_cl_fs_mpi_visc_product(ef_cl_fs *fs, double dscale, cl_mem rows, const int64_t *block_first, cl_mem r,
+                              cl_mem u, cl_mem w, cl_mem part, int64_t *groups) {
   const double nu = fs->s.fs.nu;
-  cl_long base = 0; /* visc_lanes items a row, as fs_visc_solve's fs_visc_apply */
+  cl_long base = *groups; /* visc_lanes items a row, as fs_visc_solve's fs_visc_apply */
   for (fs_block blk = FS_BLOCK_START; fs_block_next(fs, &blk);) {
-    const size_t global = fs_round_up(fs->visc_lanes * blk.rows, fs->wgs);
-    EF_CL_SET_ARGS(fs->k[K_VISC_APPLY_DOTS], FS_BLOCK_ARGS(fs, blk), EF_CL_ARG(blk.lij), EF_CL_ARG(dscale),
-                   EF_CL_ARG(nu), EF_CL_ARG(fs->mass), EF_CL_ARG(r), EF_CL_ARG(u), EF_CL_ARG(fs->vfix),
-                   EF_CL_ARG(fs->slip), EF_CL_ARG(fs->slip_normal), EF_CL_ARG(fs->slip_tangent), EF_CL_ARG(w),
-                   EF_CL_ARG(base), EF_CL_ARG(part));
+    const cl_long first = rows ? block_first[blk.index] : 0;
+    const cl_long count = rows ? block_first[blk.index + 1] - first : -1, items = rows ? count : blk.rows;
+    if (items == 0) continue;
+    cl_mem list = rows ? rows : blk.col; /* unread without a list: any int buffer */
+    const size_t global = fs_round_up(fs->visc_lanes * items, fs->wgs);
+    EF_CL_SET_ARGS(fs->k[K_VISC_APPLY_DOTS], FS_BLOCK_ARGS(fs, blk), EF_CL_ARG(list), EF_CL_ARG(first),
+                   EF_CL_ARG(count), EF_CL_ARG(blk.lij), EF_CL_ARG(dscale), EF_CL_ARG(nu), EF_CL_ARG(fs->mass),
+                   EF_CL_ARG(r), EF_CL_ARG(u), EF_CL_ARG(fs->vfix), EF_CL_ARG(fs->slip), EF_CL_ARG(fs->slip_normal),
+                   EF_CL_ARG(fs->slip_tangent), EF_CL_ARG(w), EF_CL_ARG(base), EF_CL_ARG(part));
+    const double share = blk.rows > 0 ? (double)items / (double)blk.rows : 0.0;
     EF_CALL(fs_launch(fs, K_VISC_APPLY_DOTS, FS_PHASE_1, global, fs->wgs,
-                      fs_edge_bytes(blk.rows, blk.edges, 0, 8.0, 8.0 * 11.0)));
+                      share * fs_edge_bytes(blk.rows, blk.edges, 0, 8.0, 8.0 * 11.0)));
     base += (cl_long)(global / fs->wgs);
   }
   *groups = base;
   return EF_SUCCESS;
+}
+int ef_cl_fs_mpi_block_rows(const ef_cl_fs *fs, int64_t *row_begin) {
+  for (int b = 0; b <= fs->n_blocks; ++b) row_begin[b] = fs->row_begin[b];
+  return fs->n_blocks;
 }

@@ -41,8 +41,10 @@ struct ef_cl_fs_mpi_s {
   double seconds_exchange;
   int started; /* the first time step met every rank (an untimed barrier) */
   /* The implicit viscosity (v.s->fs.viscous_implicit): the stage CG's update kernel, its s = A p (3 a node), the
-   * partial sums of its start and product (3 a group) and their pinned host twin; the figures of the step. */
+   * partial sums of its start and product (3 a group) and their pinned host twin; with the overlap, where each
+   * row block's rows start in rows_interior and rows_boundary (n_blocks + 1 each); the figures of the step. */
   int implicit;
+  int64_t *block_interior, *block_boundary;
   cl_kernel k_visc_update;
   cl_mem vs, vpart, pin_vpart;
   double *h_vpart;
@@ -260,6 +262,8 @@ void ef_cl_fs_mpi_destroy(ef_cl_fs_mpi **pm) {
     if (ks[i]) clReleaseKernel(ks[i]);
   if (m->program) clReleaseProgram(m->program);
   if (m->copy_queue) clReleaseCommandQueue(m->copy_queue);
+  free(m->block_interior);
+  free(m->block_boundary);
   free(m->send_ptr);
   free(m->recv_ptr);
   free(m->send_count);
@@ -362,6 +366,29 @@ int ef_cl_fs_mpi_create(ef_cl_fs *fs, ef_comm comm, const ef_partition *p, doubl
     m->n_boundary = nb;
     m->groups_interior = (size_t)((ni + (int64_t)m->wgs - 1) / (int64_t)m->wgs);
     m->groups_boundary = (size_t)((nb + (int64_t)m->wgs - 1) / (int64_t)m->wgs);
+    if (m->implicit) { /* the stage CG's product by row block: where each block's rows start in either list */
+      const int nblk = ef_cl_fs_blocks(fs);
+      int64_t *rb = malloc((size_t)(nblk + 1) * sizeof *rb);
+      m->block_interior = malloc((size_t)(nblk + 1) * sizeof *m->block_interior);
+      m->block_boundary = malloc((size_t)(nblk + 1) * sizeof *m->block_boundary);
+      if (!rb || !m->block_interior || !m->block_boundary) {
+        free(rb);
+        free(rows);
+        err = EF_ERROR(EF_ERR_MEMORY, "out of memory");
+        goto fail;
+      }
+      ef_cl_fs_mpi_block_rows(fs, rb);
+      int64_t ki = 0, kb = 0;
+      for (int b = 0; b <= nblk; ++b) { /* both lists ascending */
+        while (ki < ni && rows[ki] < rb[b]) ++ki;
+        while (kb < nb && rows[ni + kb] < rb[b]) ++kb;
+        m->block_interior[b] = ki;
+        m->block_boundary[b] = kb;
+      }
+      m->block_interior[nblk] = ni;
+      m->block_boundary[nblk] = nb;
+      free(rb);
+    }
     err = fsm_buffer(m, (size_t)(ni ? ni : 1) * 4, ni ? rows : NULL, &m->rows_interior);
     if (!err) err = fsm_buffer(m, (size_t)(nb ? nb : 1) * 4, nb ? rows + ni : NULL, &m->rows_boundary);
     free(rows);
@@ -375,8 +402,11 @@ int ef_cl_fs_mpi_create(ef_cl_fs *fs, ef_comm comm, const ef_partition *p, doubl
       m->groups > m->groups_interior + m->groups_boundary ? m->groups : m->groups_interior + m->groups_boundary;
   EF_CALL_GOTO(fsm_buffer(m, part_groups * 16, NULL, &m->cg_part), fail);
   EF_CALL_GOTO(fsm_pinned(m, part_groups * 16, &m->pin_part, &m->h_part), fail);
-  if (m->implicit) { /* the stage CG's s and partials: fs_visc_init's groups over the rows or fs_visc_apply_dots' */
-    const size_t vgroups = (size_t)(m->v.visc_groups > m->v.assembly_groups ? m->v.visc_groups : m->v.assembly_groups);
+  if (m->implicit) { /* the stage CG's s and partials: fs_visc_init's groups over the rows or fs_visc_apply_dots' (with
+                       * the overlap two lists a block, each rounded up to whole groups) */
+    const size_t vgroups =
+        (size_t)(m->v.visc_groups > m->v.assembly_groups ? m->v.visc_groups : m->v.assembly_groups) +
+        2 * (size_t)ef_cl_fs_blocks(fs);
     EF_CALL_GOTO(fsm_buffer(m, (size_t)m->n * 24, NULL, &m->vs), fail);
     EF_CALL_GOTO(fsm_buffer(m, vgroups * 24, NULL, &m->vpart), fail);
     EF_CALL_GOTO(fsm_pinned(m, vgroups * 24, &m->pin_vpart, &m->h_vpart), fail);
@@ -520,12 +550,35 @@ static int fsm_partials3(ef_cl_fs_mpi *m, int64_t groups, double sums[3]) {
   return EF_SUCCESS;
 }
 
-/* u's ghosts (the stage CG's preconditioned residual), w = P A u on the owned rows, the sums of r.u, w.u, r.r. */
+/* u's ghosts (the stage CG's preconditioned residual), w = P A u on the owned rows, the sums of r.u, w.u, r.r.
+ * Without the overlap: the halo, then the product.  With it (as fsm_product): the halo started, the interior rows'
+ * product while it is in flight, the ghosts written, the boundary rows' product (the sums in another order). */
 static int fsm_visc_product(ef_cl_fs_mpi *m, double dscale, double sums[3]) {
   const ef_cl_fs_mpi_view_s *v = &m->v;
   int64_t groups = 0;
-  EF_CALL(fsm_halo(m, v->cg_z, 3));
-  EF_CALL(ef_cl_fs_mpi_visc_product(m->fs, dscale, v->cg_r, v->cg_z, v->cg_q, m->vpart, &groups));
+  if (!m->overlap) {
+    EF_CALL(fsm_halo(m, v->cg_z, 3));
+    EF_CALL(ef_cl_fs_mpi_visc_product(m->fs, dscale, NULL, NULL, v->cg_r, v->cg_z, v->cg_q, m->vpart, &groups));
+    return fsm_partials3(m, groups, sums);
+  }
+  cl_event read = NULL;
+  EF_CALL(fsm_halo_begin(m, v->cg_z, 3, &read));
+  int err = ef_cl_fs_mpi_visc_product(m->fs, dscale, m->rows_interior, m->block_interior, v->cg_r, v->cg_z, v->cg_q,
+                                      m->vpart, &groups);
+  if (!err) {
+    const cl_int st = clFlush(v->ctx->queue); /* the interior product runs while the host waits for the read */
+    if (st != CL_SUCCESS) err = EF_ERROR(EF_ERR_OPENCL, "clFlush failed: %s (%d)", ef_cl_error_name(st), (int)st);
+  }
+  if (err) { /* the read in flight finishes before the error goes up */
+    if (read) {
+      clWaitForEvents(1, &read);
+      clReleaseEvent(read);
+    }
+    return err;
+  }
+  EF_CALL(fsm_halo_end(m, v->cg_z, 3, read));
+  EF_CALL(ef_cl_fs_mpi_visc_product(m->fs, dscale, m->rows_boundary, m->block_boundary, v->cg_r, v->cg_z, v->cg_q,
+                                    m->vpart, &groups));
   return fsm_partials3(m, groups, sums);
 }
 

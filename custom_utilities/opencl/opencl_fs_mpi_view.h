@@ -53,10 +53,14 @@ int ef_cl_fs_mpi_imex_residual(ef_cl_fs *fs, int stage, cl_mem us, cl_mem pn);
 int ef_cl_fs_mpi_imex_stage_start(ef_cl_fs *fs, int stage, double dt, cl_mem un, int fixed_values);
 int ef_cl_fs_mpi_imex_final(ef_cl_fs *fs, double dt, cl_mem un, cl_mem pn, cl_mem pnew, int fixed_values);
 /* The stage CG's start on the owned rows (fs_visc_init: r = P (rhs - A x), u = p = r / diag; partials |P rhs|^2,
- * r.u, r.r) and product (fs_visc_apply_dots: w = P A u; partials r.u, w.u, r.r): 3 a group into part, *groups. */
+ * r.u, r.r; 3 a group into part, *groups: their count) and product (fs_visc_apply_dots: w = P A u; partials r.u,
+ * w.u, r.r, 3 a group into part from group *groups on, *groups: the next group) on the owned rows (rows NULL) or
+ * on the rows of the list rows (ascending), block b's at [block_first[b], block_first[b + 1]). */
 int ef_cl_fs_mpi_visc_start(ef_cl_fs *fs, double dscale, cl_mem rhs, cl_mem x, cl_mem r, cl_mem u, cl_mem p,
                             cl_mem diag, cl_mem part, int64_t *groups);
-int ef_cl_fs_mpi_visc_product(ef_cl_fs *fs, double dscale, cl_mem r, cl_mem u, cl_mem w, cl_mem part,
-                              int64_t *groups);
+int ef_cl_fs_mpi_visc_product(ef_cl_fs *fs, double dscale, cl_mem rows, const int64_t *block_first, cl_mem r,
+                              cl_mem u, cl_mem w, cl_mem part, int64_t *groups);
+/* The row blocks' first rows (row_begin[0 .. blocks], the last n_owned after ef_cl_fs_mpi_view); returns blocks. */
+int ef_cl_fs_mpi_block_rows(const ef_cl_fs *fs, int64_t *row_begin);
 
 #endif
