@@ -139,6 +139,31 @@ static int check_device_case(ef_cl_context *ctx, const amg_case *c, const ef_amg
   ASSERT(abs(res.iterations - hres.iterations) <= 1, "%s: device %d iterations, host %d", c->name, res.iterations,
          hres.iterations);
   *iters = res.iterations;
+  /* The solver starts each solve with as many iterations as its last one took (ef_cl_pcg_solve); the iterate
+   * and the count must be those of a solver without that history: from zero again at 1e-8 (the same count),
+   * at 1e-6 (fewer: the first read comes late) and at 1e-10 (more). */
+  const double tols[3] = {1e-8, 1e-6, 1e-10};
+  for (int t = 0, before = res.iterations; t < 3; ++t) {
+    ef_cl_pcg_settings pt = ps;
+    pt.rtol = tols[t];
+    ASSERT_OK(ef_cl_pcg_set_settings(pcg, &pt));
+    ef_cl_pcg *fresh = NULL;
+    ASSERT_OK(ef_cl_pcg_create(ctx, &A, &pt, amg_device_apply, dev, &fresh));
+    ef_cl_pcg_result r1, r2;
+    memset(zd, 0, n * 8);
+    ASSERT_OK(ef_cl_vector_write(ctx, dx, n, zd));
+    ASSERT_OK(ef_cl_pcg_solve(pcg, db, dx, &r1));
+    ASSERT_OK(ef_cl_vector_read(ctx, dx, n, y));
+    ASSERT_OK(ef_cl_vector_write(ctx, dx, n, zd));
+    ASSERT_OK(ef_cl_pcg_solve(fresh, db, dx, &r2));
+    ASSERT_OK(ef_cl_vector_read(ctx, dx, n, my));
+    ef_cl_pcg_destroy(&fresh);
+    ASSERT(r1.converged && r2.converged && r1.iterations == r2.iterations && !memcmp(y, my, n * 8),
+           "%s: rtol %g after a solve of %d iterations: %d iterations, a fresh solver %d, iterates %s", c->name,
+           tols[t], before, r1.iterations, r2.iterations, memcmp(y, my, n * 8) ? "differ" : "equal");
+    before = r1.iterations;
+  }
+  ASSERT_OK(ef_cl_pcg_set_settings(pcg, &ps));
   if (ef_cl_amg_solves_whole(dev)) { /* the same solve in one work-group: same iteration, fixed-order sums */
     ef_cl_pcg_result wres;
     memset(zd, 0, n * 8);

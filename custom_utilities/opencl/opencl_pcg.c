@@ -11,6 +11,7 @@
 #define PCG_SOURCE "pcg.cl"
 #define PCG_WGS 256
 #define PCG_MAX_GROUPS 1024
+#define PCG_PREDICT_STEPS 4 /* blocking single iterations after the predicted count (ef_cl_pcg_solve) */
 /* Mirrors pcg.cl. */
 enum { PS_BB = 0, PS_TOL2 = 1, PS_SD = 2, PS_RHO = 4, PS_RR = 6, PS_OUT = 7, PS_SU = 11, PS_SIZE = 12 };
 
@@ -26,6 +27,7 @@ struct ef_cl_pcg_s {
   /* The kernels of the iteration keep their arguments between launches (EF_CL_BIND_ARGS). */
   ef_cl_bound_args b_dot, b_direction, b_spmv, b_update;
   cl_mem r, z, p, q, rold, part, part_pq, part_rr, part_bb, state;
+  int last_iterations; /* of the last solve that stopped (0: none yet); see ef_cl_pcg_solve */
 };
 
 void ef_cl_pcg_settings_default(ef_cl_pcg_settings *s) {
@@ -146,6 +148,19 @@ static int pcg_stop_of(const double *st) {
   return s >= 0.0 ? (int)s : -1;
 }
 
+/* Iteration k: q = A p with p.q, the update of x and r, the preconditioner and the next direction. */
+static int pcg_iteration(ef_cl_pcg *c, cl_mem x, int k) {
+  EF_CL_BIND_ARGS(&c->b_spmv, c->spmv, EF_CL_ARG(c->n), EF_CL_ARG(c->A.row_ptr), EF_CL_ARG(c->A.col_idx),
+                  EF_CL_ARG(c->A.values), EF_CL_ARG(c->p), EF_CL_ARG(c->q), EF_CL_ARG(c->part_pq), EF_CL_ARG(k),
+                  EF_CL_ARG(c->state));
+  EF_CALL(pcg_launch(c, c->spmv, c->groups));
+  EF_CL_BIND_ARGS(&c->b_update, c->update, EF_CL_ARG(c->n), EF_CL_ARG(c->p), EF_CL_ARG(c->q), EF_CL_ARG(x),
+                  EF_CL_ARG(c->r), EF_CL_ARG(c->rold), EF_CL_ARG(c->part_pq), EF_CL_ARG(c->groups), EF_CL_ARG(k),
+                  EF_CL_ARG(c->s.flexible), EF_CL_ARG(c->part_rr), EF_CL_ARG(c->state));
+  EF_CALL(pcg_launch(c, c->update, c->groups));
+  return pcg_precondition_direction(c, k + 1);
+}
+
 int ef_cl_pcg_solve(ef_cl_pcg *c, cl_mem b, cl_mem x, ef_cl_pcg_result *res) {
   EF_CHECK(c && b && x, EF_ERR_PARAMETER, "ef_cl_pcg_solve: NULL argument");
   ef_cl_pcg_result local;
@@ -162,19 +177,26 @@ int ef_cl_pcg_solve(ef_cl_pcg *c, cl_mem b, cl_mem x, ef_cl_pcg_result *res) {
   double snap[2][PS_SIZE];
   cl_event reads[2] = {NULL, NULL};
   int slot = 0, pending = -1, stop = -1, k = 0;
+  /* Successive solves of a time loop take nearly the same number of iterations, and an iteration
+   * launched after the stop still runs the whole preconditioner (an AMG cycle: some 40 launches)
+   * though it changes nothing.  So: first as many iterations as the last solve took, then one at a
+   * time with a blocking read (a short pause of the device instead of whole wasted iterations), for
+   * at most PCG_PREDICT_STEPS more; then the pipelined batches of check_every below.  The iterate
+   * does not depend on this. */
+  if (c->last_iterations > 0) {
+    int end = c->last_iterations < c->s.max_iterations ? c->last_iterations : c->s.max_iterations;
+    const int last = end + PCG_PREDICT_STEPS < c->s.max_iterations ? end + PCG_PREDICT_STEPS : c->s.max_iterations;
+    while (stop < 0 && k < last) {
+      for (; k < end; ++k) EF_CALL_GOTO(pcg_iteration(c, x, k), done);
+      EF_CL_CALL_GOTO(clEnqueueReadBuffer(c->ctx->queue, c->state, CL_TRUE, 0, sizeof snap[0], snap[0], 0, NULL, NULL),
+                      done);
+      stop = pcg_stop_of(snap[0]);
+      end = k + 1;
+    }
+  }
   while (k < c->s.max_iterations && stop < 0) {
     int end = c->s.max_iterations - k < c->s.check_every ? c->s.max_iterations : k + c->s.check_every;
-    for (; k < end; ++k) {
-      EF_CL_BIND_ARGS(&c->b_spmv, c->spmv, EF_CL_ARG(c->n), EF_CL_ARG(c->A.row_ptr), EF_CL_ARG(c->A.col_idx),
-                      EF_CL_ARG(c->A.values), EF_CL_ARG(c->p), EF_CL_ARG(c->q), EF_CL_ARG(c->part_pq), EF_CL_ARG(k),
-                      EF_CL_ARG(c->state));
-      EF_CALL_GOTO(pcg_launch(c, c->spmv, c->groups), done);
-      EF_CL_BIND_ARGS(&c->b_update, c->update, EF_CL_ARG(c->n), EF_CL_ARG(c->p), EF_CL_ARG(c->q), EF_CL_ARG(x),
-                      EF_CL_ARG(c->r), EF_CL_ARG(c->rold), EF_CL_ARG(c->part_pq), EF_CL_ARG(c->groups), EF_CL_ARG(k),
-                      EF_CL_ARG(c->s.flexible), EF_CL_ARG(c->part_rr), EF_CL_ARG(c->state));
-      EF_CALL_GOTO(pcg_launch(c, c->update, c->groups), done);
-      EF_CALL_GOTO(pcg_precondition_direction(c, k + 1), done);
-    }
+    for (; k < end; ++k) EF_CALL_GOTO(pcg_iteration(c, x, k), done);
     EF_CL_CALL_GOTO(clEnqueueReadBuffer(c->ctx->queue, c->state, CL_FALSE, 0, sizeof snap[0], snap[slot], 0, NULL,
                                         &reads[slot]), done);
     EF_CL_CALL_GOTO(clFlush(c->ctx->queue), done);
@@ -211,6 +233,7 @@ done:
   res->seconds = ef_wtime() - t0;
   res->breakdown = st[PS_SU] >= 0.0;
   res->iterations = stop >= 0 ? stop : c->s.max_iterations;
+  c->last_iterations = stop > 0 ? stop : 0;
   res->converged = stop >= 0 && !res->breakdown;
   res->relres = st[PS_BB] > 0.0 ? sqrt(st[PS_RR] / st[PS_BB]) : 0.0;
   res->true_relres = st[PS_OUT + 1] > 0.0 ? sqrt(st[PS_OUT] / st[PS_OUT + 1]) : 0.0;
