@@ -510,6 +510,39 @@ FS_KERNEL void fs_visc_init(FS_ROW_ARGS, __global const double *restrict lij, co
   }
 }
 
+/* The stage operator's row i, FS_VISC_LANES work-items a row (every item of the group calls it: it has a
+ * barrier): each item sums every FS_VISC_LANES-th entry of the row (ef_row_stage_laplacian_part), the row's
+ * first item adds the others' sums in lane order, the diagonal d_I x_I and the constraint projection into y
+ * and returns 1; the others (and items without a row, row = 0) return 0. */
+EF_INLINE int fs_visc_row(const long i, const int row, __global const long *restrict row_ptr, const long edge_base,
+                          __global const int *restrict col, __global const double *restrict lij, const double dscale,
+                          const double nu, __global const double *restrict mass, __global const double *restrict x,
+                          __global const uchar *restrict vfix, __global const uchar *restrict slip_type,
+                          __global const double *restrict slip_normal, __global const double *restrict slip_tangent,
+                          __local double *lanes, double *y) {
+  const int lid = get_local_id(0), lane = lid % FS_VISC_LANES;
+  for (int c = 0; c < 3; ++c)
+    y[c] = 0.0;
+  if (row) {
+    const long e0 = row_ptr[i] - edge_base;
+    ef_row_stage_laplacian_part(EF_DIM, i, lane, FS_VISC_LANES, (int)(row_ptr[i + 1] - row_ptr[i]), col + e0,
+                                lij + e0, x, y);
+  }
+  for (int c = 0; c < 3; ++c)
+    lanes[3 * lid + c] = y[c];
+  barrier(CLK_LOCAL_MEM_FENCE);
+  if (!row || lane != 0)
+    return 0;
+  for (int l = 1; l < FS_VISC_LANES; ++l)
+    for (int c = 0; c < 3; ++c)
+      y[c] += lanes[3 * (lid + l) + c];
+  const double d = mass[i] * dscale / nu;
+  for (int c = 0; c < EF_DIM; ++c)
+    y[c] += d * x[3 * i + c];
+  fs_node_project(i, vfix, slip_type, slip_normal, slip_tangent, y);
+  return 1;
+}
+
 /* q = P A p, FS_VISC_LANES work-items a row (the first adds the others' partial sums of the row, in lane
  * order); per work-group the sum of p.q into partials[group_base + group].  Once the solve is done (the
  * iterations up to the next read-back), no edge pass: q and the sums are not used any more. */
@@ -521,34 +554,18 @@ FS_KERNEL void fs_visc_apply(FS_ROW_ARGS, __global const double *restrict lij, c
                              __global double *restrict q, const long group_base, __global double *restrict partials) {
   __local double scratch[FS_WGS];
   __local double lanes[3 * FS_WGS];
-  const int lid = get_local_id(0), lane = lid % FS_VISC_LANES;
   const long i = row_begin + get_global_id(0) / FS_VISC_LANES;
   const int row = i < row_begin + n_rows && cgs[FS_CG_DONE] == 0.0;
-  double y[3] = {0.0, 0.0, 0.0}, spq = 0.0;
+  double y[3], spq = 0.0;
   (void)ev; /* the compact lij instead of the records */
-  if (row) {
-    const int ne = (int)(row_ptr[i + 1] - row_ptr[i]);
-    const long e0 = row_ptr[i] - edge_base;
-    ef_row_stage_laplacian_part(EF_DIM, i, lane, FS_VISC_LANES, ne, col + e0, lij + e0, p, y);
-  }
-  for (int c = 0; c < 3; ++c)
-    lanes[3 * lid + c] = y[c];
-  barrier(CLK_LOCAL_MEM_FENCE);
-  if (row && lane == 0) {
-    for (int l = 1; l < FS_VISC_LANES; ++l)
-      for (int c = 0; c < 3; ++c)
-        y[c] += lanes[3 * (lid + l) + c];
-    const double d = mass[i] * dscale / nu;
-    for (int c = 0; c < EF_DIM; ++c)
-      y[c] += d * p[3 * i + c];
-    fs_node_project(i, vfix, slip_type, slip_normal, slip_tangent, y);
+  if (fs_visc_row(i, row, row_ptr, edge_base, col, lij, dscale, nu, mass, p, vfix, slip_type, slip_normal,
+                  slip_tangent, lanes, y))
     for (int c = 0; c < 3; ++c) {
       q[3 * i + c] = y[c];
       spq += p[3 * i + c] * y[c];
     }
-  }
   spq = fs_group_sum(spq, scratch);
-  if (lid == 0)
+  if (get_local_id(0) == 0)
     partials[group_base + get_group_id(0)] = spq;
 }
 
@@ -671,40 +688,24 @@ FS_KERNEL void fs_visc_apply_dots(FS_ROW_ARGS, __global const int *restrict rows
                                   const long group_base, __global double *restrict partials) {
   __local double scratch[FS_WGS];
   __local double lanes[3 * FS_WGS];
-  const int lid = get_local_id(0), lane = lid % FS_VISC_LANES;
   const long k = get_global_id(0) / FS_VISC_LANES;
   const int row = k < (count < 0 ? n_rows : count);
   const long i = !row ? 0 : count < 0 ? row_begin + k : rows[first + k];
-  double y[3] = {0.0, 0.0, 0.0}, sru = 0.0, swu = 0.0, srr = 0.0;
+  double y[3], sru = 0.0, swu = 0.0, srr = 0.0;
   (void)ev; /* the compact lij instead of the records */
-  if (row) {
-    const int ne = (int)(row_ptr[i + 1] - row_ptr[i]);
-    const long e0 = row_ptr[i] - edge_base;
-    ef_row_stage_laplacian_part(EF_DIM, i, lane, FS_VISC_LANES, ne, col + e0, lij + e0, u, y);
-  }
-  for (int c = 0; c < 3; ++c)
-    lanes[3 * lid + c] = y[c];
-  barrier(CLK_LOCAL_MEM_FENCE);
-  if (row && lane == 0) {
-    for (int l = 1; l < FS_VISC_LANES; ++l)
-      for (int c = 0; c < 3; ++c)
-        y[c] += lanes[3 * (lid + l) + c];
-    const double d = mass[i] * dscale / nu;
-    for (int c = 0; c < EF_DIM; ++c)
-      y[c] += d * u[3 * i + c];
-    fs_node_project(i, vfix, slip_type, slip_normal, slip_tangent, y);
+  if (fs_visc_row(i, row, row_ptr, edge_base, col, lij, dscale, nu, mass, u, vfix, slip_type, slip_normal,
+                  slip_tangent, lanes, y))
     for (int c = 0; c < 3; ++c) {
-      const long k = 3 * i + c;
-      w[k] = y[c];
-      sru += r[k] * u[k];
-      swu += y[c] * u[k];
-      srr += r[k] * r[k];
+      const long kc = 3 * i + c;
+      w[kc] = y[c];
+      sru += r[kc] * u[kc];
+      swu += y[c] * u[kc];
+      srr += r[kc] * r[kc];
     }
-  }
   sru = fs_group_sum(sru, scratch);
   swu = fs_group_sum(swu, scratch);
   srr = fs_group_sum(srr, scratch);
-  if (lid == 0) {
+  if (get_local_id(0) == 0) {
     const long g = 3 * (group_base + get_group_id(0));
     partials[g] = sru;
     partials[g + 1] = swu;
