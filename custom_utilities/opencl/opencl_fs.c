@@ -159,7 +159,7 @@ struct ef_cl_fs_s {
   /* The projection "converged" (s.fs.viscous_projection; fs_cp_solve): the single projection's velocity and
    * pressure, the corrected velocity of a trial pressure and its assembly's right-hand side, the PCG vectors
    * (the iterate is the step's p_{n+1} buffer), the dot products' per-group partial sums and their host copy. */
-  cl_mem cp_u0, cp_u, cp_f, cp_p0, cp_r0, cp_r, cp_z, cp_d, cp_q, cp_t, cp_part;
+  cl_mem cp_u0, cp_u, cp_f, cp_p0, cp_r0, cp_r, cp_z, cp_d, cp_q, cp_t, cp_part, cp_one;
   double *cp_hpart;
   int cp_iterations;
   /* The last step. */
@@ -521,7 +521,7 @@ void ef_cl_fs_destroy(ef_cl_fs **pfs) {
                    &fs->d_fixed_dofs, &fs->d_fixed_vals[0], &fs->d_fixed_vals[1], &fs->d_fixed_vals[2],
                    &fs->imex_f, &fs->imex_v, &fs->imex_u, &fs->imex_rhs, &fs->cg_r, &fs->cg_z, &fs->cg_p,
                    &fs->cg_q, &fs->vdiag, &fs->vpart, &fs->cgs, &fs->cp_u0, &fs->cp_u, &fs->cp_f, &fs->cp_p0,
-                   &fs->cp_r0, &fs->cp_r, &fs->cp_z, &fs->cp_d, &fs->cp_q, &fs->cp_t, &fs->cp_part};
+                   &fs->cp_r0, &fs->cp_r, &fs->cp_z, &fs->cp_d, &fs->cp_q, &fs->cp_t, &fs->cp_part, &fs->cp_one};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i) fs_release_mem(all[i]);
   for (int i = 0; i < K_N_KERNELS; ++i)
     if (fs->k[i]) clReleaseKernel(fs->k[i]);
@@ -663,7 +663,7 @@ int ef_cl_fs_create(ef_cl_context *ctx, const ef_edge_data *ed, const ef_cl_fs_s
   /* The projection "converged": two velocities (3n each), eight scalars, a partial sum per node group (at
    * most n). */
   const uint64_t projection_bytes =
-      s.fs.viscous_implicit && s.fs.viscous_projection ? 8u * (uint64_t)ed->n_nodes * (6u + 8u + 1u) : 0u;
+      s.fs.viscous_implicit && s.fs.viscous_projection ? 8u * (uint64_t)ed->n_nodes * (6u + 9u + 1u) : 0u;
   EF_CALL(ef_cl_context_check_memory(ctx, ef_cl_fs_memory_bytes(ed) + implicit_bytes + projection_bytes,
                                      s.fs.viscous_implicit ? "the OpenCL fractional step (edge data, vectors, "
                                                              "pressure matrix and CG, implicit stages)"
@@ -776,9 +776,12 @@ int ef_cl_fs_create(ef_cl_context *ctx, const ef_edge_data *ed, const ef_cl_fs_s
       cl_mem *cv[] = {&fs->cp_u0, &fs->cp_u};
       for (size_t i = 0; i < sizeof cv / sizeof cv[0]; ++i)
         EF_CALL_GOTO(fs_buffer(fs, v8, NULL, "a node vector of the converged projection", cv[i]), fail);
-      cl_mem *cs[] = {&fs->cp_f, &fs->cp_p0, &fs->cp_r0, &fs->cp_r, &fs->cp_z, &fs->cp_d, &fs->cp_q, &fs->cp_t};
+      cl_mem *cs[] = {&fs->cp_f, &fs->cp_p0, &fs->cp_r0, &fs->cp_r, &fs->cp_z, &fs->cp_d, &fs->cp_q, &fs->cp_t,
+                      &fs->cp_one};
       for (size_t i = 0; i < sizeof cs / sizeof cs[0]; ++i)
         EF_CALL_GOTO(fs_buffer(fs, n8, NULL, "a node scalar of the converged projection", cs[i]), fail);
+      const double one = 1.0;
+      EF_CL_CALL_GOTO(clEnqueueFillBuffer(ctx->queue, fs->cp_one, &one, sizeof one, 0, n8, 0, NULL, NULL), fail);
       EF_CALL_GOTO(fs_buffer(fs, (size_t)fs->node_groups * 8, NULL, "the converged projection's partial sums",
                              &fs->cp_part),
                    fail);
@@ -1393,8 +1396,18 @@ static int fs_cp_residual(ef_cl_fs *fs, double dt, cl_mem p, cl_mem r) {
   return EF_SUCCESS;
 }
 
-/* z = H^-1 r from 0 by the strategy's pressure solver (set up for H by the step's solve). */
+static int fs_cp_dot(ef_cl_fs *fs, cl_mem a, cl_mem b, double *out);
+
+/* z = H^-1 r from 0 by the strategy's pressure solver (set up for H by the step's solve).  Without a fixed
+ * pressure H is singular (the constants): r's mean, zero but for rounding, is removed first (in place: the
+ * PCG iterates in the complement of the constants), as the host CG does with its right-hand side
+ * (constant_null_space); left in, the device CG can break down on it (p.Ap <= 0). */
 static int fs_cp_precondition(ef_cl_fs *fs, cl_mem r, cl_mem z) {
+  if (fs->n_fixed_pressure == 0) {
+    double sum = 0.0;
+    EF_CALL(fs_cp_dot(fs, r, fs->cp_one, &sum));
+    EF_CALL(fs_cp_axpby(fs, -sum / (double)fs->n, fs->cp_one, 1.0, r));
+  }
   EF_CALL(fs_cp_axpby(fs, 0.0, r, 0.0, z));
   const ef_vector vb = ef_cl_vector_wrap(r, fs->n);
   ef_vector vx = ef_cl_vector_wrap(z, fs->n);
