@@ -776,12 +776,16 @@ int ef_cl_fs_create(ef_cl_context *ctx, const ef_edge_data *ed, const ef_cl_fs_s
       cl_mem *cv[] = {&fs->cp_u0, &fs->cp_u};
       for (size_t i = 0; i < sizeof cv / sizeof cv[0]; ++i)
         EF_CALL_GOTO(fs_buffer(fs, v8, NULL, "a node vector of the converged projection", cv[i]), fail);
-      cl_mem *cs[] = {&fs->cp_f, &fs->cp_p0, &fs->cp_r0, &fs->cp_r, &fs->cp_z, &fs->cp_d, &fs->cp_q, &fs->cp_t,
-                      &fs->cp_one};
+      cl_mem *cs[] = {&fs->cp_f, &fs->cp_p0, &fs->cp_r0, &fs->cp_r, &fs->cp_z, &fs->cp_d, &fs->cp_q, &fs->cp_t};
       for (size_t i = 0; i < sizeof cs / sizeof cs[0]; ++i)
         EF_CALL_GOTO(fs_buffer(fs, n8, NULL, "a node scalar of the converged projection", cs[i]), fail);
-      const double one = 1.0;
-      EF_CL_CALL_GOTO(clEnqueueFillBuffer(ctx->queue, fs->cp_one, &one, sizeof one, 0, n8, 0, NULL, NULL), fail);
+      /* The constants, copied from the host at creation (oclgrind does not see clEnqueueFillBuffer write). */
+      double *ones = malloc(n8);
+      EF_CHECK_GOTO(ones, EF_ERR_MEMORY, fail, "out of memory");
+      for (int64_t i = 0; i < n; ++i) ones[i] = 1.0;
+      err = fs_buffer(fs, n8, ones, "the converged projection's constant vector", &fs->cp_one);
+      free(ones);
+      if (err) goto fail;
       EF_CALL_GOTO(fs_buffer(fs, (size_t)fs->node_groups * 8, NULL, "the converged projection's partial sums",
                              &fs->cp_part),
                    fail);
