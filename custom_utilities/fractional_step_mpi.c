@@ -10,6 +10,7 @@
 #include "edgeflow/ef_util.h"
 #include "ef_omp.h"
 #include "fractional_step_mpi_solver.h"
+#include "stage_cg.h"
 
 struct ef_fs_mpi_s {
   const ef_edge_data *ed;
@@ -397,20 +398,15 @@ static int stage_solve(ef_fs_mpi *fs, double dscale, const double *rhs, double *
   stage_sums(fs, part, s0);
   /* {r.u, w.u, r.r, |P rhs|^2}: the one reduction of the start. */
   EF_CALL(reduce(fs, s0, 4, EF_COMM_SUM));
-  double gamma = s0[0], delta = s0[1], rnorm = sqrt(s0[2]), bnorm = sqrt(s0[3]);
-  if (bnorm == 0.0) bnorm = rnorm > 0.0 ? rnorm : 1.0;
-  const double target = fs->s.viscous_rtol * bnorm;
-  int it = 0;
-  double alpha = 0.0, beta = 0.0;
-  while (rnorm > target && it < fs->s.viscous_max_iterations) {
-    const double denom = it == 0 ? delta : delta - beta * gamma / alpha;
-    EF_CHECK(denom > 0.0 && isfinite(denom), EF_ERR_SOLVER,
-             "implicit viscous stage: CG broke down (p.Ap = %g at iteration %d)", denom, it);
-    alpha = gamma / denom;
+  ef_stage_cg c;
+  ef_stage_cg_start(&c, s0, fs->s.viscous_rtol);
+  while (ef_stage_cg_running(&c, fs->s.viscous_max_iterations)) {
+    EF_CALL(ef_stage_cg_alpha(&c));
+    const double alpha = c.alpha, beta = c.beta;
     EF_OMP(omp parallel for schedule(static))
     for (int64_t i = 0; i < n; ++i)
-      for (int c = 0; c < 3; ++c) {
-        const int64_t k = 3 * i + c;
+      for (int c3 = 0; c3 < 3; ++c3) {
+        const int64_t k = 3 * i + c3;
         p[k] = u[k] + beta * p[k];
         sv[k] = w[k] + beta * sv[k];
         x[k] += alpha * p[k];
@@ -421,20 +417,11 @@ static int stage_solve(ef_fs_mpi *fs, double dscale, const double *rhs, double *
     double g[3];
     stage_sums(fs, part, g);
     EF_CALL(reduce(fs, g, 3, EF_COMM_SUM));
-    ++it;
-    EF_CHECK(isfinite(g[0]) && isfinite(g[1]) && isfinite(g[2]), EF_ERR_SOLVER,
-             "implicit viscous stage: non-finite value in the CG at iteration %d", it);
-    rnorm = sqrt(g[2]);
-    if (rnorm <= target) break;
-    beta = g[0] / gamma;
-    gamma = g[0];
-    delta = g[1];
+    int done;
+    EF_CALL(ef_stage_cg_next(&c, g, &done));
+    if (done) break;
   }
-  *its_out = it;
-  *res_out = rnorm / bnorm;
-  EF_CHECK(rnorm <= target, EF_ERR_SOLVER,
-           "implicit viscous stage: CG did not converge in %d iterations (scaled residual %.3e > %.3e)", it,
-           rnorm / bnorm, fs->s.viscous_rtol);
+  EF_CALL(ef_stage_cg_finish(&c, fs->s.viscous_rtol, its_out, res_out));
   return halo(fs, x, 3);
 }
 

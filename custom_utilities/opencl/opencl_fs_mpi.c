@@ -11,6 +11,7 @@
 #include "edgeflow/ef_error.h"
 #include "edgeflow/ef_util.h"
 #include "opencl_fs_mpi_view.h"
+#include "stage_cg.h"
 
 #define FSM_SOURCE "fs_mpi.cl"
 #define FSM_TAG 7300
@@ -201,6 +202,20 @@ static int fsm_partials_n(ef_cl_fs_mpi *m, size_t groups, double sums[2]) {
 
 static int fsm_partials(ef_cl_fs_mpi *m, double sums[2]) { return fsm_partials_n(m, m->groups, sums); }
 
+/* After the interior rows' launch (err its result) with the halo's read in flight: flush, so the interior
+ * product runs while the host waits for the read; on an error the read finishes before the error goes up. */
+static int fsm_interior_launched(ef_cl_fs_mpi *m, int err, cl_event read) {
+  if (!err) {
+    const cl_int st = clFlush(m->v.ctx->queue);
+    if (st != CL_SUCCESS) err = EF_ERROR(EF_ERR_OPENCL, "clFlush failed: %s (%d)", ef_cl_error_name(st), (int)st);
+  }
+  if (err && read) {
+    clWaitForEvents(1, &read);
+    clReleaseEvent(read);
+  }
+  return err;
+}
+
 /* The CG product w = H u on the owned rows with u's ghosts received first, and the partial sums of r.u and w.u
  * over this rank.  Without the overlap: the halo, then one kernel over the owned rows.  With it: the halo
  * started, the interior rows' product while it is in flight, the ghosts written, the boundary rows' product
@@ -220,17 +235,7 @@ static int fsm_product(ef_cl_fs_mpi *m, double sums[2]) {
   cl_event read = NULL;
   EF_CALL(fsm_halo_begin(m, m->u, 1, &read));
   int err = ni > 0 ? fsm_launch(m, m->k_spmv_rows, ni) : EF_SUCCESS;
-  if (!err) {
-    const cl_int st = clFlush(m->v.ctx->queue); /* the interior product runs while the host waits for the read */
-    if (st != CL_SUCCESS) err = EF_ERROR(EF_ERR_OPENCL, "clFlush failed: %s (%d)", ef_cl_error_name(st), (int)st);
-  }
-  if (err) { /* the read in flight finishes before the error goes up */
-    if (read) {
-      clWaitForEvents(1, &read);
-      clReleaseEvent(read);
-    }
-    return err;
-  }
+  EF_CALL(fsm_interior_launched(m, err, read));
   EF_CALL(fsm_halo_end(m, m->u, 1, read));
   if (nb > 0) {
     EF_CL_SET_ARGS(m->k_spmv_rows, EF_CL_ARG(nb), EF_CL_ARG(m->rows_boundary), EF_CL_ARG(g1), EF_CL_ARG(H->row_ptr),
@@ -565,17 +570,7 @@ static int fsm_visc_product(ef_cl_fs_mpi *m, double dscale, double sums[3]) {
   EF_CALL(fsm_halo_begin(m, v->cg_z, 3, &read));
   int err = ef_cl_fs_mpi_visc_product(m->fs, dscale, m->rows_interior, m->block_interior, v->cg_r, v->cg_z, v->cg_q,
                                       m->vpart, &groups);
-  if (!err) {
-    const cl_int st = clFlush(v->ctx->queue); /* the interior product runs while the host waits for the read */
-    if (st != CL_SUCCESS) err = EF_ERROR(EF_ERR_OPENCL, "clFlush failed: %s (%d)", ef_cl_error_name(st), (int)st);
-  }
-  if (err) { /* the read in flight finishes before the error goes up */
-    if (read) {
-      clWaitForEvents(1, &read);
-      clReleaseEvent(read);
-    }
-    return err;
-  }
+  EF_CALL(fsm_interior_launched(m, err, read));
   EF_CALL(fsm_halo_end(m, v->cg_z, 3, read));
   EF_CALL(ef_cl_fs_mpi_visc_product(m->fs, dscale, m->rows_boundary, m->block_boundary, v->cg_r, v->cg_z, v->cg_q,
                                     m->vpart, &groups));
@@ -602,37 +597,22 @@ static int fsm_visc_solve(ef_cl_fs_mpi *m, double dscale, int *its_out, double *
   s0[3] = start[0]; /* |P rhs|^2 */
   EF_CALL(fsm_visc_product(m, dscale, s0));
   EF_CALL(fsm_reduce(m, s0, 4, EF_COMM_SUM));
-  double gamma = s0[0], delta = s0[1], rnorm = sqrt(s0[2]), bnorm = sqrt(s0[3]);
-  if (bnorm == 0.0) bnorm = rnorm > 0.0 ? rnorm : 1.0;
-  const double target = rtol * bnorm;
-  int it = 0;
-  double alpha = 0.0, beta = 0.0;
-  while (rnorm > target && it < max_it) {
-    const double denom = it == 0 ? delta : delta - beta * gamma / alpha;
-    EF_CHECK(denom > 0.0 && isfinite(denom), EF_ERR_SOLVER,
-             "implicit viscous stage: CG broke down (p.Ap = %g at iteration %d)", denom, it);
-    alpha = gamma / denom;
-    EF_CL_SET_ARGS(m->k_visc_update, EF_CL_ARG(n), EF_CL_ARG(alpha), EF_CL_ARG(beta), EF_CL_ARG(v->cg_p),
+  ef_stage_cg c;
+  ef_stage_cg_start(&c, s0, rtol);
+  while (ef_stage_cg_running(&c, max_it)) {
+    EF_CALL(ef_stage_cg_alpha(&c));
+    EF_CL_SET_ARGS(m->k_visc_update, EF_CL_ARG(n), EF_CL_ARG(c.alpha), EF_CL_ARG(c.beta), EF_CL_ARG(v->cg_p),
                    EF_CL_ARG(m->vs), EF_CL_ARG(v->imex_u), EF_CL_ARG(v->cg_r), EF_CL_ARG(v->cg_z), EF_CL_ARG(v->cg_q),
                    EF_CL_ARG(v->vdiag));
     EF_CALL(fsm_launch(m, m->k_visc_update, n));
     double g[3];
     EF_CALL(fsm_visc_product(m, dscale, g));
     EF_CALL(fsm_reduce(m, g, 3, EF_COMM_SUM));
-    ++it;
-    EF_CHECK(isfinite(g[0]) && isfinite(g[1]) && isfinite(g[2]), EF_ERR_SOLVER,
-             "implicit viscous stage: non-finite value in the CG at iteration %d", it);
-    rnorm = sqrt(g[2]);
-    if (rnorm <= target) break;
-    beta = g[0] / gamma;
-    gamma = g[0];
-    delta = g[1];
+    int done;
+    EF_CALL(ef_stage_cg_next(&c, g, &done));
+    if (done) break;
   }
-  *its_out = it;
-  *res_out = rnorm / bnorm;
-  EF_CHECK(rnorm <= target, EF_ERR_SOLVER,
-           "implicit viscous stage: CG did not converge in %d iterations (scaled residual %.3e > %.3e)", it,
-           rnorm / bnorm, rtol);
+  EF_CALL(ef_stage_cg_finish(&c, rtol, its_out, res_out));
   return fsm_halo(m, v->imex_u, 3);
 }
 
