@@ -103,6 +103,53 @@ __kernel void amg_refresh(const int nc, __global const int *restrict crp, __glob
   if (I < nc) AMG_REFRESH_ROW(I, crp, ccol, cval, cdinv, mp, mem, frp, fcol, fval, agg);
 }
 
+/* Where each fine entry of the members of coarse row I lands in that row (issue 12: the refresh
+ * without a search).  off[j] is the place of the entry's coarse column in row I, below `direct`
+ * (at most AMG_OFF_DROP); AMG_OFF_DROP for a column outside every aggregate; AMG_OFF_SEARCH for a
+ * place from `direct` on (a byte holds 254 places), which amg_refresh_mapped finds by the search
+ * of AMG_REFRESH_ROW.  Written once per hierarchy, by that search. */
+#define AMG_OFF_DROP 254
+#define AMG_OFF_SEARCH 255
+__kernel void amg_refresh_offsets(const int nc, __global const int *restrict crp, __global const int *restrict ccol,
+                                  __global const int *restrict mp, __global const int *restrict mem,
+                                  __global const amg_rp_t *restrict frp, __global const int *restrict fcol,
+                                  __global const int *restrict agg, const int direct, __global uchar *restrict off) {
+  const int I = get_global_id(0);
+  if (I >= nc) return;
+  const long cb = crp[I], ce = crp[I + 1];
+  for (int m = mp[I]; m < mp[I + 1]; ++m) {
+    const int i = mem[m];
+    for (long j = frp[i]; j < frp[i + 1]; ++j) {
+      const int J = agg[fcol[j]];
+      const long k = J >= 0 ? ef_amg_find(cb, ce, ccol, J) : -1;
+      off[j] = (uchar)(k < 0 ? AMG_OFF_DROP : k - cb < direct ? k - cb : AMG_OFF_SEARCH);
+    }
+  }
+}
+
+/* amg_refresh with the positions of amg_refresh_offsets: the same sums in the same order (bit for
+ * bit the host's), one byte read per fine entry instead of its column, its aggregate and a search. */
+__kernel void amg_refresh_mapped(const int nc, __global const int *restrict crp, __global const int *restrict ccol,
+                                 __global double *restrict cval, __global double *restrict cdinv,
+                                 __global const int *restrict mp, __global const int *restrict mem,
+                                 __global const amg_rp_t *restrict frp, __global const int *restrict fcol,
+                                 __global const double *restrict fval, __global const int *restrict agg,
+                                 __global const uchar *restrict off) {
+  const int I = get_global_id(0);
+  if (I >= nc) return;
+  const long cb = crp[I], ce = crp[I + 1];
+  for (long k = cb; k < ce; ++k) cval[k] = 0.0;
+  for (int m = mp[I]; m < mp[I + 1]; ++m) {
+    const int i = mem[m];
+    for (long j = frp[i]; j < frp[i + 1]; ++j) {
+      const int o = off[j];
+      if (o < AMG_OFF_DROP) cval[cb + o] += fval[j];
+      else if (o == AMG_OFF_SEARCH) cval[ef_amg_find(cb, ce, ccol, agg[fcol[j]])] += fval[j];
+    }
+  }
+  cdinv[I] = ef_amg_row_l1_inverse(cb, ce, cval);
+}
+
 /* dinv_i = 1 / sum_j |a_ij|. */
 __kernel void amg_l1(const int n, __global const amg_rp_t *restrict rp, __global const double *restrict val,
                      __global double *restrict dinv) {

@@ -66,6 +66,9 @@ typedef struct {
                             two and down to the device's limit (0: the
                             device's, 1024 on GPUs and 256 elsewhere; tests under oclgrind use
                             fewer); the host ignores it */
+  int refresh_direct;    /* device: places of a coarse row that the refresh reads from a byte per
+                            fine entry (1..254; 0: 254); it searches the row for the others (tests
+                            use a few); the host ignores it */
 } ef_amg_settings;
 
 /* Defaults: 10 levels, coarse_enough 128, 3 passes, strength 0.25 (coarse levels 0), omega 4/3, alpha 1,

@@ -23,7 +23,7 @@ enum { PH_REFRESH, PH_SMOOTH, PH_RESTRICT, PH_POST, PH_KRYLOV, PH_COARSE, PH_COU
 
 typedef struct {
   cl_program program;
-  cl_kernel refresh, l1, down, smooth0, sweep, resid, restr, post, k_first, k_second, k_third, k_combine, dense_inv,
+  cl_kernel refresh, refresh_offsets, refresh_mapped, l1, down, smooth0, sweep, resid, restr, post, k_first, k_second, k_third, k_combine, dense_inv,
       solve, small_refresh, small_cycle, small_pcg;
 } amg_kernels;
 
@@ -32,6 +32,7 @@ typedef struct {
   cl_mem rp, col, val; /* level 0: the caller's */
   int owns_matrix;
   cl_mem dinv, agg, mp, mem;
+  cl_mem off; /* byte per entry: its place in its coarse row (amg_refresh_offsets), levels with a multi-group refresh */
   cl_mem r, x, t, v1, v2, w1, w2, q, part, part2;
   int voff[8]; /* small levels: offsets in dbuf of r, x, t, v1, v2, w1, w2, q */
 } amg_dlevel;
@@ -94,9 +95,10 @@ static int amg_buffer(ef_cl_context *ctx, size_t bytes, const void *host, cl_mem
 }
 
 static void amg_kernels_release(amg_kernels *k) {
-  cl_kernel *all[] = {&k->refresh,  &k->l1,      &k->down,      &k->smooth0,   &k->sweep,         &k->resid,
-                      &k->restr,    &k->post,    &k->k_first,   &k->k_second,  &k->k_third,       &k->k_combine,
-                      &k->dense_inv, &k->solve,  &k->small_refresh, &k->small_cycle, &k->small_pcg};
+  cl_kernel *all[] = {&k->refresh,   &k->refresh_offsets, &k->refresh_mapped, &k->l1,        &k->down,
+                      &k->smooth0,   &k->sweep,           &k->resid,          &k->restr,     &k->post,
+                      &k->k_first,   &k->k_second,        &k->k_third,        &k->k_combine, &k->dense_inv,
+                      &k->solve,     &k->small_refresh,   &k->small_cycle,    &k->small_pcg};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i)
     if (*all[i]) clReleaseKernel(*all[i]), *all[i] = NULL;
   if (k->program) clReleaseProgram(k->program);
@@ -113,7 +115,8 @@ static int amg_kernels_build(ef_cl_context *ctx, int wide, int small_wgs, amg_ke
   struct {
     const char *name;
     cl_kernel *kernel;
-  } list[] = {{"amg_refresh", &k->refresh},         {"amg_l1", &k->l1},
+  } list[] = {{"amg_refresh", &k->refresh},         {"amg_refresh_offsets", &k->refresh_offsets},
+              {"amg_refresh_mapped", &k->refresh_mapped}, {"amg_l1", &k->l1},
               {"amg_down", &k->down},               {"amg_smooth0", &k->smooth0},
               {"amg_sweep", &k->sweep},             {"amg_residual", &k->resid},
               {"amg_restrict", &k->restr},          {"amg_post", &k->post},
@@ -184,7 +187,7 @@ static int amg_slot_kernel(ef_cl_amg *a, cl_kernel proto, amg_slot **out) {
 
 static int amg_launch_args(ef_cl_amg *a, cl_kernel proto, size_t items, size_t local, int phase, const char *file,
                            int line, int count, const ef_cl_arg *args) {
-  amg_slot *slot;
+  amg_slot *slot = NULL;
   EF_CALL(amg_slot_kernel(a, proto, &slot));
   EF_CALL(ef_cl_bind_args_at(&slot->bound, slot->k, file, line, count, args));
   return amg_launch(a, slot->k, items, local, phase);
@@ -366,6 +369,38 @@ done:
 }
 
 /* Build (host), upload, refresh (device). */
+/* The entries' places in their coarse rows (amg_refresh_offsets), once per hierarchy, for every level
+ * whose coarse level is refreshed by the multi-group kernel: the refresh then reads a byte per entry
+ * instead of searching the coarse row for the entry's aggregate (6.6 of the 57 ms step of the
+ * level-3 cavity, H100).  The buffer starts as the drop marker, from the host (oclgrind does not see
+ * what clEnqueueFillBuffer writes); only the members' entries are written and read. */
+static int amg_offsets_level(ef_cl_amg *a, int l, const unsigned char *init) {
+  amg_dlevel *F = &a->lev[l], *C = &a->lev[l + 1];
+  const cl_int direct = a->h->s.refresh_direct > 0 ? a->h->s.refresh_direct : 254;
+  EF_CALL(amg_buffer(a->ctx, (size_t)(F->nnz > 0 ? F->nnz : 1), init, &F->off));
+  cl_kernel k = amg_k(a, l)->refresh_offsets;
+  EF_CL_SET_ARGS(k, EF_CL_ARG(C->n), EF_CL_ARG(C->rp), EF_CL_ARG(C->col), EF_CL_ARG(F->mp), EF_CL_ARG(F->mem),
+                 EF_CL_ARG(F->rp), EF_CL_ARG(F->col), EF_CL_ARG(F->agg), EF_CL_ARG(direct), EF_CL_ARG(F->off));
+  return amg_launch(a, k, (size_t)C->n, AMG_WGS, PH_REFRESH);
+}
+
+static int amg_offsets_create(ef_cl_amg *a) {
+  const ef_amg *h = a->h;
+  int64_t most = 0;
+  for (int l = 0; l + 1 < h->n_levels && l < a->first_small; ++l)
+    if (h->lev[l].nnz > most) most = h->lev[l].nnz;
+  if (most == 0) return EF_SUCCESS;
+  EF_CHECK(h->s.refresh_direct >= 0 && h->s.refresh_direct <= 254, EF_ERR_PARAMETER,
+           "AMG: refresh_direct %d is outside 0..254", h->s.refresh_direct);
+  unsigned char *init = malloc((size_t)most);
+  EF_CHECK(init, EF_ERR_MEMORY, "AMG: out of memory for the refresh offsets (%lld bytes)", (long long)most);
+  memset(init, 254, (size_t)most); /* amg.cl's AMG_OFF_DROP */
+  int err = EF_SUCCESS;
+  for (int l = 0; l + 1 < h->n_levels && l < a->first_small && !err; ++l) err = amg_offsets_level(a, l, init);
+  free(init); /* copied at each buffer's creation */
+  return err;
+}
+
 int ef_cl_amg_create(ef_cl_context *ctx, const ef_cl_csr *A, const ef_amg_matrix *host_A, int constant_null_space,
                      const ef_amg_settings *settings, ef_cl_amg **out) {
   return ef_cl_amg_create_from_maps(ctx, A, host_A, constant_null_space, settings, 0, NULL, out);
@@ -441,7 +476,8 @@ int ef_cl_amg_create_from_maps(ef_cl_context *ctx, const ef_cl_csr *A, const ef_
     EF_CALL_GOTO(amg_buffer(ctx, (size_t)D->groups * 3 * 8, NULL, &D->part2), fail);
   }
   EF_CALL_GOTO(amg_buffer(ctx, (size_t)(h->nc * h->nc) * 8, NULL, &a->W), fail);
-  EF_CALL_GOTO(amg_small_create(a), fail);
+  EF_CALL_GOTO(amg_small_create(a), fail); /* before the offsets: it makes the first small level's pattern */
+  EF_CALL_GOTO(amg_offsets_create(a), fail);
   if (a->first_small == 0) {
     EF_CALL_GOTO(amg_buffer(ctx, (size_t)h->lev[0].n * 5 * 8, NULL, &a->work), fail);
     EF_CALL_GOTO(amg_buffer(ctx, 8 * 8, NULL, &a->out), fail);
@@ -463,7 +499,7 @@ void ef_cl_amg_destroy(ef_cl_amg **amg) {
   for (int l = 0; l < 32; ++l) {
     amg_dlevel *D = &a->lev[l];
     if (D->owns_matrix) amg_release_mem(&D->rp), amg_release_mem(&D->col), amg_release_mem(&D->val);
-    cl_mem *m[] = {&D->dinv, &D->agg, &D->mp, &D->mem, &D->r,  &D->x,    &D->t,
+    cl_mem *m[] = {&D->dinv, &D->agg, &D->mp, &D->mem, &D->off, &D->r,  &D->x,    &D->t,
                    &D->v1,   &D->v2,  &D->w1, &D->w2,  &D->q,  &D->part, &D->part2};
     for (size_t i = 0; i < sizeof m / sizeof m[0]; ++i) amg_release_mem(m[i]);
   }
@@ -504,10 +540,10 @@ int ef_cl_amg_refresh(ef_cl_amg *a) {
   }
   for (int l = 0; l + 1 < nl && l < s; ++l) {
     amg_dlevel *F = &a->lev[l], *C = &a->lev[l + 1];
-    cl_kernel k = amg_k(a, l)->refresh;
+    cl_kernel k = amg_k(a, l)->refresh_mapped;
     AMG_LAUNCH(a, k, (size_t)C->n, AMG_WGS, PH_REFRESH, EF_CL_ARG(C->n), EF_CL_ARG(C->rp), EF_CL_ARG(C->col),
                EF_CL_ARG(C->val), EF_CL_ARG(C->dinv), EF_CL_ARG(F->mp), EF_CL_ARG(F->mem), EF_CL_ARG(F->rp),
-               EF_CL_ARG(F->col), EF_CL_ARG(F->val), EF_CL_ARG(F->agg));
+               EF_CL_ARG(F->col), EF_CL_ARG(F->val), EF_CL_ARG(F->agg), EF_CL_ARG(F->off));
   }
   if (s < nl) {
     const int l1_first = s == 0;
@@ -731,6 +767,7 @@ int ef_cl_amg_read_values(ef_cl_amg *a, int level, double *out) {
 void ef_cl_amg_memory(const ef_cl_amg *a, double *hierarchy_bytes, double *work_bytes) {
   double hb = 0.0, wb = 0.0;
   ef_amg_memory(a->h, &hb, NULL, &wb, NULL);
+  for (int l = 0; l + 1 < a->h->n_levels && l < a->first_small; ++l) hb += (double)a->h->lev[l].nnz; /* off */
   if (hierarchy_bytes) *hierarchy_bytes = hb;
   if (work_bytes) *work_bytes = wb;
 }

@@ -97,8 +97,13 @@ static int amg_dev_apply(void *data, const ef_vector *r, ef_vector *z) {
 
 static int amg_dev_view(void *data, ef_parameters report) {
   amg_dev_pc *p = data;
+  if (p->amg_mpi) return ef_amg_view_common(ef_cl_amg_mpi_host(p->amg_mpi), report);
   if (!p->amg) return EF_SUCCESS;
   EF_CALL(ef_amg_view_common(ef_cl_amg_host(p->amg), report));
+  double hier = 0.0, fine = 0.0; /* the device's hierarchy holds the refresh offsets besides the host's */
+  ef_amg_memory(ef_cl_amg_host(p->amg), NULL, &fine, NULL, NULL);
+  ef_cl_amg_memory(p->amg, &hier, NULL);
+  EF_CALL(ef_parameters_set_double(report, "hierarchy_memory_ratio", hier / fine));
   ef_cl_amg_timing t;
   EF_CALL(ef_cl_amg_timing_get(p->amg, &t));
   EF_CALL(ef_parameters_set_double(report, "setup_seconds", t.setup_seconds));
