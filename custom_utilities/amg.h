@@ -160,6 +160,14 @@ int ef_amg_refresh_host(ef_amg *h, const double *fine_val);
  * coarsest inverse from the coarse values in place, as the set-up leaves them). */
 int ef_amg_refresh_host_part(ef_amg *h, const double *fine_val, int coarse_values);
 
+/* Several ranks (h->distributed): the coarsest level's values (Lc->val, this rank's owned rows) gathered on
+ * every rank by one reduction and the same dense inverse computed everywhere (the end of the host refresh;
+ * the device one, opencl_amg_mpi.c, reads its coarsest values into Lc->val first); and the gathered coarsest
+ * solve: rc (the coarsest level's owned rows) gathered by one reduction of nc doubles, xc = W rc on the owned
+ * and ghost rows.  Collective. */
+int ef_amg_coarsest_ranks_refresh(ef_amg *h);
+int ef_amg_coarsest_ranks_solve(ef_amg *h, const double *rc, double *xc);
+
 /* z = M^-1 r: one cycle on the host (OpenMP, deterministic for any thread count). */
 int ef_amg_apply_host(ef_amg *h, const double *r, double *z);
 

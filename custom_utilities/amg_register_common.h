@@ -58,7 +58,7 @@ void ef_amgcl_destroy(void **data);
     .uses_preconditioner = 0, .create = ef_amgcl_create, .setup = ef_amgcl_setup, .solve = ef_amgcl_solve, \
     .view = ef_amgcl_view, .destroy = ef_amgcl_destroy, .save_state = ef_amgcl_save_state,                \
     .load_state = ef_amgcl_load_state,                                                                   \
-    .distributed = (memory_space) == EF_MEMORY_HOST /* the host inner solvers decide (several ranks) */   \
+    .distributed = 1 /* the inner solvers decide (several ranks; on the device with "amg") */            \
   }
 
 #endif

@@ -52,6 +52,11 @@ typedef struct {
   ef_cl_context *ctx;
   ef_cl_fs *fs;
   ef_cl_fs_mpi *fs_mpi; /* MPI: on a rank's piece (config.partition), the step runs here (opencl_fs_mpi.h) */
+  /* MPI with the device AMG (solver above, opencl_amg_mpi.h): H's owned rows as the solver's matrix and the
+   * global row of every local row. */
+  ef_cl_csr mpi_H;
+  ef_matrix mpi_A;
+  int64_t *mpi_global_row;
   double *scratch; /* n: pressure conversions */
   ef_variable *velocity_var, *pressure_var, *reaction_var;
   ef_divergence_bound divergence;
@@ -102,6 +107,7 @@ static void ef_opencl_destroy(void **p) {
   ef_cl_fs_mpi_destroy(&s->fs_mpi); /* MPI */
   ef_cl_fs_destroy(&s->fs);
   ef_linear_solver_destroy(&s->solver);
+  free(s->mpi_global_row);
   ef_cl_context_destroy(&s->ctx);
   ef_edge_data_free(&s->edges);
   ef_bc_arrays_free(&s->bc);
@@ -153,15 +159,27 @@ static int ef_opencl_read_device(ef_opencl_strategy *s, ef_parameters settings) 
   return EF_SUCCESS;
 }
 
+/* MPI: the pressure goes to the registry's device AMG (F)CG ("fcg" or "cg" with "amg", "amgcl"), not to the
+ * distributed step's Jacobi CG. */
+static int ef_opencl_mpi_amg(const ef_opencl_strategy *s) {
+  const char *solver, *pc;
+  if (ef_parameters_get_string(s->solver_settings, "solver_type", &solver) ||
+      ef_parameters_get_string(s->solver_settings, "preconditioner_type", &pc)) {
+    ef_error_clear();
+    return 0;
+  }
+  return !strcmp(solver, "amgcl") || ((!strcmp(solver, "fcg") || !strcmp(solver, "cg")) && !strcmp(pc, "amg"));
+}
+
 /* MPI: what runs across ranks (the rest is refused with its message, docs/mpi.md). */
 static int ef_opencl_check_mpi(const ef_opencl_strategy *s) {
   const char *solver, *pc;
   EF_CALL(ef_parameters_get_string(s->solver_settings, "solver_type", &solver));
   EF_CALL(ef_parameters_get_string(s->solver_settings, "preconditioner_type", &pc));
-  EF_CHECK(!strcmp(solver, "cg") && !strcmp(pc, "jacobi"), EF_ERR_UNSUPPORTED,
+  EF_CHECK((!strcmp(solver, "cg") && !strcmp(pc, "jacobi")) || ef_opencl_mpi_amg(s), EF_ERR_UNSUPPORTED,
            "opencl_edge_based on several ranks: linear_solver_settings asks for solver_type '%s' with "
-           "preconditioner_type '%s'; only \"cg\" with \"jacobi\" runs across ranks yet on this strategy; \"amg\" "
-           "(with \"cg\" or \"fcg\"), \"amgcl\" and \"petsc\" run across ranks on openmp_edge_based (docs/mpi.md)",
+           "preconditioner_type '%s'; on this strategy \"cg\" with \"jacobi\", \"fcg\" or \"cg\" with \"amg\" and "
+           "\"amgcl\" run across ranks; \"petsc\" runs across ranks on openmp_edge_based (docs/mpi.md)",
            solver, pc);
   EF_CHECK(!s->export_pressure_system || !s->export_pressure_system[0], EF_ERR_UNSUPPORTED,
            "opencl_edge_based on several ranks: export_pressure_system is not supported (docs/mpi.md)");
@@ -467,6 +485,66 @@ static int ef_opencl_create_solver(ef_opencl_strategy *s, double dt, char **spmv
   return EF_SUCCESS;
 }
 
+/* MPI: the pressure solve of the distributed step by the registry solver (ef_cl_fs_mpi_pressure_fn): its
+ * device AMG refreshed from H's new values, then the (F)CG on the owned rows. */
+static int ef_opencl_mpi_pressure(void *ctx, cl_mem b, cl_mem x, int null_space, int *iterations, double *residual) {
+  ef_opencl_strategy *s = ctx;
+  EF_CHECK(null_space == s->mpi_A.constant_null_space, EF_ERR_PARAMETER,
+           "opencl_edge_based on several ranks: the pressure's null space changed since the AMG solver was made (a "
+           "fixed pressure %s)", null_space ? "went away" : "appeared");
+  EF_CALL(ef_linear_solver_setup(s->solver, &s->mpi_A));
+  ef_vector bv = {EF_MEMORY_DEVICE, s->mpi_A.layout, NULL, (void *)b};
+  ef_vector xv = {EF_MEMORY_DEVICE, s->mpi_A.layout, NULL, (void *)x};
+  ef_solve_result r;
+  EF_CALL(ef_linear_solver_solve(s->solver, &bv, &xv, &r));
+  *iterations = r.iterations;
+  *residual = r.residual;
+  return EF_SUCCESS;
+}
+
+/* MPI: the registry solver of linear_solver_settings on H's owned rows (owned and ghost columns, global rows:
+ * each rank's owned rows one block in rank order, a ghost its owner's number), handed to the distributed step. */
+static int ef_opencl_mpi_solver(ef_opencl_strategy *s) {
+  const ef_partition *p = s->config.partition;
+  ef_comm comm = s->config.comm;
+  const int rank = ef_comm_rank(comm), size = ef_comm_size(comm);
+  const int64_t n = p->n_nodes, no = p->n_owned;
+  int64_t hn = 0;
+  const int64_t *rp = NULL;
+  const int32_t *col = NULL;
+  ef_cl_fs_matrix_structure(s->fs, &hn, NULL, &rp, &col);
+  EF_CHECK(hn == n && rp && col, EF_ERR_INTERNAL, "opencl_edge_based on several ranks: no host copy of H's pattern");
+  double *count = calloc((size_t)size, sizeof *count), *g = malloc((size_t)(n > 0 ? n : 1) * sizeof *g);
+  s->mpi_global_row = malloc((size_t)(n > 0 ? n : 1) * sizeof *s->mpi_global_row);
+  ef_halo halo = NULL;
+  int err = EF_SUCCESS;
+  EF_CHECK_GOTO(count && g && s->mpi_global_row, EF_ERR_MEMORY, done, "out of memory");
+  count[rank] = (double)no;
+  double fixed = s->bc.n_fixed_pressure > 0 ? 1.0 : 0.0; /* any rank: no null space */
+  EF_CALL_GOTO(ef_comm_allreduce(comm, count, size, EF_COMM_SUM), done);
+  EF_CALL_GOTO(ef_comm_allreduce(comm, &fixed, 1, EF_COMM_MAX), done);
+  int64_t first = 0;
+  for (int r = 0; r < rank; ++r) first += (int64_t)count[r];
+  for (int64_t i = 0; i < no; ++i) g[i] = (double)(first + i);
+  EF_CALL_GOTO(ef_halo_create(comm, p, 1, &halo), done);
+  EF_CALL_GOTO(ef_halo_exchange(halo, g, 1), done);
+  for (int64_t i = 0; i < n; ++i) s->mpi_global_row[i] = (int64_t)g[i];
+  s->mpi_H = *ef_cl_fs_pressure_matrix(s->fs);
+  s->mpi_H.n = no;
+  s->mpi_H.nnz = rp[no];
+  s->mpi_A = (ef_matrix){.memory = EF_MEMORY_DEVICE, .layout = {no, n - no, comm}, .nnz = rp[no],
+                         .constant_null_space = fixed == 0.0, .row_ptr = rp, .col = col,
+                         .global_row = s->mpi_global_row, .device = (void *)&s->mpi_H,
+                         .device_context = (void *)s->ctx};
+  EF_CALL_GOTO(ef_linear_solver_create(s->solver_settings, EF_MEMORY_DEVICE, &s->mpi_A, &s->solver), done);
+  ef_cl_fs_mpi_set_pressure_solver(s->fs_mpi, ef_opencl_mpi_pressure, s);
+done:
+  ef_halo_destroy(&halo);
+  free(count);
+  free(g);
+  return err;
+}
+
 /* Edge data, device, executor, one upload of everything, the pressure solver (a tuned device CG
  * by default) and the model part's hooks. */
 static int ef_opencl_initialize(void *data) {
@@ -512,7 +590,7 @@ static int ef_opencl_initialize(void *data) {
   ef_log_event_end(s->ev_buffers);
   ef_log_event_begin(s->ev_solver);
   char *spmv = NULL;
-  if (s->config.partition) { /* MPI: the distributed step and its device Jacobi CG, no registry solver */
+  if (s->config.partition) { /* MPI: the distributed step and its device Jacobi CG, or the device AMG's (F)CG */
     double tolerance;
     long max_iteration;
     EF_CALL(ef_parameters_get_double(s->solver_settings, "tolerance", &tolerance));
@@ -520,6 +598,7 @@ static int ef_opencl_initialize(void *data) {
     EF_CALL(ef_cl_fs_mpi_create(s->fs, s->config.comm, s->config.partition, tolerance, (int)max_iteration,
                                 s->mpi_overlap, &s->fs_mpi));
     ef_cl_fs_mpi_set_fixed_iterations(s->fs_mpi, (int)s->mpi_fixed_iterations);
+    if (ef_opencl_mpi_amg(s)) EF_CALL(ef_opencl_mpi_solver(s));
   } else {
     /* The solver (the CG's SpMV tuner) needs a real matrix: one from the initial state. */
     double dt;
@@ -745,15 +824,16 @@ static int ef_opencl_finalize(void *data) {
 /* Restarts: the device's kinematic pressure (the model part holds rho p), the counters, the
  * device solver's SpMV configuration in its section.  On a rank's piece (MPI) the same records over the
  * piece, ghosts included (current after every step: the step ends with their halos); the distributed step
- * keeps nothing else between steps (its CG starts from p_n, which stage 3 copies, with beta = 0), and it has
- * no registry solver, so no linear_solver section. */
+ * keeps nothing else between steps (its CG starts from p_n, which stage 3 copies, with beta = 0), and with its
+ * Jacobi CG it has no registry solver, so no linear_solver section (with the device AMG the solver's section: the
+ * owned rows' aggregate maps). */
 static int ef_opencl_save_state(void *data, ef_restart_writer *w) {
   ef_opencl_strategy *s = data;
   EF_CALL(ef_cl_fs_read(s->fs, NULL, s->scratch, NULL));
   EF_CALL(ef_fluid_save_state(w, s->mp->n_nodes, s->scratch, 0.0, s->steps, s->iterations));
   EF_CALL(ef_restart_write_double(w, "velocity_scale", s->divergence.scale));
   EF_CALL(ef_restart_write_double(w, "dt_previous", s->dt_settings.dt_previous));
-  if (!s->solver) return EF_SUCCESS; /* MPI: the distributed CG (opencl_fs_mpi.c) */
+  if (!s->solver) return EF_SUCCESS; /* MPI with the distributed Jacobi CG (opencl_fs_mpi.c) */
   EF_CALL(ef_restart_writer_section(w, "linear_solver"));
   return ef_linear_solver_save_state(s->solver, w);
 }

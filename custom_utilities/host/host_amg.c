@@ -124,12 +124,9 @@ int ef_amg_refresh_host_part(ef_amg *h, const double *fine_val, int coarse_value
   }
   const ef_amg_level *Lc = &h->lev[h->n_levels - 1];
   if (h->distributed) { /* several ranks: the coarsest values gathered (amg.c), the same inverse on every rank */
-    const int64_t first = ef_host_dist_first_row(Lc->halo), nnz = h->g_rp[h->nc];
-    const int64_t b = h->g_rp[first], e = h->g_rp[first + Lc->n];
-    for (int64_t k = 0; k < nnz; ++k) h->g_val[k] = 0.0;
-    for (int64_t k = b; k < e; ++k) h->g_val[k] = Lc->val[k - b];
-    EF_CALL(ef_host_dist_sum(Lc->halo, h->g_val, (int)nnz));
-    ef_amg_dense_fill(h->nc, h->g_rp, h->g_col, h->g_val, h->constant_null_space, h->coarse_inv);
+    EF_CALL(ef_amg_coarsest_ranks_refresh(h));
+    h->refresh_seconds = ef_wtime() - t0;
+    return EF_SUCCESS;
   } else if (h->n_levels == 1) { /* a one-level "hierarchy": int64 offsets; copy them to int32 */
     int32_t *rp = malloc((size_t)(Lc->n + 1) * sizeof *rp);
     EF_CHECK(rp, EF_ERR_MEMORY, "AMG: out of memory");
@@ -142,6 +139,38 @@ int ef_amg_refresh_host_part(ef_amg *h, const double *fine_val, int coarse_value
   EF_CALL(ef_amg_dense_invert(h->nc, h->coarse_inv));
   h->refresh_seconds = ef_wtime() - t0;
   return EF_SUCCESS;
+}
+
+/* Several ranks: the coarsest level's values (its owned rows' Lc->val) gathered on every rank by one
+ * reduction of a zero-padded array, then the same dense inverse everywhere (amg.h). */
+int ef_amg_coarsest_ranks_refresh(ef_amg *h) {
+  EF_CHECK(h && h->distributed, EF_ERR_PARAMETER, "ef_amg_coarsest_ranks_refresh: not a hierarchy of several ranks");
+  const ef_amg_level *Lc = &h->lev[h->n_levels - 1];
+  const int64_t first = ef_host_dist_first_row(Lc->halo), nnz = h->g_rp[h->nc];
+  const int64_t b = h->g_rp[first], e = h->g_rp[first + Lc->n];
+  for (int64_t k = 0; k < nnz; ++k) h->g_val[k] = 0.0;
+  for (int64_t k = b; k < e; ++k) h->g_val[k] = Lc->val[k - b];
+  EF_CALL(ef_host_dist_sum(Lc->halo, h->g_val, (int)nnz));
+  ef_amg_dense_fill(h->nc, h->g_rp, h->g_col, h->g_val, h->constant_null_space, h->coarse_inv);
+  return ef_amg_dense_invert(h->nc, h->coarse_inv);
+}
+
+/* Several ranks: the gathered coarsest solve, every rank its owned and ghost rows of W r (amg.h). */
+int ef_amg_coarsest_ranks_solve(ef_amg *h, const double *rc, double *xc) {
+  const ef_amg_level *C = &h->lev[h->n_levels - 1];
+  const int64_t n = C->n, first = ef_host_dist_first_row(C->halo), ng = h->nc;
+  const double *W = h->coarse_inv;
+  for (int64_t j = 0; j < ng; ++j) h->g_r[j] = 0.0;
+  for (int64_t i = 0; i < n; ++i) h->g_r[first + i] = rc[i];
+  const int err = ef_host_dist_sum(C->halo, h->g_r, (int)ng);
+  EF_OMP(omp parallel for schedule(static) if (AMG_PARALLEL(n * ng / 16)))
+  for (int64_t i = 0; i < n + C->n_ghost; ++i) {
+    const int64_t gi = i < n ? first + i : C->ghost_global[i - n];
+    double s = 0.0;
+    for (int64_t j = 0; j < ng; ++j) s += W[j * ng + gi] * h->g_r[j];
+    xc[i] = s;
+  }
+  return err;
 }
 
 /* x = (sweep of level L) from x_in: x_out = x_in + omega D^-1 (r - A x_in). */
@@ -162,19 +191,8 @@ static void amg_correction(ef_amg *h, int c, const double *rc, double *xc) {
   ef_amg_level *C = &h->lev[c];
   const int64_t n = C->n;
   if (c == h->n_levels - 1 && h->distributed) { /* gathered: every rank its owned and ghost rows of W r */
-    const int64_t first = ef_host_dist_first_row(C->halo), ng = h->nc;
-    const double *W = h->coarse_inv;
-    for (int64_t j = 0; j < ng; ++j) h->g_r[j] = 0.0;
-    for (int64_t i = 0; i < n; ++i) h->g_r[first + i] = rc[i];
-    const int err = ef_host_dist_sum(C->halo, h->g_r, (int)ng);
+    const int err = ef_amg_coarsest_ranks_solve(h, rc, xc);
     if (err && !h->err) h->err = err;
-    EF_OMP(omp parallel for schedule(static) if (AMG_PARALLEL(n * ng / 16)))
-    for (int64_t i = 0; i < n + C->n_ghost; ++i) {
-      const int64_t gi = i < n ? first + i : C->ghost_global[i - n];
-      double s = 0.0;
-      for (int64_t j = 0; j < ng; ++j) s += W[j * ng + gi] * h->g_r[j];
-      xc[i] = s;
-    }
     return;
   }
   if (c == h->n_levels - 1) {

@@ -201,3 +201,14 @@ int64_t ef_host_dist_global_rows(const ef_host_dist *d) { return d ? d->n_global
 int64_t ef_host_dist_first_row(const ef_host_dist *d) { return d ? d->first : 0; }
 int64_t ef_host_dist_ghost_rows(const ef_host_dist *d) { return d ? d->n_ghost : 0; }
 ef_comm ef_host_dist_comm(const ef_host_dist *d) { return d ? d->comm : NULL; }
+
+void ef_host_dist_plan(const ef_host_dist *d, int *n_peers, const int **peers, const int64_t **send_count,
+                       const int64_t **send_idx, const int64_t **recv_count, const int64_t **recv_idx, int *tag) {
+  *n_peers = d ? d->n_peers : 0;
+  *peers = d ? d->peers : NULL;
+  *send_count = d ? d->send_count : NULL;
+  *send_idx = d ? d->send_idx : NULL;
+  *recv_count = d ? d->recv_count : NULL;
+  *recv_idx = d ? d->recv_idx : NULL;
+  *tag = d ? d->tag : 0;
+}

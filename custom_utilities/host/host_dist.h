@@ -44,6 +44,12 @@ int64_t ef_host_dist_first_row(const ef_host_dist *d);
 /* Ghost rows (0 for NULL). */
 int64_t ef_host_dist_ghost_rows(const ef_host_dist *d);
 ef_comm ef_host_dist_comm(const ef_host_dist *d);
+/* The exchange's plan, for callers that move the values themselves (the device halo of
+ * opencl/opencl_amg_mpi.c): the peers (ascending), per peer how many rows are sent and received,
+ * the owned rows sent (send_idx, peer by peer, send_count[k] each) and the local rows received
+ * (recv_idx, peer by peer), and the message tag.  The arrays belong to d. */
+void ef_host_dist_plan(const ef_host_dist *d, int *n_peers, const int **peers, const int64_t **send_count,
+                       const int64_t **send_idx, const int64_t **recv_count, const int64_t **recv_idx, int *tag);
 
 #ifdef __cplusplus
 }

@@ -11,7 +11,9 @@
 #include "amg_register_common.h"
 #include "edgeflow/ef_error.h"
 #include "edgeflow/ef_registry.h"
+#include "edgeflow/ef_comm.h"
 #include "opencl_amg.h"
+#include "opencl_amg_mpi.h"
 #include "opencl_pcg.h"
 #include "opencl_solvers.h"
 
@@ -19,6 +21,7 @@ typedef struct {
   ef_amg_settings s;
   ef_amg_saved saved;
   ef_cl_amg *amg;
+  ef_cl_amg_mpi *amg_mpi; /* several ranks (opencl_amg_mpi.h): the hierarchy across ranks instead */
   const ef_cl_csr *A;
 } amg_dev_pc;
 
@@ -30,7 +33,7 @@ static int amg_pc_save_state(ef_preconditioner *pc, ef_restart_writer *w) {
   const ef_preconditioner_ops *ops = ef_preconditioner_get_ops(pc);
   if (ops == &ef_cl_amg_ops) {
     const amg_dev_pc *p = ef_preconditioner_data(pc);
-    return ef_amg_save_maps(p->amg ? ef_cl_amg_host(p->amg) : NULL, w);
+    return ef_amg_save_maps(p->amg ? ef_cl_amg_host(p->amg) : p->amg_mpi ? ef_cl_amg_mpi_host(p->amg_mpi) : NULL, w);
   }
   return EF_SUCCESS;
 }
@@ -40,7 +43,7 @@ static int amg_pc_load_state(ef_preconditioner *pc, ef_restart_reader *r) {
   if (ops == &ef_cl_amg_ops) {
     amg_dev_pc *p = ef_preconditioner_data(pc);
     EF_CALL(ef_amg_load_maps(r, &p->saved));
-    if (p->saved.n_maps >= 0) ef_cl_amg_destroy(&p->amg);
+    if (p->saved.n_maps >= 0) ef_cl_amg_destroy(&p->amg), ef_cl_amg_mpi_destroy(&p->amg_mpi);
   }
   return EF_SUCCESS;
 }
@@ -70,12 +73,23 @@ static int amg_dev_setup(void *data, const ef_matrix *A) {
   amg_dev_pc *p = data;
   const ef_cl_csr *H = ef_cl_matrix_csr(A);
   EF_CHECK(H, EF_ERR_PARAMETER, "amg (device): needs a device matrix");
-  if (p->amg) {
+  if (p->amg || p->amg_mpi) {
     EF_CHECK(H->values == p->A->values && H->n == p->A->n, EF_ERR_PARAMETER,
              "amg (device): not the device matrix it was built for");
-    return ef_cl_amg_refresh(p->amg);
+    return p->amg ? ef_cl_amg_refresh(p->amg) : ef_cl_amg_mpi_refresh(p->amg_mpi);
   }
   p->A = H; /* the caller's handle; its buffers stay alive and keep their pattern */
+  if (ef_comm_size(A->layout.comm) > 1) { /* several ranks: the host pattern of the owned rows is the caller's */
+    EF_CHECK(A->row_ptr && A->col && A->global_row, EF_ERR_PARAMETER,
+             "amg (device) across ranks: needs the owned rows' pattern on the host and the global rows");
+    const ef_amg_matrix M = {A->layout.n_owned, A->nnz, A->row_ptr, A->col, A->values, A->constant_null_space};
+    const ef_amg_ranks ranks = {A->layout.n_ghost, A->global_row, A->layout.comm};
+    const int n_maps = p->saved.n_maps;
+    int err = ef_cl_amg_mpi_create(ef_cl_matrix_context(A), H, &M, &ranks, &p->s, n_maps >= 0 ? n_maps : 0,
+                                   n_maps >= 0 ? p->saved.maps : NULL, &p->amg_mpi);
+    ef_amg_saved_free(&p->saved);
+    return err;
+  }
   const ef_amg_matrix *host = NULL;
   ef_amg_matrix M;
   if (A->row_ptr && A->col && A->values) {
@@ -91,7 +105,8 @@ static int amg_dev_setup(void *data, const ef_matrix *A) {
 
 static int amg_dev_apply(void *data, const ef_vector *r, ef_vector *z) {
   amg_dev_pc *p = data;
-  EF_CHECK(p->amg, EF_ERR_PARAMETER, "amg (device): apply before setup");
+  EF_CHECK(p->amg || p->amg_mpi, EF_ERR_PARAMETER, "amg (device): apply before setup");
+  if (p->amg_mpi) return ef_cl_amg_mpi_apply(p->amg_mpi, ef_cl_vector_mem(r), ef_cl_vector_mem(z));
   return ef_cl_amg_apply(p->amg, ef_cl_vector_mem(r), ef_cl_vector_mem(z));
 }
 
@@ -115,6 +130,7 @@ static void amg_dev_destroy(void **data) {
   if (!data || !*data) return;
   amg_dev_pc *p = *data;
   ef_cl_amg_destroy(&p->amg);
+  ef_cl_amg_mpi_destroy(&p->amg_mpi);
   ef_amg_saved_free(&p->saved);
   free(p);
   *data = NULL;
@@ -139,14 +155,36 @@ const ef_preconditioner_ops ef_cl_amg_ops = {
 typedef struct {
   ef_preconditioner *pc;
   ef_cl_pcg *pcg;
+  ef_cl_pcg_mpi *mpi; /* several ranks (opencl_amg_mpi.h) instead of pcg */
+  ef_host_dist *dist; /* its rows over the ranks */
   int64_t n;
+  ef_layout layout;
   int flexible;
 } fcg_dev;
 
 static int fcg_dev_precond(void *ctx, cl_mem r, cl_mem z) {
   fcg_dev *f = ctx;
   ef_vector rv = ef_cl_vector_wrap(r, f->n), zv = ef_cl_vector_wrap(z, f->n);
+  rv.layout = zv.layout = f->layout;
   return ef_preconditioner_apply(f->pc, &rv, &zv);
+}
+
+/* Several ranks: the (F)CG of opencl_amg_mpi.h, with the device "amg" only (the one preconditioner that runs
+ * across ranks on the device). */
+static int fcg_dev_create_ranks(const ef_linear_solver_common *common, const ef_matrix *A, ef_preconditioner *pc,
+                                fcg_dev *f) {
+  EF_CHECK(ef_preconditioner_get_ops(pc) == &ef_cl_amg_ops, EF_ERR_UNSUPPORTED,
+           "device %s across ranks: preconditioner_type '%s' does not run across ranks on the device (\"amg\" does)",
+           f->flexible ? "fcg" : "cg", common->preconditioner_type);
+  EF_CALL(ef_host_dist_from_matrix(A, 7400, &f->dist));
+  ef_cl_pcg_settings s;
+  ef_cl_pcg_settings_default(&s);
+  s.rtol = common->tolerance;
+  s.max_iterations = common->max_iteration;
+  s.flexible = f->flexible;
+  s.null_space = A->constant_null_space;
+  return ef_cl_pcg_mpi_create(ef_cl_matrix_context(A), ef_cl_matrix_csr(A), f->dist, A->layout.n_ghost,
+                              ef_host_dist_global_rows(f->dist), &s, fcg_dev_precond, f, &f->mpi);
 }
 
 int ef_cl_pcg_solver_create(const ef_linear_solver_common *common, const ef_matrix *A, ef_preconditioner *pc,
@@ -158,8 +196,20 @@ int ef_cl_pcg_solver_create(const ef_linear_solver_common *common, const ef_matr
   fcg_dev *f = calloc(1, sizeof *f);
   EF_CHECK(f, EF_ERR_MEMORY, "out of memory");
   f->pc = pc;
-  f->n = H->n;
+  f->n = A->layout.n_owned + A->layout.n_ghost;
+  f->layout = A->layout;
   f->flexible = flexible;
+  if (ef_comm_size(A->layout.comm) > 1) {
+    int err = fcg_dev_create_ranks(common, A, pc, f);
+    if (err) {
+      ef_cl_pcg_mpi_destroy(&f->mpi);
+      ef_host_dist_destroy(&f->dist);
+      free(f);
+      return err;
+    }
+    *out = f;
+    return EF_SUCCESS;
+  }
   ef_cl_pcg_settings s;
   ef_cl_pcg_settings_default(&s);
   s.rtol = common->tolerance;
@@ -192,8 +242,10 @@ static ef_cl_amg *fcg_dev_whole_amg(ef_preconditioner *pc) {
 int ef_cl_pcg_solver_solve(void *data, const ef_vector *b, ef_vector *x, ef_solve_result *res) {
   fcg_dev *f = data;
   ef_cl_pcg_result r;
-  ef_cl_amg *whole = fcg_dev_whole_amg(f->pc);
-  if (whole) { /* the same iteration in one launch: no launch or host round trip per iteration */
+  ef_cl_amg *whole = f->mpi ? NULL : fcg_dev_whole_amg(f->pc);
+  if (f->mpi) {
+    EF_CALL(ef_cl_pcg_mpi_solve(f->mpi, ef_cl_vector_mem(b), ef_cl_vector_mem(x), &r));
+  } else if (whole) { /* the same iteration in one launch: no launch or host round trip per iteration */
     ef_cl_pcg_settings s;
     EF_CALL(ef_cl_pcg_get_settings(f->pcg, &s));
     EF_CALL(ef_cl_amg_solve(whole, &s, ef_cl_vector_mem(b), ef_cl_vector_mem(x), &r));
@@ -220,6 +272,8 @@ void ef_cl_pcg_solver_destroy(void **data) {
   if (!data || !*data) return;
   fcg_dev *f = *data;
   ef_cl_pcg_destroy(&f->pcg);
+  ef_cl_pcg_mpi_destroy(&f->mpi);
+  ef_host_dist_destroy(&f->dist);
   free(f);
   *data = NULL;
 }
@@ -236,6 +290,7 @@ const ef_linear_solver_ops ef_cl_fcg_ops = {
     .destroy = ef_cl_pcg_solver_destroy,
     .save_state = ef_cl_pcg_solver_save_state,
     .load_state = ef_cl_pcg_solver_load_state,
+    .distributed = 1, /* several ranks with the device "amg" (opencl_amg_mpi.h) */
 };
 
 const ef_linear_solver_ops ef_cl_amgcl_ops =

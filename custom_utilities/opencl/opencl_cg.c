@@ -6,6 +6,7 @@
 #include "opencl_solvers.h"
 #include "amg_register.h"
 
+#include "edgeflow/ef_comm.h"
 #include "edgeflow/ef_linear_solver.h"
 #include "edgeflow/ef_util.h"
 
@@ -582,7 +583,10 @@ static int ef_cl_cg_ops_create(ef_parameters settings, const ef_linear_solver_co
   EF_CHECK(o, EF_ERR_MEMORY, "out of memory");
   int err = EF_SUCCESS;
   if (pc) {
-    err = ef_cl_pcg_solver_create(common, M, pc, 0, &o->pcg);
+    err = ef_cl_pcg_solver_create(common, M, pc, 0, &o->pcg); /* several ranks: with "amg" (opencl_amg_mpi.h) */
+  } else if (ef_comm_size(M->layout.comm) > 1) {
+    err = EF_ERROR(EF_ERR_UNSUPPORTED, "device cg with \"jacobi\" does not run across ranks through the registry "
+                   "(the OpenCL strategy's distributed step has its own Jacobi CG; docs/mpi.md)");
   } else {
     ef_cl_cg_settings s;
     err = ef_cl_cg_read_settings(settings, common, ctx, &s);
@@ -697,4 +701,5 @@ const ef_linear_solver_ops ef_cl_cg_ops = {
     .destroy = ef_cl_cg_ops_destroy,
     .save_state = ef_cl_cg_ops_save_state,
     .load_state = ef_cl_cg_ops_load_state,
+    .distributed = 1, /* several ranks with the device "amg" only (the create refuses "jacobi") */
 };

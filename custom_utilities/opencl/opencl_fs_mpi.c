@@ -51,6 +51,8 @@ struct ef_cl_fs_mpi_s {
   double *h_vpart;
   int v_iterations, v_max_iterations;
   double v_residual, v_seconds;
+  ef_cl_fs_mpi_pressure_fn psolve; /* a pressure solver set by the caller (the device AMG's (F)CG), else fsm_cg */
+  void *psolve_ctx;
 };
 
 /* ---------------------------------------------------------------------------
@@ -481,6 +483,10 @@ int ef_cl_fs_mpi_compute_dt(ef_cl_fs_mpi *m, const ef_fs_dt_settings *s, double 
   return EF_SUCCESS;
 }
 
+void ef_cl_fs_mpi_set_pressure_solver(ef_cl_fs_mpi *m, ef_cl_fs_mpi_pressure_fn psolve, void *ctx) {
+  if (m) m->psolve = psolve, m->psolve_ctx = ctx;
+}
+
 /* ---------------------------------------------------------------------------
  * The pressure CG (fractional_step_mpi.c's pressure_cg on the device). */
 
@@ -765,7 +771,12 @@ int ef_cl_fs_mpi_step(ef_cl_fs_mpi *m, double t, double dt, ef_cl_fs_stats *stat
   const double ts = ef_wtime();
   int iterations = 0;
   double residual = 0.0;
-  EF_CALL(fsm_cg(m, v->f, pnew, &iterations, &residual));
+  if (m->psolve) { /* the caller's solver (owned rows), then the pressure's ghosts as after fsm_cg */
+    EF_CALL(m->psolve(m->psolve_ctx, v->f, pnew, nullspace, &iterations, &residual));
+    EF_CALL(fsm_halo(m, pnew, 1));
+  } else {
+    EF_CALL(fsm_cg(m, v->f, pnew, &iterations, &residual));
+  }
   st.seconds_solve = ef_wtime() - ts;
   st.seconds_step2 = ef_wtime() - t2;
 
