@@ -149,6 +149,19 @@ if(EF_HAVE_MPI)
       ef_add_mpi_run(mpi_run_${ef_case}_np${ef_np} ${ef_np} ${ef_case})
       set_property(TEST mpi_run_${ef_case}_np${ef_np} APPEND PROPERTY ENVIRONMENT "POCL_MAX_PTHREAD_COUNT=1")
     endforeach()
+    # The device AMG across ranks (opencl_amg_mpi.c: the hierarchy of the host set-up across ranks on the device,
+    # every level's halo, the coarsest level gathered; docs/mpi.md): FCG + AMG on the closed 2D cavity (constant
+    # null space) and the 3D cavity on 2 and 3 ranks, CG + AMG (the V-cycle) on the 3D cavity on 2 ranks, 10 steps at
+    # 1e-12 against the one-process device FCG / CG + AMG: velocity and pressure to 1e-8, total iterations <= 1.3 x.
+    foreach(case_np cavity2d_opencl_amg:2 cavity2d_opencl_amg:3 cavity3d_opencl_amg:2 cavity3d_opencl_amg:3
+            cavity3d_opencl_cg_amg:2)
+      string(REPLACE ":" ";" case_np ${case_np})
+      list(GET case_np 0 ef_case)
+      list(GET case_np 1 ef_np)
+      ef_add_mpi_run(mpi_run_${ef_case}_np${ef_np} ${ef_np} ${ef_case})
+      set_property(TEST mpi_run_${ef_case}_np${ef_np} APPEND PROPERTY ENVIRONMENT
+                   "POCL_MAX_PTHREAD_COUNT=1;EF_TEST_MPI_ITERATION_DIFFERENCE=-1;EF_TEST_MPI_ITERATION_RATIO=1.3")
+    endforeach()
     # The CG product's halo overlapped with the interior rows (device.mpi_overlap, the default) against the
     # exchange first (false), both on 3 ranks: 1e-8 and CG iterations within 2 (the dot products' order differs).
     add_test(NAME mpi_overlap_cavity3d_opencl_np3
@@ -179,12 +192,7 @@ if(EF_HAVE_MPI)
              COMMAND ${CMAKE_COMMAND} "-DCOMMAND=${EF_MPIRUN};${MPIEXEC_NUMPROC_FLAG};2;$<TARGET_FILE:edgeflow>;run;${CMAKE_CURRENT_SOURCE_DIR}/data/mpi/cavity2d_bicgstab.json;--solver-type;opencl_edge_based;--quiet;--overwrite;--output;${CMAKE_CURRENT_BINARY_DIR}/mpi_unsupported_opencl_solver"
                      "-DEXPECT=rank [01] of 2: error .EF_ERR_UNSUPPORTED.: .*opencl_edge_based on several ranks: linear_solver_settings asks for solver_type .bicgstab."
                      -DSECONDS=60 -P ${CMAKE_SOURCE_DIR}/cmake/expect_failure.cmake)
-    # FCG + AMG asked of the OpenCL strategy on several ranks: refused, naming the keys and the OpenMP strategy.
-    add_test(NAME mpi_unsupported_opencl_amg_np2
-             COMMAND ${CMAKE_COMMAND} "-DCOMMAND=${EF_MPIRUN};${MPIEXEC_NUMPROC_FLAG};2;$<TARGET_FILE:edgeflow>;run;${CMAKE_CURRENT_SOURCE_DIR}/data/mpi/cavity2d_amg.json;--solver-type;opencl_edge_based;--quiet;--overwrite;--output;${CMAKE_CURRENT_BINARY_DIR}/mpi_unsupported_opencl_amg"
-                     "-DEXPECT=rank [01] of 2: error .EF_ERR_UNSUPPORTED.: .*solver_type .fcg. with preconditioner_type .amg.*run across ranks on openmp_edge_based"
-                     -DSECONDS=60 -P ${CMAKE_SOURCE_DIR}/cmake/expect_failure.cmake)
-    set_tests_properties(mpi_unsupported_opencl_implicit_correction_np2 mpi_unsupported_opencl_solver_np2 mpi_unsupported_opencl_amg_np2 PROPERTIES LABELS "mpi"
+    set_tests_properties(mpi_unsupported_opencl_implicit_correction_np2 mpi_unsupported_opencl_solver_np2 PROPERTIES LABELS "mpi"
                          TIMEOUT 90 PROCESSORS 2 ENVIRONMENT "${EF_MPI_ENV};POCL_MAX_PTHREAD_COUNT=1")
   endif()
   # problem_data.max_wall_time (2 s) on 3 ranks: the ranks' clocks differ, one reduction per step stops them
@@ -257,6 +265,15 @@ if(EF_HAVE_MPI)
                            PASS_REGULAR_EXPRESSION "mpi_restart_check: PASSED" FAIL_REGULAR_EXPRESSION "FAILED"
                            ENVIRONMENT "${EF_MPI_ENV};OMPI_MCA_mpi_yield_when_idle=1;POCL_MAX_PTHREAD_COUNT=1")
     endforeach()
+    # The identity with the device AMG across ranks (FCG + AMG, the 3D cavity on 2 ranks): the owned rows' aggregate
+    # maps in each piece, the device hierarchy rebuilt from them after the restart.
+    add_test(NAME mpi_restart_identity_opencl_amg_np2
+             COMMAND ${EF_SYSTEM_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/mpi_restart_check.py $<TARGET_FILE:edgeflow>
+                     ${CMAKE_CURRENT_SOURCE_DIR}/data/mpi/cavity3d_opencl_amg.json identity 2
+                     ${CMAKE_CURRENT_BINARY_DIR}/mpi_restart_identity_opencl_amg_np2 -- ${EF_MPIRUN})
+    set_tests_properties(mpi_restart_identity_opencl_amg_np2 PROPERTIES LABELS "mpi" TIMEOUT 180 PROCESSORS 2
+                         PASS_REGULAR_EXPRESSION "mpi_restart_check: PASSED" FAIL_REGULAR_EXPRESSION "FAILED"
+                         ENVIRONMENT "${EF_MPI_ENV};OMPI_MCA_mpi_yield_when_idle=1;POCL_MAX_PTHREAD_COUNT=1")
   endif()
   # The same identity with viscous_time_integration "implicit" (the time step's growth limit continues from the
   # restart's dt_previous) on the slip walls of the 3D cavity on 3 ranks, density 1.2 as the OpenCL ones.
