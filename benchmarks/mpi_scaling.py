@@ -106,8 +106,9 @@ def write_box_msh(path, nx, ny, nz, lx, ly, lz):
     return len(nodes), len(tets)
 
 
-def case_json(mesh, levels, ranks, tolerance, max_iteration, fixed, overlap):
-    """The cavity's case file on mesh: no output, the device chosen by the environment."""
+def case_json(mesh, levels, ranks, tolerance, max_iteration, fixed, overlap, solver=None):
+    """The cavity's case file on mesh: no output, the device chosen by the environment; solver: keys merged into
+    linear_solver_settings (--linear-solver)."""
     with open(os.path.join(CAVITY, "ProjectParameters.json")) as f:
         case = json.load(f)
     case["problem_data"]["parallel_type"] = "MPI" if ranks > 1 else "OpenMP"
@@ -118,6 +119,7 @@ def case_json(mesh, levels, ranks, tolerance, max_iteration, fixed, overlap):
     s["model_import_settings"]["refinement_levels"] = levels
     s["linear_solver_settings"] = {"solver_type": "cg", "preconditioner_type": "jacobi", "tolerance": tolerance,
                                    "max_iteration": max_iteration}
+    s["linear_solver_settings"].update(solver or {})
     s["device"] = {"mpi_overlap": overlap, "mpi_fixed_cg_iterations": fixed if ranks > 1 else 0}
     case["output_processes"] = {}
     return case
@@ -218,6 +220,12 @@ def main():
     ap.add_argument("--weak-levels", type=int, default=2, help="refinement levels of the box")
     ap.add_argument("--steps", type=int, default=5)
     ap.add_argument("--tolerance", type=float, default=1e-6, help="pressure CG tolerance")
+    ap.add_argument("--linear-solver", default="",
+                    help="strong scaling: JSON merged into linear_solver_settings, e.g. "
+                         "'{\"solver_type\": \"fcg\", \"preconditioner_type\": \"amg\"}' (the device AMG across "
+                         "ranks; its iteration counts may differ by rank count, so compare the time per step); the run "
+                         "names get --tag")
+    ap.add_argument("--tag", default="", help="suffix of the run names (with --linear-solver)")
     ap.add_argument("--max-iteration", type=int, default=20000)
     ap.add_argument("--fixed-iterations", type=int, default=200, help="weak scaling: CG iterations per solve, P > 1")
     ap.add_argument("--overlap", choices=("on", "off", "both"), default="on", help="device.mpi_overlap on P > 1")
@@ -239,6 +247,7 @@ def main():
         ap.error("no %s/bin/edgeflow" % args.build)
     os.makedirs(args.workdir, exist_ok=True)
     overlaps = {"on": [True], "off": [False], "both": [True, False]}[args.overlap]
+    solver = json.loads(args.linear_solver) if args.linear_solver else None
     result = {"commands": [" ".join(shlex.quote(a) for a in sys.argv)], "steps": args.steps,
               "tolerance": args.tolerance, "fixed_iterations": args.fixed_iterations, "strong": {}, "weak": []}
     previous = {}
@@ -259,13 +268,13 @@ def main():
         rows = []
         for p in ranks:
             for overlap in (overlaps if p > 1 else [True]):
-                name = "strong_L%d_np%d_%s" % (level, p, "on" if overlap else "off")
+                name = "strong_L%d_np%d_%s%s" % (level, p, "on" if overlap else "off", args.tag)
                 if name in previous:
                     rows.append(previous[name])
                     continue
                 print("strong L%d, %d ranks, overlap %s ..." % (level, p, overlap), flush=True)
-                s, wall = run_one(args, name, case_json(mesh, level, p, args.tolerance, args.max_iteration, 0, overlap),
-                                  p, log)
+                s, wall = run_one(args, name, case_json(mesh, level, p, args.tolerance, args.max_iteration, 0, overlap,
+                                                        solver), p, log)
                 if s:
                     row = figures(s, args.steps, 0)
                     row.update(name=name, ranks=p, overlap=overlap, level=level, wall_seconds=wall)
