@@ -1,10 +1,23 @@
 /* fs_mpi.cl -- the distributed step's own kernels (custom_utilities/opencl/opencl_fs_mpi.c): the halo's
  * send-list pack and the pressure system's Jacobi CG in the Chronopoulos-Gear form on the owned rows
- * (fractional_step_mpi.c's pressure_cg, one work-item per row, per-group partial sums the host adds in
- * group order; with the overlap the product runs on the interior rows, then the boundary rows), and the update of
- * the implicit viscosity's stage CG (its product is fs_kernels.cl's fs_visc_apply_dots).
- * Options: -D FSM_WGS (work-group size, a power of two), -D EF_ROW_PTR_64 (int64 offsets). */
+ * (fractional_step_mpi.c's pressure_cg; its product FSM_LANES work-items a row over a fixed grid of work-groups,
+ * per-group partial sums the host adds in group order; with the overlap the product runs on the interior rows,
+ * then the boundary rows), and the update of the implicit viscosity's stage CG (its product is fs_kernels.cl's
+ * fs_visc_apply_dots).
+ * Options: -D FSM_WGS (work-group size, a power of two), -D FSM_LANES (work-items a row of the CG product, a power
+ * of two up to FSM_WGS), -D EF_ROW_PTR_64 (int64 offsets). */
 #include "ef_reduce.h"
+
+#ifndef FSM_WGS
+#define FSM_WGS 256
+#endif
+#ifndef FSM_LANES
+#define FSM_LANES 4
+#endif
+#if FSM_LANES < 1 || FSM_LANES > FSM_WGS || (FSM_LANES & (FSM_LANES - 1)) != 0
+#error "FSM_LANES must be a power of two from 1 to FSM_WGS"
+#endif
+#define FSM_ROWS (FSM_WGS / FSM_LANES) /* rows a work-group multiplies at once */
 
 #define FSM_KERNEL __kernel __attribute__((reqd_work_group_size(FSM_WGS, 1, 1)))
 
@@ -48,24 +61,58 @@ FSM_KERNEL void fsm_cg_start(const int n, __global const ef_rp_t *restrict row_p
     vstore2(v, get_group_id(0), partials);
 }
 
-/* w = H u on the owned rows (u's ghosts current); per group partials of r.u and w.u. */
+/* w_i = (H u)_i for the rows i = rows[k], k < count (rows NULL: i = k), u's entries at their columns current; the
+ * partials of r.u and w.u of group g at partials[2 (g0 + g)].  FSM_LANES work-items a row: lane l adds the row's
+ * entries l, l + FSM_LANES, ... (neighbouring lanes read neighbouring entries: coalesced), lane 0 adds the lanes'
+ * sums in lane order.  The groups stride over blocks of FSM_ROWS rows, so the grid, and with it the number of
+ * partials the host reads back and adds, is the caller's (a fixed cap, not one group per block).  Lane sums are
+ * double-buffered in lanes (2 FSM_WGS): block t writes half t & 1 of it, so one barrier a block suffices. */
+void fsm_rows_product(const int count, __global const int *restrict rows, const int g0,
+                      __global const ef_rp_t *restrict row_ptr, __global const int *restrict col,
+                      __global const double *restrict val, __global const double *restrict r,
+                      __global const double *restrict u, __global double *restrict w,
+                      __global double *restrict partials, __local double *lanes, __local double2 *scratch) {
+  const int lid = get_local_id(0), lane = lid & (FSM_LANES - 1);
+  const int blocks = (count + FSM_ROWS - 1) / FSM_ROWS;
+  double2 v = (double2)(0.0, 0.0);
+  int buf = 0;
+  for (int blk = get_group_id(0); blk < blocks; blk += get_num_groups(0)) {
+    const int k = blk * FSM_ROWS + lid / FSM_LANES, own = k < count;
+    const int i = !own ? 0 : rows ? rows[k] : k;
+    double s = 0.0;
+    if (own) {
+      const ef_rp_t end = row_ptr[i + 1];
+      for (ef_rp_t e = row_ptr[i] + lane; e < end; e += FSM_LANES)
+        s += val[e] * u[col[e]];
+    }
+#if FSM_LANES > 1
+    lanes[buf * FSM_WGS + lid] = s;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (own && lane == 0)
+      for (int l = 1; l < FSM_LANES; ++l)
+        s += lanes[buf * FSM_WGS + lid + l];
+    buf ^= 1;
+#endif
+    if (own && lane == 0) {
+      w[i] = s;
+      v += (double2)(r[i] * u[i], s * u[i]);
+    }
+  }
+  (void)lanes;
+  (void)buf;
+  v = ef_group_sum2(v, scratch, FSM_WGS);
+  if (lid == 0)
+    vstore2(v, g0 + get_group_id(0), partials);
+}
+
+/* w = H u on the owned rows 0 .. n-1 (u's ghosts current); per group partials of r.u and w.u. */
 FSM_KERNEL void fsm_cg_spmv_dots(const int n, __global const ef_rp_t *restrict row_ptr,
                                  __global const int *restrict col, __global const double *restrict val,
                                  __global const double *restrict r, __global const double *restrict u,
                                  __global double *restrict w, __global double *restrict partials) {
   __local double2 scratch[FSM_WGS];
-  const int i = get_global_id(0);
-  double2 v = (double2)(0.0, 0.0);
-  if (i < n) {
-    double au = 0.0;
-    for (ef_rp_t k = row_ptr[i]; k < row_ptr[i + 1]; ++k)
-      au += val[k] * u[col[k]];
-    w[i] = au;
-    v = (double2)(r[i] * u[i], au * u[i]);
-  }
-  v = ef_group_sum2(v, scratch, FSM_WGS);
-  if (get_local_id(0) == 0)
-    vstore2(v, get_group_id(0), partials);
+  __local double lanes[FSM_LANES > 1 ? 2 * FSM_WGS : 1];
+  fsm_rows_product(n, (__global const int *)0, 0, row_ptr, col, val, r, u, w, partials, lanes, scratch);
 }
 
 /* The same product on the rows of a list (the overlap, opencl_fs_mpi.c: the interior rows, which read no
@@ -76,19 +123,8 @@ FSM_KERNEL void fsm_cg_spmv_dots_rows(const int count, __global const int *restr
                                       __global const double *restrict u, __global double *restrict w,
                                       __global double *restrict partials) {
   __local double2 scratch[FSM_WGS];
-  const int k = get_global_id(0);
-  double2 v = (double2)(0.0, 0.0);
-  if (k < count) {
-    const int i = rows[k];
-    double au = 0.0;
-    for (ef_rp_t e = row_ptr[i]; e < row_ptr[i + 1]; ++e)
-      au += val[e] * u[col[e]];
-    w[i] = au;
-    v = (double2)(r[i] * u[i], au * u[i]);
-  }
-  v = ef_group_sum2(v, scratch, FSM_WGS);
-  if (get_local_id(0) == 0)
-    vstore2(v, g0 + get_group_id(0), partials);
+  __local double lanes[FSM_LANES > 1 ? 2 * FSM_WGS : 1];
+  fsm_rows_product(count, rows, g0, row_ptr, col, val, r, u, w, partials, lanes, scratch);
 }
 
 /* p = u + beta p, s = w + beta s, x += alpha p, r -= alpha s, u = dinv r. */

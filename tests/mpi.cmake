@@ -182,6 +182,20 @@ if(EF_HAVE_MPI)
                          PASS_REGULAR_EXPRESSION "step +3 +t = [^\n]*pressure iterations +7 [(]"
                          FAIL_REGULAR_EXPRESSION "error|pressure iterations +([0-68-9]|[0-9][0-9]+) "
                          ENVIRONMENT "${EF_MPI_ENV};POCL_MAX_PTHREAD_COUNT=1")
+    # The pressure CG product's other shapes (opencl_fs_mpi.c, docs/mpi.md; the others run the default, 4 work-items
+    # a row): 8 work-items a row on 2 work-groups (each group strides over many row blocks: the lane sums' double
+    # buffer), and one work-item a row on one group.
+    set_property(TEST mpi_run_cavity3d_opencl_np2 APPEND PROPERTY ENVIRONMENT
+                 "EDGEFLOW_MPI_CG_LANES=8;EDGEFLOW_MPI_CG_GROUPS=2")
+    set_property(TEST mpi_run_cavity2d_opencl_np3 APPEND PROPERTY ENVIRONMENT
+                 "EDGEFLOW_MPI_CG_LANES=1;EDGEFLOW_MPI_CG_GROUPS=1")
+    # A CG product shape that is not one (EDGEFLOW_MPI_CG_LANES not a power of two) stops every rank with its message.
+    add_test(NAME mpi_opencl_cg_lanes_refused_np2
+             COMMAND ${CMAKE_COMMAND} "-DCOMMAND=${EF_MPIRUN};${MPIEXEC_NUMPROC_FLAG};2;$<TARGET_FILE:edgeflow>;run;${CMAKE_CURRENT_SOURCE_DIR}/data/mpi/cavity2d_opencl.json;--steps;1;--quiet;--overwrite;--output;${CMAKE_CURRENT_BINARY_DIR}/mpi_opencl_cg_lanes_refused"
+                     "-DEXPECT=rank [01] of 2: error .EF_ERR_PARAMETER.: .*EDGEFLOW_MPI_CG_LANES='3': expected a power of two from 1 to"
+                     -DSECONDS=60 -P ${CMAKE_SOURCE_DIR}/cmake/expect_failure.cmake)
+    set_tests_properties(mpi_opencl_cg_lanes_refused_np2 PROPERTIES LABELS "mpi" TIMEOUT 90 PROCESSORS 2
+                         ENVIRONMENT "${EF_MPI_ENV};POCL_MAX_PTHREAD_COUNT=1;EDGEFLOW_MPI_CG_LANES=3")
     # Refused on several ranks, each with its message: the implicit viscosity's correction "viscous" (as the
     # sub-options other than the defaults), a solver but cg + jacobi.
     add_test(NAME mpi_unsupported_opencl_implicit_correction_np2

@@ -25,7 +25,11 @@ struct ef_cl_fs_mpi_s {
   double rtol;
   int max_it;
   int fixed_it; /* > 0: every pressure solve runs exactly this many iterations (scaling benchmarks) */
-  size_t wgs, groups; /* the CG kernels' work-groups over the owned rows */
+  size_t wgs, groups; /* the CG kernels' work-groups over the owned rows, one row an item (fsm_cg_start) */
+  /* The CG product (fsm_cg_spmv_dots*): lanes work-items a row (FSM_LANES), at most group_cap work-groups a
+   * launch striding over the rows (so few partials), groups_owned of them over the owned rows. */
+  int lanes;
+  size_t group_cap, groups_owned;
   /* The overlap of the CG product with its halo (docs/mpi.md): the owned rows split into interior rows (no
    * ghost column in H) and boundary rows, a second queue for the read of the packed send list. */
   int overlap;
@@ -100,6 +104,48 @@ static int fsm_launch(ef_cl_fs_mpi *m, cl_kernel k, int64_t items) {
   const size_t global = (size_t)((items + (int64_t)m->wgs - 1) / (int64_t)m->wgs) * m->wgs;
   if (global == 0) return EF_SUCCESS;
   EF_CL_CALL(clEnqueueNDRangeKernel(m->v.ctx->queue, k, 1, NULL, &global, &m->wgs, 0, NULL, NULL));
+  return EF_SUCCESS;
+}
+
+/* The CG product's work-groups over rows rows: one a block of wgs / lanes rows, at most group_cap. */
+static size_t fsm_product_groups(const ef_cl_fs_mpi *m, int64_t rows) {
+  const int64_t per = (int64_t)m->wgs / m->lanes, blocks = (rows + per - 1) / per;
+  return (size_t)blocks < m->group_cap ? (size_t)blocks : m->group_cap;
+}
+
+/* A CG product kernel (its arguments set) on groups work-groups. */
+static int fsm_launch_groups(ef_cl_fs_mpi *m, cl_kernel k, size_t groups) {
+  const size_t global = groups * m->wgs;
+  if (global == 0) return EF_SUCCESS;
+  EF_CL_CALL(clEnqueueNDRangeKernel(m->v.ctx->queue, k, 1, NULL, &global, &m->wgs, 0, NULL, NULL));
+  return EF_SUCCESS;
+}
+
+/* The CG product's shape (docs/mpi.md), each overridable from the environment for benchmarks and tests:
+ * work-items a row, EDGEFLOW_MPI_CG_LANES (a power of two from 1 to the work-group size), else 4: the one-process
+ * tuner's usual choice for the 3D pressure matrix (about 15 entries a row; 4 lanes on H200 at 10M rows,
+ * benchmarks/results/cg_unroll_H200_20261121.log) and the stage operator's FS_VISC_LANES; at most
+ * EDGEFLOW_MPI_CG_GROUPS work-groups a launch, else compute units x 16 (the one-process tuner's largest grid,
+ * which it picks for 3D matrices of millions of rows: 2112 groups on 132 compute units). */
+static int fsm_product_shape(const ef_cl_context *ctx, size_t wgs, int *lanes, size_t *group_cap) {
+  const char *env = getenv("EDGEFLOW_MPI_CG_LANES");
+  *lanes = wgs < 4 ? (int)wgs : 4;
+  if (env && *env) {
+    char *end = NULL;
+    const long v = strtol(env, &end, 10);
+    EF_CHECK(*end == '\0' && v >= 1 && (size_t)v <= wgs && (v & (v - 1)) == 0, EF_ERR_PARAMETER,
+             "EDGEFLOW_MPI_CG_LANES='%s': expected a power of two from 1 to %zu (the work-group size)", env, wgs);
+    *lanes = (int)v;
+  }
+  env = getenv("EDGEFLOW_MPI_CG_GROUPS");
+  *group_cap = (size_t)(ctx->compute_units ? ctx->compute_units : 1) * 16;
+  if (env && *env) {
+    char *end = NULL;
+    const long v = strtol(env, &end, 10);
+    EF_CHECK(*end == '\0' && v >= 1 && v <= INT_MAX, EF_ERR_PARAMETER,
+             "EDGEFLOW_MPI_CG_GROUPS='%s': expected a positive number of work-groups", env);
+    *group_cap = (size_t)v;
+  }
   return EF_SUCCESS;
 }
 
@@ -225,8 +271,8 @@ static int fsm_interior_launched(ef_cl_fs_mpi *m, int err, cl_event read) {
 static int fsm_product(ef_cl_fs_mpi *m, double sums[2]) {
   if (!m->overlap) {
     EF_CALL(fsm_halo(m, m->u, 1));
-    EF_CALL(fsm_launch(m, m->k_spmv, m->n_owned)); /* its arguments are set once, in fsm_cg */
-    return fsm_partials(m, sums);
+    EF_CALL(fsm_launch_groups(m, m->k_spmv, m->groups_owned)); /* its arguments are set once, in fsm_cg */
+    return fsm_partials_n(m, m->groups_owned, sums);
   }
   const ef_cl_csr *H = m->v.H;
   const cl_int ni = (cl_int)m->n_interior, nb = (cl_int)m->n_boundary, g0 = 0, g1 = (cl_int)m->groups_interior;
@@ -236,14 +282,14 @@ static int fsm_product(ef_cl_fs_mpi *m, double sums[2]) {
                    EF_CL_ARG(m->cg_part));
   cl_event read = NULL;
   EF_CALL(fsm_halo_begin(m, m->u, 1, &read));
-  int err = ni > 0 ? fsm_launch(m, m->k_spmv_rows, ni) : EF_SUCCESS;
+  int err = ni > 0 ? fsm_launch_groups(m, m->k_spmv_rows, m->groups_interior) : EF_SUCCESS;
   EF_CALL(fsm_interior_launched(m, err, read));
   EF_CALL(fsm_halo_end(m, m->u, 1, read));
   if (nb > 0) {
     EF_CL_SET_ARGS(m->k_spmv_rows, EF_CL_ARG(nb), EF_CL_ARG(m->rows_boundary), EF_CL_ARG(g1), EF_CL_ARG(H->row_ptr),
                    EF_CL_ARG(H->col_idx), EF_CL_ARG(H->values), EF_CL_ARG(m->r), EF_CL_ARG(m->u), EF_CL_ARG(m->w),
                    EF_CL_ARG(m->cg_part));
-    EF_CALL(fsm_launch(m, m->k_spmv_rows, nb));
+    EF_CALL(fsm_launch_groups(m, m->k_spmv_rows, m->groups_boundary));
   }
   return fsm_partials_n(m, m->groups_interior + m->groups_boundary, sums);
 }
@@ -304,10 +350,13 @@ int ef_cl_fs_mpi_create(ef_cl_fs *fs, ef_comm comm, const ef_partition *p, doubl
                 (long long)m->n, (long long)p->n_nodes);
   m->wgs = m->v.wgs;
   m->groups = (size_t)((m->n_owned + (int64_t)m->wgs - 1) / (int64_t)m->wgs);
+  EF_CALL_GOTO(fsm_product_shape(m->v.ctx, m->wgs, &m->lanes, &m->group_cap), fail);
+  m->groups_owned = fsm_product_groups(m, m->n_owned);
   for (int64_t i = 0; i < m->n_owned; ++i) m->n_fixed_owned += m->v.h_pfix[i] != 0;
   /* Kernels. */
   char options[128];
-  snprintf(options, sizeof options, "-D FSM_WGS=%zu%s", m->wgs, m->v.H->row_ptr_64 ? " -D EF_ROW_PTR_64" : "");
+  snprintf(options, sizeof options, "-D FSM_WGS=%zu -D FSM_LANES=%d%s", m->wgs, m->lanes,
+           m->v.H->row_ptr_64 ? " -D EF_ROW_PTR_64" : "");
   EF_CALL_GOTO(ef_cl_program_get(m->v.ctx, FSM_SOURCE, options, &m->program), fail);
   {
     const char *names[] = {"fsm_pack",      "fsm_cg_start", "fsm_cg_spmv_dots", "fsm_cg_spmv_dots_rows",
@@ -371,8 +420,8 @@ int ef_cl_fs_mpi_create(ef_cl_fs *fs, ef_comm comm, const ef_partition *p, doubl
     }
     m->n_interior = ni;
     m->n_boundary = nb;
-    m->groups_interior = (size_t)((ni + (int64_t)m->wgs - 1) / (int64_t)m->wgs);
-    m->groups_boundary = (size_t)((nb + (int64_t)m->wgs - 1) / (int64_t)m->wgs);
+    m->groups_interior = fsm_product_groups(m, ni);
+    m->groups_boundary = fsm_product_groups(m, nb);
     if (m->implicit) { /* the stage CG's product by row block: where each block's rows start in either list */
       const int nblk = ef_cl_fs_blocks(fs);
       int64_t *rb = malloc((size_t)(nblk + 1) * sizeof *rb);
@@ -405,8 +454,8 @@ int ef_cl_fs_mpi_create(ef_cl_fs *fs, ef_comm comm, const ef_partition *p, doubl
     EF_CHECK_GOTO(st == CL_SUCCESS, EF_ERR_OPENCL, fail, "clCreateCommandQueue (copy queue) failed: %s (%d)",
                   ef_cl_error_name(st), (int)st);
   }
-  const size_t part_groups =
-      m->groups > m->groups_interior + m->groups_boundary ? m->groups : m->groups_interior + m->groups_boundary;
+  size_t part_groups = m->groups > m->groups_owned ? m->groups : m->groups_owned;
+  if (part_groups < m->groups_interior + m->groups_boundary) part_groups = m->groups_interior + m->groups_boundary;
   EF_CALL_GOTO(fsm_buffer(m, part_groups * 16, NULL, &m->cg_part), fail);
   EF_CALL_GOTO(fsm_pinned(m, part_groups * 16, &m->pin_part, &m->h_part), fail);
   if (m->implicit) { /* the stage CG's s and partials: fs_visc_init's groups over the rows or fs_visc_apply_dots' (with
