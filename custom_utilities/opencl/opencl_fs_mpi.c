@@ -36,6 +36,7 @@ struct ef_cl_fs_mpi_s {
   int64_t n_interior, n_boundary;
   size_t groups_interior, groups_boundary;
   cl_command_queue copy_queue;
+  cl_event ghost_write; /* the last non-blocking write of a ghost block (h_recv is not refilled before it is done) */
   cl_program program;
   cl_kernel k_pack, k_start, k_spmv, k_spmv_rows, k_update, k_zero;
   cl_mem send_nodes, send_dev, r, u, w, pv, sv, dinv, cg_part, rows_interior, rows_boundary;
@@ -157,10 +158,18 @@ static int fsm_reduce(ef_cl_fs_mpi *m, double *v, int n, ef_comm_op op) {
 }
 
 /* The host part of a halo of x (nc doubles a node) whose send lists are in h_send: the nonblocking exchange
- * into h_recv, then the ghost block (contiguous: n_owned..n-1) written back on the main queue; a non-blocking
- * write is safe because h_recv is not touched again before the next exchange, which follows a blocking read. */
-static int fsm_exchange_write(ef_cl_fs_mpi *m, cl_mem x, int nc, cl_bool blocking) {
+ * into h_recv, then the ghost block (contiguous: n_owned..n-1) written back on the main queue without blocking
+ * (later commands on that queue see the ghosts; the host does not wait for the copy).  h_recv is refilled only
+ * after that write is done: the next exchange waits for its event first (normally done already: the send list's
+ * read follows it on the in-order queue). */
+static int fsm_exchange_write(ef_cl_fs_mpi *m, cl_mem x, int nc) {
   const ef_partition *p = m->p;
+  if (m->ghost_write) {
+    const cl_int ws = clWaitForEvents(1, &m->ghost_write);
+    clReleaseEvent(m->ghost_write);
+    m->ghost_write = NULL;
+    EF_CL_CALL(ws);
+  }
   for (int k = 0; k < p->n_neighbours; ++k) {
     m->send_ptr[k] = m->h_send + p->send_offsets[k] * nc;
     m->send_count[k] = (p->send_offsets[k + 1] - p->send_offsets[k]) * nc;
@@ -173,13 +182,14 @@ static int fsm_exchange_write(ef_cl_fs_mpi *m, cl_mem x, int nc, cl_bool blockin
   EF_CALL(ef_comm_exchange_end(m->comm, pending));
   const int64_t ghosts = m->n - m->n_owned;
   if (ghosts > 0)
-    EF_CL_CALL(clEnqueueWriteBuffer(m->v.ctx->queue, x, blocking, (size_t)(m->n_owned * nc) * 8,
-                                    (size_t)(ghosts * nc) * 8, m->h_recv, 0, NULL, NULL));
+    EF_CL_CALL(clEnqueueWriteBuffer(m->v.ctx->queue, x, CL_FALSE, (size_t)(m->n_owned * nc) * 8,
+                                    (size_t)(ghosts * nc) * 8, m->h_recv, 0, NULL, &m->ghost_write));
   return EF_SUCCESS;
 }
 
 /* The ghosts of x (nc doubles a node) from their owners: the send lists packed on the device and read into
- * pinned memory, the nonblocking exchange, the ghost block (contiguous: n_owned..n-1) written back. */
+ * pinned memory (the one wait), the nonblocking exchange, the ghost block (contiguous: n_owned..n-1) written
+ * back on the main queue (not waited for). */
 static int fsm_halo(ef_cl_fs_mpi *m, cl_mem x, int nc) {
   const double t0 = ef_wtime();
   cl_command_queue q = m->v.ctx->queue;
@@ -189,10 +199,8 @@ static int fsm_halo(ef_cl_fs_mpi *m, cl_mem x, int nc) {
                    EF_CL_ARG(m->send_dev));
     EF_CALL(fsm_launch(m, m->k_pack, cnt));
     EF_CL_CALL(clEnqueueReadBuffer(q, m->send_dev, CL_TRUE, 0, (size_t)cnt * nc * 8, m->h_send, 0, NULL, NULL));
-  } else {
-    EF_CL_CALL(clFinish(q)); /* x complete before its ghosts are overwritten */
-  }
-  EF_CALL(fsm_exchange_write(m, x, nc, CL_TRUE));
+  } /* nothing to send: no wait (the ghosts' write follows x's kernels on the in-order queue) */
+  EF_CALL(fsm_exchange_write(m, x, nc));
   m->seconds_exchange += ef_wtime() - t0;
   return EF_SUCCESS;
 }
@@ -230,7 +238,7 @@ static int fsm_halo_end(ef_cl_fs_mpi *m, cl_mem x, int nc, cl_event read) {
     clReleaseEvent(read);
     EF_CL_CALL(st);
   }
-  EF_CALL(fsm_exchange_write(m, x, nc, CL_FALSE));
+  EF_CALL(fsm_exchange_write(m, x, nc));
   m->seconds_exchange += ef_wtime() - t0;
   return EF_SUCCESS;
 }
@@ -267,7 +275,9 @@ static int fsm_interior_launched(ef_cl_fs_mpi *m, int err, cl_event read) {
 /* The CG product w = H u on the owned rows with u's ghosts received first, and the partial sums of r.u and w.u
  * over this rank.  Without the overlap: the halo, then one kernel over the owned rows.  With it: the halo
  * started, the interior rows' product while it is in flight, the ghosts written, the boundary rows' product
- * (the partials summed in another order: the same sums within rounding). */
+ * (the partials summed in another order: the same sums within rounding).  The host waits twice: for the send
+ * list's read (with the overlap while the interior rows' product runs) and for the partials, which the
+ * MPI_Allreduce of the iteration needs; the ghosts' write is not waited for. */
 static int fsm_product(ef_cl_fs_mpi *m, double sums[2]) {
   if (!m->overlap) {
     EF_CALL(fsm_halo(m, m->u, 1));
@@ -306,6 +316,7 @@ void ef_cl_fs_mpi_destroy(ef_cl_fs_mpi **pm) {
     fsm_pinned_release(m, &m->pin_part, &m->h_part);
     fsm_pinned_release(m, &m->pin_vpart, &m->h_vpart);
   }
+  if (m->ghost_write) clReleaseEvent(m->ghost_write);
   cl_mem *all[] = {&m->send_nodes, &m->send_dev, &m->r,    &m->u,       &m->w,           &m->pv,
                    &m->sv,         &m->dinv,     &m->cg_part, &m->rows_interior, &m->rows_boundary,
                    &m->vs,         &m->vpart};
