@@ -162,6 +162,9 @@ if(EF_HAVE_MPI)
       set_property(TEST mpi_run_${ef_case}_np${ef_np} APPEND PROPERTY ENVIRONMENT
                    "POCL_MAX_PTHREAD_COUNT=1;EF_TEST_MPI_ITERATION_DIFFERENCE=-1;EF_TEST_MPI_ITERATION_RATIO=1.3")
     endforeach()
+    # The device halo's scatter path (EDGEFLOW_AMG_HALO_SCATTER=1: the received rows through amgm_unpack even where they
+    # are one block, as every level's are) on 3 ranks, two peers a rank.
+    set_property(TEST mpi_run_cavity3d_opencl_amg_np3 APPEND PROPERTY ENVIRONMENT "EDGEFLOW_AMG_HALO_SCATTER=1")
     # The CG product's halo overlapped with the interior rows (device.mpi_overlap, the default) against the
     # exchange first (false), both on 3 ranks: 1e-8 and CG iterations within 2 (the dot products' order differs).
     add_test(NAME mpi_overlap_cavity3d_opencl_np3

@@ -167,7 +167,9 @@ int ef_cl_halo_create(ef_cl_context *ctx, const ef_host_dist *d, ef_cl_halo **ou
   ri = malloc((size_t)(h->n_recv > 0 ? h->n_recv : 1) * sizeof *ri);
   EF_CHECK_GOTO(si && ri, EF_ERR_MEMORY, fail, "out of memory");
   for (int64_t j = 0; j < h->n_send; ++j) si[j] = (int32_t)sidx[j];
-  h->block = 1;
+  /* EDGEFLOW_AMG_HALO_SCATTER=1 (tests): the scatter kernel even where the received rows are one block. */
+  const char *scatter = getenv("EDGEFLOW_AMG_HALO_SCATTER");
+  h->block = !(scatter && scatter[0] == '1');
   h->first_ghost = h->n_recv > 0 ? ridx[0] : 0;
   for (int64_t j = 0; j < h->n_recv; ++j) {
     ri[j] = (int32_t)ridx[j];
@@ -233,11 +235,12 @@ double ef_cl_halo_seconds(const ef_cl_halo *h) { return h ? h->seconds : 0.0; }
 
 typedef struct {
   cl_program program;
-  cl_kernel refresh, l1, smooth0, sweep, resid, restr, post, k_first, k_third;
+  cl_kernel offsets, refresh, l1, smooth0, sweep, resid, restr, post, k_first, k_third;
 } amgm_amg_kernels;
 
 static void amgm_amg_kernels_release(amgm_amg_kernels *k) {
-  cl_kernel ks[] = {k->refresh, k->l1, k->smooth0, k->sweep, k->resid, k->restr, k->post, k->k_first, k->k_third};
+  cl_kernel ks[] = {k->offsets, k->refresh, k->l1,   k->smooth0, k->sweep,
+                    k->resid,   k->restr,   k->post, k->k_first, k->k_third};
   for (size_t i = 0; i < sizeof ks / sizeof ks[0]; ++i)
     if (ks[i]) clReleaseKernel(ks[i]);
   if (k->program) clReleaseProgram(k->program);
@@ -251,7 +254,8 @@ static int amgm_amg_kernels_build(ef_cl_context *ctx, int wide, amgm_amg_kernels
   snprintf(options, sizeof options, "-D AMG_WGS=%d -D AMG_LANES=%d -D AMG_ROW_LANES=%d -D AMG_SMALL_WGS=%d%s",
            AMGM_AMG_WGS, AMGM_AMG_LANES, AMGM_AMG_ROW_LANES, AMGM_AMG_SMALL_WGS, wide ? " -D EF_ROW_PTR_64" : "");
   EF_CALL(ef_cl_program_get(ctx, "amg.cl", options, &k->program));
-  EF_CALL(amgm_kernel(k->program, "amg_refresh", &k->refresh));
+  EF_CALL(amgm_kernel(k->program, "amg_refresh_offsets", &k->offsets));
+  EF_CALL(amgm_kernel(k->program, "amg_refresh_mapped", &k->refresh));
   EF_CALL(amgm_kernel(k->program, "amg_l1", &k->l1));
   EF_CALL(amgm_kernel(k->program, "amg_smooth0", &k->smooth0));
   EF_CALL(amgm_kernel(k->program, "amg_sweep", &k->sweep));
@@ -268,6 +272,7 @@ typedef struct {
   cl_mem rp, col, val; /* level 0: the caller's */
   int owns_matrix;
   cl_mem dinv, agg, mp, mem;
+  cl_mem off; /* a byte per entry: its place in its coarse row (amg.cl's amg_refresh_offsets), once per hierarchy */
   cl_mem r, x, t, v1, v2, w1, w2, q, part, part2; /* vectors: owned and ghost rows */
   ef_cl_halo *halo;
 } amgm_level;
@@ -298,8 +303,8 @@ void ef_cl_amg_mpi_destroy(ef_cl_amg_mpi **ap) {
   for (int l = 0; l < 32; ++l) {
     amgm_level *D = &a->lev[l];
     if (D->owns_matrix) amgm_release(&D->rp), amgm_release(&D->col), amgm_release(&D->val);
-    cl_mem *m[] = {&D->dinv, &D->agg, &D->mp, &D->mem, &D->r,  &D->x,    &D->t,
-                   &D->v1,   &D->v2,  &D->w1, &D->w2,  &D->q,  &D->part, &D->part2};
+    cl_mem *m[] = {&D->dinv, &D->agg, &D->mp, &D->mem, &D->off, &D->r,    &D->x,
+                   &D->t,    &D->v1,  &D->v2, &D->w1,  &D->w2,  &D->q,    &D->part, &D->part2};
     for (size_t i = 0; i < sizeof m / sizeof m[0]; ++i) amgm_release(m[i]);
     ef_cl_halo_destroy(&D->halo);
   }
@@ -313,6 +318,37 @@ void ef_cl_amg_mpi_destroy(ef_cl_amg_mpi **ap) {
   free(a->hc_x);
   free(a);
   *ap = NULL;
+}
+
+/* Each member entry's place in its coarse row, once per hierarchy (as opencl_amg.c: the refresh then reads a byte
+ * per entry instead of searching the coarse row; the same sums in the same order).  The buffers start as the drop
+ * marker (254), from the host. */
+static int amgm_offsets(ef_cl_amg_mpi *a) {
+  const ef_amg *h = a->h;
+  int64_t most = 0;
+  for (int l = 0; l + 1 < h->n_levels; ++l)
+    if (h->lev[l].nnz > most) most = h->lev[l].nnz;
+  if (most == 0) return EF_SUCCESS;
+  EF_CHECK(h->s.refresh_direct >= 0 && h->s.refresh_direct <= 254, EF_ERR_PARAMETER,
+           "AMG: refresh_direct %d is outside 0..254", h->s.refresh_direct);
+  const cl_int direct = h->s.refresh_direct > 0 ? h->s.refresh_direct : 254;
+  unsigned char *init = malloc((size_t)most);
+  EF_CHECK(init, EF_ERR_MEMORY, "AMG across ranks: out of memory for the refresh offsets");
+  memset(init, 254, (size_t)most);
+  int err = EF_SUCCESS;
+  for (int l = 0; l + 1 < h->n_levels && !err; ++l) {
+    amgm_level *F = &a->lev[l], *C = &a->lev[l + 1];
+    err = amgm_buffer(a->ctx, (size_t)(F->nnz > 0 ? F->nnz : 1), init, &F->off);
+    if (err) break;
+    cl_kernel k = amgm_k(a, l)->offsets;
+    err = ef_cl_set_args_at(k, __FILE__, __LINE__, 10,
+                            (ef_cl_arg[]){EF_CL_ARG(C->n), EF_CL_ARG(C->rp), EF_CL_ARG(C->col), EF_CL_ARG(F->mp),
+                                          EF_CL_ARG(F->mem), EF_CL_ARG(F->rp), EF_CL_ARG(F->col), EF_CL_ARG(F->agg),
+                                          EF_CL_ARG(direct), EF_CL_ARG(F->off)});
+    if (!err) err = amgm_launch(a->ctx, k, (size_t)C->n, AMGM_AMG_WGS);
+  }
+  free(init); /* copied at each buffer's creation */
+  return err;
 }
 
 int ef_cl_amg_mpi_create(ef_cl_context *ctx, const ef_cl_csr *A, const ef_amg_matrix *host_A,
@@ -379,6 +415,7 @@ int ef_cl_amg_mpi_create(ef_cl_context *ctx, const ef_cl_csr *A, const ef_amg_ma
     EF_CALL_GOTO(amgm_buffer(ctx, (size_t)D->groups * 3 * 8, NULL, &D->part2), fail);
     EF_CALL_GOTO(ef_cl_halo_create(ctx, L->halo, &D->halo), fail);
   }
+  EF_CALL_GOTO(amgm_offsets(a), fail);
   const ef_amg_level *Lc = &h->lev[h->n_levels - 1];
   a->hpart = malloc((size_t)(most > 0 ? most : 1) * sizeof *a->hpart);
   a->hc_r = malloc((size_t)(Lc->n > 0 ? Lc->n : 1) * sizeof *a->hc_r);
@@ -397,7 +434,7 @@ fail:
   return err;
 }
 
-/* Coarse values with their l1 diagonals level by level, the fine l1 diagonal, then the coarsest level's owned
+/* Coarse values (amg_refresh_mapped) with their l1 diagonals level by level, the fine l1 diagonal, then the coarsest level's owned
  * values read back, gathered and inverted on every rank (ef_amg_coarsest_ranks_refresh). */
 int ef_cl_amg_mpi_refresh(ef_cl_amg_mpi *a) {
   EF_CHECK(a, EF_ERR_PARAMETER, "ef_cl_amg_mpi_refresh: no AMG");
@@ -411,7 +448,7 @@ int ef_cl_amg_mpi_refresh(ef_cl_amg_mpi *a) {
     cl_kernel k = amgm_k(a, l)->refresh;
     EF_CL_SET_ARGS(k, EF_CL_ARG(C->n), EF_CL_ARG(C->rp), EF_CL_ARG(C->col), EF_CL_ARG(C->val), EF_CL_ARG(C->dinv),
                    EF_CL_ARG(F->mp), EF_CL_ARG(F->mem), EF_CL_ARG(F->rp), EF_CL_ARG(F->col), EF_CL_ARG(F->val),
-                   EF_CL_ARG(F->agg));
+                   EF_CL_ARG(F->agg), EF_CL_ARG(F->off));
     EF_CALL(amgm_launch(a->ctx, k, (size_t)C->n, AMGM_AMG_WGS));
   }
   ef_amg_level *Lc = &h->lev[nl - 1];
