@@ -21,6 +21,8 @@ int ef_cl_pcg_solver_create(const ef_linear_solver_common *common, const ef_matr
                             int flexible, void **out);
 int ef_cl_pcg_solver_solve(void *data, const ef_vector *b, ef_vector *x, ef_solve_result *res);
 void ef_cl_pcg_solver_destroy(void **data);
+/* Several ranks: "exchange_seconds" (the solver's halo exchanges and reductions) into report. */
+int ef_cl_pcg_solver_view(void *data, ef_parameters report);
 /* Restart state: the aggregate maps when the preconditioner is "amg". */
 int ef_cl_pcg_solver_save_state(void *data, ef_restart_writer *w);
 int ef_cl_pcg_solver_load_state(void *data, ef_restart_reader *r);

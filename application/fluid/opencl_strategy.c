@@ -545,6 +545,23 @@ done:
   return err;
 }
 
+/* MPI: the device AMG solver's halo exchanges and reductions (its view's "exchange_seconds", the (F)CG's and the
+ * preconditioner's) added to *seconds. */
+static int ef_opencl_mpi_solver_exchange_seconds(ef_opencl_strategy *s, double *seconds) {
+  ef_parameters view = NULL, part;
+  EF_CALL(ef_parameters_parse("{}", "<pressure solver view>", &view));
+  int err = ef_linear_solver_view(s->solver, view);
+  const char *parts[] = {"solver", "preconditioner"};
+  for (int i = 0; i < 2 && !err; ++i) {
+    double t = 0.0;
+    if (ef_parameters_has(view, parts[i]) && !(err = ef_parameters_get(view, parts[i], &part)) &&
+        ef_parameters_has(part, "exchange_seconds") && !(err = ef_parameters_get_double(part, "exchange_seconds", &t)))
+      *seconds += t;
+  }
+  ef_parameters_destroy(&view);
+  return err;
+}
+
 /* Edge data, device, executor, one upload of everything, the pressure solver (a tuned device CG
  * by default) and the model part's hooks. */
 static int ef_opencl_initialize(void *data) {
@@ -766,8 +783,10 @@ static int ef_opencl_summary_devices(ef_opencl_strategy *s) {
 /* Export the last pressure system if asked; solver and phase totals into the run summary. */
 static int ef_opencl_finalize(void *data) {
   ef_opencl_strategy *s = data;
-  if (s->fs_mpi) { /* MPI: the exchange seconds, and the overlap's rows summed over the ranks */
-    EF_CALL(ef_fluid_summary_mpi(&s->config, ef_cl_fs_mpi_exchange_seconds(s->fs_mpi)));
+  if (s->fs_mpi) { /* MPI: the exchange seconds (the device AMG solver's too), and the overlap's rows summed */
+    double seconds = ef_cl_fs_mpi_exchange_seconds(s->fs_mpi);
+    if (s->solver) EF_CALL(ef_opencl_mpi_solver_exchange_seconds(s, &seconds));
+    EF_CALL(ef_fluid_summary_mpi(&s->config, seconds));
     EF_CALL(ef_opencl_summary_devices(s));
     int64_t rows[2];
     const int on = ef_cl_fs_mpi_overlap(s->fs_mpi, &rows[0], &rows[1]);

@@ -112,7 +112,10 @@ static int amg_dev_apply(void *data, const ef_vector *r, ef_vector *z) {
 
 static int amg_dev_view(void *data, ef_parameters report) {
   amg_dev_pc *p = data;
-  if (p->amg_mpi) return ef_amg_view_common(ef_cl_amg_mpi_host(p->amg_mpi), report);
+  if (p->amg_mpi) { /* several ranks: the cycle's halo exchanges and reductions so far too */
+    EF_CALL(ef_amg_view_common(ef_cl_amg_mpi_host(p->amg_mpi), report));
+    return ef_parameters_set_double(report, "exchange_seconds", ef_cl_amg_mpi_exchange_seconds(p->amg_mpi));
+  }
   if (!p->amg) return EF_SUCCESS;
   EF_CALL(ef_amg_view_common(ef_cl_amg_host(p->amg), report));
   double hier = 0.0, fine = 0.0; /* the device's hierarchy holds the refresh offsets besides the host's */
@@ -261,6 +264,13 @@ int ef_cl_pcg_solver_solve(void *data, const ef_vector *b, ef_vector *x, ef_solv
   return EF_SUCCESS;
 }
 
+/* Several ranks: the (F)CG's own halo exchanges and reductions so far (one process: nothing). */
+int ef_cl_pcg_solver_view(void *data, ef_parameters report) {
+  const fcg_dev *f = data;
+  if (!f->mpi) return EF_SUCCESS;
+  return ef_parameters_set_double(report, "exchange_seconds", ef_cl_pcg_mpi_exchange_seconds(f->mpi));
+}
+
 int ef_cl_pcg_solver_save_state(void *data, ef_restart_writer *w) {
   return amg_pc_save_state(((fcg_dev *)data)->pc, w);
 }
@@ -287,6 +297,7 @@ const ef_linear_solver_ops ef_cl_fcg_ops = {
     .uses_preconditioner = 1,
     .create = fcg_dev_create,
     .solve = ef_cl_pcg_solver_solve,
+    .view = ef_cl_pcg_solver_view,
     .destroy = ef_cl_pcg_solver_destroy,
     .save_state = ef_cl_pcg_solver_save_state,
     .load_state = ef_cl_pcg_solver_load_state,

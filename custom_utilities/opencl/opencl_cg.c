@@ -629,7 +629,10 @@ static int ef_cl_cg_ops_solve(void *data, const ef_vector *b, ef_vector *x, ef_s
  * memory figures. */
 static int ef_cl_cg_ops_view(void *data, ef_parameters report) {
   const ef_cl_cg_object *o = data;
-  if (o->pcg) return ef_parameters_set_string(report, "cg_variant", "preconditioned");
+  if (o->pcg) {
+    EF_CALL(ef_parameters_set_string(report, "cg_variant", "preconditioned"));
+    return ef_cl_pcg_solver_view(o->pcg, report); /* several ranks: its exchange seconds */
+  }
   const ef_cl_cg *cg = o->cg;
   ef_cl_cg_config c;
   double tuning = 0.0;
