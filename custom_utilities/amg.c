@@ -28,6 +28,7 @@ void ef_amg_settings_default(ef_amg_settings *s) {
   s->kcycle_levels = 2;
   s->small_rows = 1024;
   s->small_group = 0;
+  s->refresh_direct = 0; /* 254 places */
 }
 
 /* A work CSR of the set-up (int64 offsets, owned arrays). */
