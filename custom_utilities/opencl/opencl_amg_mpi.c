@@ -216,11 +216,13 @@ int ef_cl_halo_exchange(ef_cl_halo *h, cl_mem x) {
   EF_CALL(ef_comm_exchange_begin(h->comm, h->n_peers, h->peers, h->send_ptr, h->send_count, h->recv_ptr,
                                  h->recv_count, h->tag, &pending));
   EF_CALL(ef_comm_exchange_end(h->comm, pending));
+  /* Not blocking: the queue is in order, so later kernels see the ghosts, and h_recv is refilled only by the next
+   * exchange, after its blocking read (or clFinish) has waited for this write. */
   if (nr > 0 && h->block) {
-    EF_CL_CALL(clEnqueueWriteBuffer(q, x, CL_TRUE, (size_t)h->first_ghost * 8, (size_t)nr * 8, h->h_recv, 0, NULL,
+    EF_CL_CALL(clEnqueueWriteBuffer(q, x, CL_FALSE, (size_t)h->first_ghost * 8, (size_t)nr * 8, h->h_recv, 0, NULL,
                                     NULL));
   } else if (nr > 0) {
-    EF_CL_CALL(clEnqueueWriteBuffer(q, h->recv_dev, CL_TRUE, 0, (size_t)nr * 8, h->h_recv, 0, NULL, NULL));
+    EF_CL_CALL(clEnqueueWriteBuffer(q, h->recv_dev, CL_FALSE, 0, (size_t)nr * 8, h->h_recv, 0, NULL, NULL));
     EF_CL_SET_ARGS(h->k.unpack, EF_CL_ARG(nr), EF_CL_ARG(h->recv_idx), EF_CL_ARG(h->recv_dev), EF_CL_ARG(x));
     EF_CALL(amgm_launch(h->ctx, h->k.unpack, (size_t)nr, AMGM_WGS));
   }
@@ -481,8 +483,8 @@ static int amgm_coarsest(ef_cl_amg_mpi *a, int c, cl_mem rc, cl_mem xc) {
   a->seconds_reduce += ef_wtime() - t0;
   EF_CALL(err);
   const int64_t rows = C->n + C->n_ghost;
-  if (rows > 0)
-    EF_CL_CALL(clEnqueueWriteBuffer(q, xc, CL_TRUE, 0, (size_t)rows * 8, a->hc_x, 0, NULL, NULL));
+  if (rows > 0) /* not blocking: hc_x is refilled only after the next visit's blocking read (in-order queue) */
+    EF_CL_CALL(clEnqueueWriteBuffer(q, xc, CL_FALSE, 0, (size_t)rows * 8, a->hc_x, 0, NULL, NULL));
   return EF_SUCCESS;
 }
 
