@@ -36,10 +36,12 @@ double ef_cl_fs_mpi_exchange_seconds(const ef_cl_fs_mpi *fsm);
 void ef_cl_fs_mpi_set_fixed_iterations(ef_cl_fs_mpi *fsm, int iterations);
 /* The pressure solve by the caller instead of the device Jacobi CG (psolve NULL: that CG again): b and x the
  * piece's device vectors (x the warm start, its ghosts current; the solver writes x's owned rows), null_space 1
- * when no rank fixes a pressure; *iterations, *residual as the CG's.  x's ghosts are received after it (its
- * exchanges and reductions are not in ef_cl_fs_mpi_exchange_seconds). */
+ * when no rank fixes a pressure; *iterations, *residual as the CG's; *setup_seconds the part of the call that
+ * set the solver up (the hierarchy's build at the first step, its refresh after), which the step's solve time
+ * leaves out as one process's does.  x's ghosts are received after it (its exchanges and reductions are not in
+ * ef_cl_fs_mpi_exchange_seconds). */
 typedef int (*ef_cl_fs_mpi_pressure_fn)(void *ctx, cl_mem b, cl_mem x, int null_space, int *iterations,
-                                        double *residual);
+                                        double *residual, double *setup_seconds);
 void ef_cl_fs_mpi_set_pressure_solver(ef_cl_fs_mpi *fsm, ef_cl_fs_mpi_pressure_fn psolve, void *ctx);
 /* 1 when the CG product overlaps its halo (then this rank's interior and boundary rows), else 0 (and 0 rows). */
 int ef_cl_fs_mpi_overlap(const ef_cl_fs_mpi *fsm, int64_t *interior_rows, int64_t *boundary_rows);
