@@ -3,6 +3,7 @@
 #include "opencl_amg_mpi.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,6 +20,37 @@
 #define AMGM_WGS 256        /* amg_mpi.cl and pcg.cl */
 #define AMGM_PCG_MAX_GROUPS 1024
 #define AMGM_PCG_TAG 7400   /* the outer (F)CG's halo (the levels': amg.c's 700 + level) */
+
+/* ---------------------------------------------------------------------------
+ * Profile (EDGEFLOW_AMG_MPI_PROFILE=1): host wall time of each part, the queue finished before and after it,
+ * printed by every rank when its (F)CG is destroyed.  Off by default (the fences serialise the cycle). */
+enum { PF_REFRESH, PF_HALO, PF_CYCLE, PF_COARSEST, PF_KDOTS, PF_KKERNELS, PF_DOT, PF_SPMV, PF_UPDATE, PF_PRECOND,
+       PF_SOLVE, PF_N };
+static const char *const amgm_prof_names[PF_N] = {"refresh", "halo", "cycle kernels", "coarsest", "K dots",
+                                                   "K kernels", "outer dot", "outer spmv", "outer update",
+                                                   "preconditioner", "solve"};
+static struct {
+  int on; /* -1: not read yet */
+  double t[PF_N];
+  long n[PF_N];
+} amgm_prof = {-1, {0}, {0}};
+
+static double amgm_prof_begin(ef_cl_context *ctx) {
+  if (amgm_prof.on < 0) {
+    const char *e = getenv("EDGEFLOW_AMG_MPI_PROFILE");
+    amgm_prof.on = e && e[0] == '1';
+  }
+  if (!amgm_prof.on) return 0.0;
+  clFinish(ctx->queue);
+  return ef_wtime();
+}
+
+static void amgm_prof_end(ef_cl_context *ctx, int part, double t0) {
+  if (amgm_prof.on <= 0) return;
+  clFinish(ctx->queue);
+  amgm_prof.t[part] += ef_wtime() - t0;
+  amgm_prof.n[part]++;
+}
 
 /* ---------------------------------------------------------------------------
  * Small helpers. */
@@ -61,6 +93,14 @@ static int amgm_launch(ef_cl_context *ctx, cl_kernel k, size_t items, size_t loc
   const size_t global = (items + local - 1) / local * local;
   if (global == 0) return EF_SUCCESS;
   EF_CL_CALL(clEnqueueNDRangeKernel(ctx->queue, k, 1, NULL, &global, &local, 0, NULL, NULL));
+  return EF_SUCCESS;
+}
+
+/* amgm_launch timed as part (the profile). */
+static int amgm_launch_p(ef_cl_context *ctx, cl_kernel k, size_t items, size_t local, int part) {
+  const double p0 = amgm_prof_begin(ctx);
+  EF_CALL(amgm_launch(ctx, k, items, local));
+  amgm_prof_end(ctx, part, p0);
   return EF_SUCCESS;
 }
 
@@ -202,6 +242,7 @@ fail:
 
 int ef_cl_halo_exchange(ef_cl_halo *h, cl_mem x) {
   if (!h) return EF_SUCCESS;
+  const double p0 = amgm_prof_begin(h->ctx);
   const double t0 = ef_wtime();
   cl_command_queue q = h->ctx->queue;
   const cl_int ns = (cl_int)h->n_send, nr = (cl_int)h->n_recv;
@@ -227,6 +268,7 @@ int ef_cl_halo_exchange(ef_cl_halo *h, cl_mem x) {
     EF_CALL(amgm_launch(h->ctx, h->k.unpack, (size_t)nr, AMGM_WGS));
   }
   h->seconds += ef_wtime() - t0;
+  amgm_prof_end(h->ctx, PF_HALO, p0);
   return EF_SUCCESS;
 }
 
@@ -440,6 +482,7 @@ fail:
  * values read back, gathered and inverted on every rank (ef_amg_coarsest_ranks_refresh). */
 int ef_cl_amg_mpi_refresh(ef_cl_amg_mpi *a) {
   EF_CHECK(a, EF_ERR_PARAMETER, "ef_cl_amg_mpi_refresh: no AMG");
+  const double p0 = amgm_prof_begin(a->ctx);
   ef_amg *h = a->h;
   const int nl = h->n_levels;
   amgm_level *L0 = &a->lev[0];
@@ -464,6 +507,7 @@ int ef_cl_amg_mpi_refresh(ef_cl_amg_mpi *a) {
   const double t0 = ef_wtime();
   const int err = ef_amg_coarsest_ranks_refresh(h);
   a->seconds_reduce += ef_wtime() - t0;
+  amgm_prof_end(a->ctx, PF_REFRESH, p0);
   return err;
 }
 
@@ -471,7 +515,7 @@ static int amgm_cycle(ef_cl_amg_mpi *a, int l, cl_mem r, cl_mem x);
 
 /* The gathered coarsest solve of level c: rc's owned rows to the host, ef_amg_coarsest_ranks_solve, xc's owned
  * and ghost rows back. */
-static int amgm_coarsest(ef_cl_amg_mpi *a, int c, cl_mem rc, cl_mem xc) {
+static int amgm_coarsest_body(ef_cl_amg_mpi *a, int c, cl_mem rc, cl_mem xc) {
   amgm_level *C = &a->lev[c];
   cl_command_queue q = a->ctx->queue;
   if (C->n > 0)
@@ -490,7 +534,22 @@ static int amgm_coarsest(ef_cl_amg_mpi *a, int c, cl_mem rc, cl_mem xc) {
 
 /* The m partial sums of the last K-cycle kernel (m per group, groups of them, in blocks of groups) summed in
  * group order, then reduced over the ranks. */
+static int amgm_coarsest(ef_cl_amg_mpi *a, int c, cl_mem rc, cl_mem xc) {
+  const double p0 = amgm_prof_begin(a->ctx);
+  EF_CALL(amgm_coarsest_body(a, c, rc, xc));
+  amgm_prof_end(a->ctx, PF_COARSEST, p0);
+  return EF_SUCCESS;
+}
+
+static int amgm_kdots_body(ef_cl_amg_mpi *a, amgm_level *C, cl_mem part, int m, double *d);
 static int amgm_kdots(ef_cl_amg_mpi *a, amgm_level *C, cl_mem part, int m, double *d) {
+  const double p0 = amgm_prof_begin(a->ctx);
+  EF_CALL(amgm_kdots_body(a, C, part, m, d));
+  amgm_prof_end(a->ctx, PF_KDOTS, p0);
+  return EF_SUCCESS;
+}
+
+static int amgm_kdots_body(ef_cl_amg_mpi *a, amgm_level *C, cl_mem part, int m, double *d) {
   EF_CL_CALL(clEnqueueReadBuffer(a->ctx->queue, part, CL_TRUE, 0, (size_t)(m * C->groups) * 8, a->hpart, 0, NULL,
                                  NULL));
   for (int k = 0; k < m; ++k) d[k] = amgm_sum(a->hpart + (size_t)k * (size_t)C->groups, C->groups);
@@ -501,7 +560,7 @@ static int amgm_kdots(ef_cl_amg_mpi *a, amgm_level *C, cl_mem part, int m, doubl
 static int amgm_combine(ef_cl_amg_mpi *a, amgm_level *C, double s, cl_mem x, double t, cl_mem y, cl_mem out) {
   EF_CL_SET_ARGS(a->km.combine, EF_CL_ARG(C->n), EF_CL_ARG(s), EF_CL_ARG(x), EF_CL_ARG(t), EF_CL_ARG(y),
                  EF_CL_ARG(out));
-  return amgm_launch(a->ctx, a->km.combine, (size_t)C->n, AMGM_WGS);
+  return amgm_launch_p(a->ctx, a->km.combine, (size_t)C->n, AMGM_WGS, PF_KKERNELS);
 }
 
 /* Coarse correction on level c for the right-hand side rc into xc (host_amg.c's amg_correction). */
@@ -516,7 +575,7 @@ static int amgm_correction(ef_cl_amg_mpi *a, int c, cl_mem rc, cl_mem xc) {
   EF_CALL(ef_cl_halo_exchange(C->halo, C->v1));
   EF_CL_SET_ARGS(K->k_first, EF_CL_ARG(C->n), EF_CL_ARG(C->rp), EF_CL_ARG(C->col), EF_CL_ARG(C->val), EF_CL_ARG(C->v1),
                  EF_CL_ARG(rc), EF_CL_ARG(C->w1), EF_CL_ARG(C->part));
-  EF_CALL(amgm_launch(a->ctx, K->k_first, items, AMGM_AMG_WGS));
+  EF_CALL(amgm_launch_p(a->ctx, K->k_first, items, AMGM_AMG_WGS, PF_KKERNELS));
   double d1[2];
   EF_CALL(amgm_kdots(a, C, C->part, 2, d1));
   const double rho1 = d1[0], a1 = rho1 > 0.0 ? d1[1] / rho1 : 0.0;
@@ -525,7 +584,7 @@ static int amgm_correction(ef_cl_amg_mpi *a, int c, cl_mem rc, cl_mem xc) {
   EF_CALL(ef_cl_halo_exchange(C->halo, C->v2));
   EF_CL_SET_ARGS(K->k_third, EF_CL_ARG(C->n), EF_CL_ARG(C->rp), EF_CL_ARG(C->col), EF_CL_ARG(C->val), EF_CL_ARG(C->v2),
                  EF_CL_ARG(C->w1), EF_CL_ARG(C->q), EF_CL_ARG(C->w2), EF_CL_ARG(C->part2));
-  EF_CALL(amgm_launch(a->ctx, K->k_third, items, AMGM_AMG_WGS));
+  EF_CALL(amgm_launch_p(a->ctx, K->k_third, items, AMGM_AMG_WGS, PF_KKERNELS));
   double d2[3];
   EF_CALL(amgm_kdots(a, C, C->part2, 3, d2));
   const double gam = d2[0], vw = d2[1], vq = d2[2];
@@ -543,7 +602,7 @@ static int amgm_sweep(ef_cl_amg_mpi *a, int l, cl_mem r, cl_mem xin, cl_mem xout
   EF_CL_SET_ARGS(k, EF_CL_ARG(L->n), EF_CL_ARG(L->rp), EF_CL_ARG(L->col), EF_CL_ARG(L->val), EF_CL_ARG(L->dinv),
                  EF_CL_ARG(omega), EF_CL_ARG(r), EF_CL_ARG(xin), EF_CL_ARG(xout));
   const size_t rows = AMGM_AMG_WGS / AMGM_AMG_ROW_LANES;
-  return amgm_launch(a->ctx, k, ((size_t)L->n + rows - 1) / rows * AMGM_AMG_WGS, AMGM_AMG_WGS);
+  return amgm_launch_p(a->ctx, k, ((size_t)L->n + rows - 1) / rows * AMGM_AMG_WGS, AMGM_AMG_WGS, PF_CYCLE);
 }
 
 /* One cycle on level l (host_amg.c's amg_cycle: the same exchanges). */
@@ -556,7 +615,7 @@ static int amgm_cycle(ef_cl_amg_mpi *a, int l, cl_mem r, cl_mem x) {
   cl_mem buf[2] = {x, L->t};
   cl_mem cur = buf[(2 * nu - 1) & 1];
   EF_CL_SET_ARGS(K->smooth0, EF_CL_ARG(L->n), EF_CL_ARG(omega), EF_CL_ARG(L->dinv), EF_CL_ARG(r), EF_CL_ARG(cur));
-  EF_CALL(amgm_launch(a->ctx, K->smooth0, (size_t)L->n, AMGM_AMG_WGS));
+  EF_CALL(amgm_launch_p(a->ctx, K->smooth0, (size_t)L->n, AMGM_AMG_WGS, PF_CYCLE));
   for (int s = 2; s <= nu; ++s) {
     cl_mem next = buf[(2 * nu - s) & 1];
     EF_CALL(amgm_sweep(a, l, r, cur, next));
@@ -565,16 +624,16 @@ static int amgm_cycle(ef_cl_amg_mpi *a, int l, cl_mem r, cl_mem x) {
   EF_CALL(ef_cl_halo_exchange(L->halo, cur)); /* the residual's and the post-smoothing's ghost columns */
   EF_CL_SET_ARGS(K->resid, EF_CL_ARG(L->n), EF_CL_ARG(L->rp), EF_CL_ARG(L->col), EF_CL_ARG(L->val), EF_CL_ARG(r),
                  EF_CL_ARG(cur), EF_CL_ARG(L->w2));
-  EF_CALL(amgm_launch(a->ctx, K->resid, row_items, AMGM_AMG_WGS));
+  EF_CALL(amgm_launch_p(a->ctx, K->resid, row_items, AMGM_AMG_WGS, PF_CYCLE));
   EF_CL_SET_ARGS(K->restr, EF_CL_ARG(C->n), EF_CL_ARG(L->mp), EF_CL_ARG(L->mem), EF_CL_ARG(L->w2), EF_CL_ARG(C->r));
-  EF_CALL(amgm_launch(a->ctx, K->restr, (size_t)C->n, AMGM_AMG_WGS));
+  EF_CALL(amgm_launch_p(a->ctx, K->restr, (size_t)C->n, AMGM_AMG_WGS, PF_CYCLE));
   EF_CALL(amgm_correction(a, l + 1, C->r, C->x));
   if (l + 2 < a->h->n_levels) EF_CALL(ef_cl_halo_exchange(C->halo, C->x)); /* the gathered solve wrote its ghosts */
   cl_mem next = buf[(nu - 1) & 1];
   EF_CL_SET_ARGS(K->post, EF_CL_ARG(L->n), EF_CL_ARG(L->rp), EF_CL_ARG(L->col), EF_CL_ARG(L->val), EF_CL_ARG(L->dinv),
                  EF_CL_ARG(omega), EF_CL_ARG(alpha), EF_CL_ARG(L->agg), EF_CL_ARG(C->x), EF_CL_ARG(r), EF_CL_ARG(cur),
                  EF_CL_ARG(next));
-  EF_CALL(amgm_launch(a->ctx, K->post, row_items, AMGM_AMG_WGS));
+  EF_CALL(amgm_launch_p(a->ctx, K->post, row_items, AMGM_AMG_WGS, PF_CYCLE));
   cur = next;
   for (int s = nu + 2; s <= 2 * nu; ++s) {
     next = buf[(2 * nu - s) & 1];
@@ -625,6 +684,11 @@ struct ef_cl_pcg_mpi_s {
 void ef_cl_pcg_mpi_destroy(ef_cl_pcg_mpi **cp) {
   if (!cp || !*cp) return;
   ef_cl_pcg_mpi *c = *cp;
+  if (amgm_prof.on > 0) {
+    fprintf(stderr, "AMG across ranks, profile of rank %d (s, calls):", ef_comm_rank(c->comm));
+    for (int i = 0; i < PF_N; ++i) fprintf(stderr, " %s %.4f/%ld;", amgm_prof_names[i], amgm_prof.t[i], amgm_prof.n[i]);
+    fprintf(stderr, "\n");
+  }
   cl_kernel ks[] = {c->init, c->dot, c->spmv, c->residual};
   for (size_t i = 0; i < sizeof ks / sizeof ks[0]; ++i)
     if (ks[i]) clReleaseKernel(ks[i]);
@@ -729,7 +793,10 @@ int ef_cl_pcg_mpi_solve(ef_cl_pcg_mpi *c, cl_mem b, cl_mem x, ef_cl_pcg_result *
   double rr = s0[1], rho_prev = 0.0;
   int k = 0;
   while (rr > tol2 && k < c->s.max_iterations) {
+    double p0 = amgm_prof_begin(c->ctx);
     EF_CALL(c->precond(c->pctx, c->r, c->z));
+    amgm_prof_end(c->ctx, PF_PRECOND, p0);
+    p0 = amgm_prof_begin(c->ctx);
     /* r.z, r_old.z, sum z, sum r, sum r_old: one reduction (pcg.cl's pcg_dot). */
     EF_CL_SET_ARGS(c->dot, EF_CL_ARG(c->n), EF_CL_ARG(c->r), EF_CL_ARG(c->z), EF_CL_ARG(c->rold), EF_CL_ARG(flexible),
                    EF_CL_ARG(c->part));
@@ -737,6 +804,7 @@ int ef_cl_pcg_mpi_solve(ef_cl_pcg_mpi *c, cl_mem b, cl_mem x, ef_cl_pcg_result *
     double d[5];
     EF_CALL(pcgm_partials(c, c->part, 5, d));
     EF_CALL(pcgm_reduce(c, d, 5));
+    amgm_prof_end(c->ctx, PF_DOT, p0);
     const double m = c->s.null_space ? d[2] / (double)c->n_global : 0.0;
     const double rho = d[0] - m * d[3], rho_old_term = flexible ? d[1] - m * d[4] : 0.0;
     const double beta = k == 0 ? 0.0 : (rho - rho_old_term) / rho_prev;
@@ -745,6 +813,7 @@ int ef_cl_pcg_mpi_solve(ef_cl_pcg_mpi *c, cl_mem b, cl_mem x, ef_cl_pcg_result *
                    EF_CL_ARG(first));
     EF_CALL(amgm_launch(c->ctx, c->km.direction, (size_t)c->n, AMGM_WGS));
     /* q = A p (p's ghosts first), p.q over the ranks. */
+    p0 = amgm_prof_begin(c->ctx);
     EF_CALL(ef_cl_halo_exchange(c->halo, c->p));
     EF_CL_SET_ARGS(c->spmv, EF_CL_ARG(c->n), EF_CL_ARG(A->row_ptr), EF_CL_ARG(A->col_idx), EF_CL_ARG(A->values),
                    EF_CL_ARG(c->p), EF_CL_ARG(c->q), EF_CL_ARG(c->part_pq), EF_CL_ARG(zero), EF_CL_ARG(c->state));
@@ -752,15 +821,18 @@ int ef_cl_pcg_mpi_solve(ef_cl_pcg_mpi *c, cl_mem b, cl_mem x, ef_cl_pcg_result *
     double pq;
     EF_CALL(pcgm_partials(c, c->part_pq, 1, &pq));
     EF_CALL(pcgm_reduce(c, &pq, 1));
+    amgm_prof_end(c->ctx, PF_SPMV, p0);
     EF_CHECK(pq > 0.0 && isfinite(pq), EF_ERR_SOLVER,
              "device PCG across ranks broke down at iteration %d: p.Ap = %g (matrix or preconditioner not SPD)", k,
              pq);
     const double alpha = rho / pq;
     EF_CL_SET_ARGS(c->km.update, EF_CL_ARG(c->n), EF_CL_ARG(alpha), EF_CL_ARG(c->p), EF_CL_ARG(c->q), EF_CL_ARG(x),
                    EF_CL_ARG(c->r), EF_CL_ARG(c->rold), EF_CL_ARG(flexible), EF_CL_ARG(c->part_rr));
+    p0 = amgm_prof_begin(c->ctx);
     EF_CALL(pcgm_launch(c, c->km.update));
     EF_CALL(pcgm_partials(c, c->part_rr, 1, &rr));
     EF_CALL(pcgm_reduce(c, &rr, 1));
+    amgm_prof_end(c->ctx, PF_UPDATE, p0);
     rho_prev = rho;
     ++k;
   }
@@ -778,6 +850,7 @@ int ef_cl_pcg_mpi_solve(ef_cl_pcg_mpi *c, cl_mem b, cl_mem x, ef_cl_pcg_result *
   EF_CALL(pcgm_reduce(c, t, 2));
   res->true_relres = t[1] > 0.0 ? sqrt(t[0] / t[1]) : 0.0;
   res->seconds = ef_wtime() - t0;
+  if (amgm_prof.on > 0) amgm_prof.t[PF_SOLVE] += res->seconds, amgm_prof.n[PF_SOLVE]++;
   return EF_SUCCESS;
 }
 
