@@ -29,6 +29,7 @@ void ef_amg_settings_default(ef_amg_settings *s) {
   s->small_rows = 1024;
   s->small_group = 0;
   s->refresh_direct = 0; /* 254 places */
+  s->gather_rows = 0;    /* only the coarsest level gathered across ranks */
 }
 
 /* A work CSR of the set-up (int64 offsets, owned arrays). */

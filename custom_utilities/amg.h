@@ -69,6 +69,10 @@ typedef struct {
   int refresh_direct;    /* device: places of a coarse row that the refresh reads from a byte per
                             fine entry (1..254; 0: 254); it searches the row for the others (tests
                             use a few); the host ignores it */
+  int64_t gather_rows;   /* device across ranks (opencl_amg_mpi.c): the first coarse level (not the
+                            coarsest) of at most this many rows over all ranks is gathered on every rank
+                            and cycled by a one-process device AMG (0: only the coarsest is gathered);
+                            the host and one process ignore it */
 } ef_amg_settings;
 
 /* Defaults: 10 levels, coarse_enough 128, 3 passes, strength 0.25 (coarse levels 0), omega 4/3, alpha 1,

@@ -26,6 +26,12 @@ int ef_amg_read_settings(ef_parameters p, ef_amg_settings *s) {
     else if (k == 1) s->coarse_enough = v;
     else s->small_rows = v;
   }
+  if (ef_parameters_has(p, "amg_gather_rows")) {
+    EF_CALL(ef_parameters_get_int(p, "amg_gather_rows", &v));
+    EF_CHECK(v >= 0, EF_ERR_PARAMETER, "%s.amg_gather_rows is %ld; it counts rows (0: gather only the coarsest level)",
+             ef_parameters_path(p), v);
+    s->gather_rows = v;
+  }
   if (ef_parameters_has(p, "amg_strength")) EF_CALL(ef_parameters_get_double(p, "amg_strength", &s->strength));
   if (ef_parameters_has(p, "amg_coarse_strength"))
     EF_CALL(ef_parameters_get_double(p, "amg_coarse_strength", &s->coarse_strength));

@@ -162,6 +162,20 @@ if(EF_HAVE_MPI)
       set_property(TEST mpi_run_${ef_case}_np${ef_np} APPEND PROPERTY ENVIRONMENT
                    "POCL_MAX_PTHREAD_COUNT=1;EF_TEST_MPI_ITERATION_DIFFERENCE=-1;EF_TEST_MPI_ITERATION_RATIO=1.3")
     endforeach()
+    # The gathered sub-hierarchy (amg_gather_rows 1000, amg_coarse_enough 16: of the 3D cavity's levels 3347, ~420, ~55,
+    # ~7 rows, level 1 gathered on every rank and cycled by a one-process device AMG of three levels; docs/mpi.md) under
+    # FCG (K-cycle) on 2 and 3 ranks and CG (V-cycle) on 2, the same checks; the profile must count gathered solves.
+    foreach(case_np cavity3d_opencl_amg_gather:2 cavity3d_opencl_amg_gather:3 cavity3d_opencl_cg_amg_gather:2)
+      string(REPLACE ":" ";" case_np ${case_np})
+      list(GET case_np 0 ef_case)
+      list(GET case_np 1 ef_np)
+      ef_add_mpi_run(mpi_run_${ef_case}_np${ef_np} ${ef_np} ${ef_case})
+      set_property(TEST mpi_run_${ef_case}_np${ef_np} APPEND PROPERTY ENVIRONMENT
+                   "POCL_MAX_PTHREAD_COUNT=1;EF_TEST_MPI_ITERATION_DIFFERENCE=-1;EF_TEST_MPI_ITERATION_RATIO=1.3"
+                   "EDGEFLOW_AMG_MPI_PROFILE=1")
+      set_property(TEST mpi_run_${ef_case}_np${ef_np} PROPERTY FAIL_REGULAR_EXPRESSION
+                   "FAILED|rank [0-9]+ of|gathered solve [0-9.]+/0;")
+    endforeach()
     # The device halo's scatter path (EDGEFLOW_AMG_HALO_SCATTER=1: the received rows through amgm_unpack even where they
     # are one block, as every level's are) on 3 ranks, two peers a rank.
     set_property(TEST mpi_run_cavity3d_opencl_amg_np3 APPEND PROPERTY ENVIRONMENT "EDGEFLOW_AMG_HALO_SCATTER=1")
@@ -289,6 +303,15 @@ if(EF_HAVE_MPI)
                      ${CMAKE_CURRENT_SOURCE_DIR}/data/mpi/cavity3d_opencl_amg.json identity 2
                      ${CMAKE_CURRENT_BINARY_DIR}/mpi_restart_identity_opencl_amg_np2 -- ${EF_MPIRUN})
     set_tests_properties(mpi_restart_identity_opencl_amg_np2 PROPERTIES LABELS "mpi" TIMEOUT 180 PROCESSORS 2
+                         PASS_REGULAR_EXPRESSION "mpi_restart_check: PASSED" FAIL_REGULAR_EXPRESSION "FAILED"
+                         ENVIRONMENT "${EF_MPI_ENV};OMPI_MCA_mpi_yield_when_idle=1;POCL_MAX_PTHREAD_COUNT=1")
+    # The same with the gathered sub-hierarchy (cavity3d_opencl_amg_gather.json): its one-process AMG is built from
+    # the gathered aggregate maps of the distributed levels (those of the restart file after it), not a new aggregation.
+    add_test(NAME mpi_restart_identity_opencl_amg_gather_np2
+             COMMAND ${EF_SYSTEM_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/mpi_restart_check.py $<TARGET_FILE:edgeflow>
+                     ${CMAKE_CURRENT_SOURCE_DIR}/data/mpi/cavity3d_opencl_amg_gather.json identity 2
+                     ${CMAKE_CURRENT_BINARY_DIR}/mpi_restart_identity_opencl_amg_gather_np2 -- ${EF_MPIRUN})
+    set_tests_properties(mpi_restart_identity_opencl_amg_gather_np2 PROPERTIES LABELS "mpi" TIMEOUT 180 PROCESSORS 2
                          PASS_REGULAR_EXPRESSION "mpi_restart_check: PASSED" FAIL_REGULAR_EXPRESSION "FAILED"
                          ENVIRONMENT "${EF_MPI_ENV};OMPI_MCA_mpi_yield_when_idle=1;POCL_MAX_PTHREAD_COUNT=1")
   endif()

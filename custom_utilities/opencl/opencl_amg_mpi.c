@@ -10,6 +10,7 @@
 #include "edgeflow/ef_comm.h"
 #include "edgeflow/ef_error.h"
 #include "edgeflow/ef_util.h"
+#include "opencl_amg.h"
 
 /* amg.cl's tunables as opencl_amg.c builds it (the same program from the cache). */
 #define AMGM_AMG_WGS 128
@@ -24,10 +25,10 @@
 /* ---------------------------------------------------------------------------
  * Profile (EDGEFLOW_AMG_MPI_PROFILE=1): host wall time of each part, the queue finished before and after it,
  * printed by every rank when its (F)CG is destroyed.  Off by default (the fences serialise the cycle). */
-enum { PF_REFRESH, PF_HALO, PF_CYCLE, PF_COARSEST, PF_KDOTS, PF_KKERNELS, PF_DOT, PF_SPMV, PF_UPDATE, PF_PRECOND,
-       PF_SOLVE, PF_N };
-static const char *const amgm_prof_names[PF_N] = {"refresh", "halo", "cycle kernels", "coarsest", "K dots",
-                                                   "K kernels", "outer dot", "outer spmv", "outer update",
+enum { PF_REFRESH, PF_HALO, PF_CYCLE, PF_COARSEST, PF_GATHERED, PF_KDOTS, PF_KKERNELS, PF_DOT, PF_SPMV, PF_UPDATE,
+       PF_PRECOND, PF_SOLVE, PF_N };
+static const char *const amgm_prof_names[PF_N] = {"refresh", "halo", "cycle kernels", "coarsest", "gathered solve",
+                                                   "K dots", "K kernels", "outer dot", "outer spmv", "outer update",
                                                    "preconditioner", "solve"};
 static struct {
   int on; /* -1: not read yet */
@@ -330,6 +331,22 @@ struct ef_cl_amg_mpi_s {
   amgm_level lev[32];
   double *hpart, *hc_r, *hc_x; /* partials read back; the coarsest level's right-hand side and solution */
   double seconds_reduce;
+  /* The gathered sub-hierarchy (settings.gather_rows): level g (0: none) gathered on every rank in the global
+   * numbering (gn rows, its pattern g_rp/g_col, values g_val), cycled by a one-process device AMG (gamg) on gA;
+   * g_r its right-hand side on the host, g_rd and g_xd on the device, g_pick the global row of each owned and
+   * ghost row of level g (amgm_pack picks them from g_xd). */
+  int g;
+  int64_t gn, g_first;
+  int64_t *g_rp;
+  int32_t *g_col;
+  double *g_val, *g_r, *g_own; /* g_own: the owned rows' values or right-hand side as read */
+  int32_t *g_perm;              /* place in g_val of each owned entry (the gathered rows' columns sorted) */
+  int g_nmaps;                  /* levels g..n_levels-2's aggregate maps in the global numbering (the set-up's) */
+  int32_t *g_maps[32];
+  ef_cl_csr gA;
+  ef_cl_amg *gamg;
+  cl_mem g_rd, g_xd, g_pick;
+  amgm_level gl; /* the K-cycle's level g on the gathered rows (gA's matrix, its own vectors), when it has one */
 };
 
 static const amgm_amg_kernels *amgm_k(const ef_cl_amg_mpi *a, int l) { return l == 0 ? &a->kf : &a->kc; }
@@ -355,6 +372,18 @@ void ef_cl_amg_mpi_destroy(ef_cl_amg_mpi **ap) {
   amgm_amg_kernels_release(&a->kf);
   amgm_amg_kernels_release(&a->kc);
   amgm_kernels_release(&a->km);
+  ef_cl_amg_destroy(&a->gamg);
+  cl_mem *gv[] = {&a->gl.v1, &a->gl.v2, &a->gl.w1, &a->gl.w2, &a->gl.q, &a->gl.part, &a->gl.part2};
+  for (size_t i = 0; i < sizeof gv / sizeof gv[0]; ++i) amgm_release(gv[i]);
+  cl_mem *gm[] = {&a->gA.row_ptr, &a->gA.col_idx, &a->gA.values, &a->g_rd, &a->g_xd, &a->g_pick};
+  for (size_t i = 0; i < sizeof gm / sizeof gm[0]; ++i) amgm_release(gm[i]);
+  free(a->g_rp);
+  free(a->g_col);
+  free(a->g_val);
+  free(a->g_r);
+  free(a->g_own);
+  free(a->g_perm);
+  for (int j = 0; j < 32; ++j) free(a->g_maps[j]);
   ef_amg_destroy(&a->h);
   free(a->host_val);
   free(a->hpart);
@@ -393,6 +422,147 @@ static int amgm_offsets(ef_cl_amg_mpi *a) {
   }
   free(init); /* copied at each buffer's creation */
   return err;
+}
+
+/* The gathered sub-hierarchy's set-up (settings.gather_rows > 0): g the first level after the fine one, and before
+ * the coarsest, of at most gather_rows rows over all ranks (the same on every rank: global counts); its pattern
+ * and the aggregate maps of levels g.. gathered on every rank in the global numbering (as amg.c's coarsest:
+ * zero-padded reductions, one contributor an entry), the pattern uploaded; the one-process AMG is built at the
+ * first refresh, from the first gathered values and those maps. */
+static int amgm_gather_setup(ef_cl_amg_mpi *a) {
+  const ef_amg *h = a->h;
+  a->g = 0;
+  if (h->s.gather_rows <= 0) return EF_SUCCESS;
+  for (int l = 1; l + 1 < h->n_levels && !a->g; ++l)
+    if (h->lev[l].n_global <= h->s.gather_rows) a->g = l;
+  if (!a->g) return EF_SUCCESS;
+  const ef_amg_level *L = &h->lev[a->g];
+  const int64_t gn = L->n_global, first = ef_host_dist_first_row(L->halo);
+  EF_CHECK(gn < INT32_MAX, EF_ERR_UNSUPPORTED, "AMG across ranks: the gathered level has too many rows");
+  a->gn = gn;
+  a->g_first = first;
+  int err = EF_SUCCESS;
+  double *len = calloc((size_t)gn, sizeof *len), *gc = NULL;
+  int32_t *pick = malloc((size_t)(L->n + L->n_ghost > 0 ? L->n + L->n_ghost : 1) * sizeof *pick);
+  const int64_t own = L->nnz > L->n ? L->nnz : L->n;
+  a->g_rp = calloc((size_t)gn + 1, sizeof *a->g_rp);
+  a->g_r = malloc((size_t)gn * sizeof *a->g_r);
+  a->g_own = malloc((size_t)(own > 0 ? own : 1) * sizeof *a->g_own);
+  a->g_perm = malloc((size_t)(L->nnz > 0 ? L->nnz : 1) * sizeof *a->g_perm);
+  EF_CHECK_GOTO(len && pick && a->g_rp && a->g_r && a->g_own && a->g_perm, EF_ERR_MEMORY, done,
+                "AMG across ranks: out of memory (gathered level)");
+  for (int64_t I = 0; I < L->n; ++I) len[first + I] = (double)(L->row_ptr[I + 1] - L->row_ptr[I]);
+  EF_CALL_GOTO(ef_host_dist_sum(L->halo, len, (int)gn), done);
+  for (int64_t I = 0; I < gn; ++I) a->g_rp[I + 1] = a->g_rp[I] + (int64_t)len[I];
+  const int64_t nnz = a->g_rp[gn];
+  EF_CHECK_GOTO(nnz < INT32_MAX, EF_ERR_UNSUPPORTED, done, "AMG across ranks: the gathered level has too many entries");
+  gc = calloc((size_t)(nnz > 0 ? nnz : 1), sizeof *gc);
+  a->g_col = malloc((size_t)(nnz > 0 ? nnz : 1) * sizeof *a->g_col);
+  a->g_val = malloc((size_t)(nnz > 0 ? nnz : 1) * sizeof *a->g_val);
+  EF_CHECK_GOTO(gc && a->g_col && a->g_val, EF_ERR_MEMORY, done, "AMG across ranks: out of memory (gathered level)");
+  /* Each owned row's entries in the order of their global columns (the one-process set-up wants sorted rows):
+   * g_perm[j] the place of local entry j (an insertion sort by rank: rows are short). */
+  for (int64_t I = 0; I < L->n; ++I) {
+    const int64_t b = L->row_ptr[I], e = L->row_ptr[I + 1], gb = a->g_rp[first + I];
+    for (int64_t j = b; j < e; ++j) {
+      const int32_t c = L->col[j];
+      const int64_t gcol = c < L->n ? first + c : L->ghost_global[c - L->n];
+      int64_t rank = 0;
+      for (int64_t k = b; k < e; ++k) {
+        const int32_t ck = L->col[k];
+        const int64_t gk = ck < L->n ? first + ck : L->ghost_global[ck - L->n];
+        rank += gk < gcol;
+      }
+      a->g_perm[j] = (int32_t)(gb + rank);
+      gc[gb + rank] = (double)gcol;
+    }
+  }
+  EF_CALL_GOTO(ef_host_dist_sum(L->halo, gc, (int)nnz), done);
+  for (int64_t k = 0; k < nnz; ++k) a->g_col[k] = (int32_t)gc[k];
+  for (int64_t i = 0; i < L->n + L->n_ghost; ++i) pick[i] = (int32_t)(i < L->n ? first + i : L->ghost_global[i - L->n]);
+  int32_t *rp32 = (int32_t *)gc; /* gc's room (nnz doubles) holds gn + 1 offsets when nnz >= gn + 1; else apart */
+  int32_t *rp_own = NULL;
+  if ((size_t)(nnz > 0 ? nnz : 1) * sizeof *gc < (size_t)(gn + 1) * sizeof *rp32) {
+    rp_own = malloc((size_t)(gn + 1) * sizeof *rp_own);
+    EF_CHECK_GOTO(rp_own, EF_ERR_MEMORY, done, "AMG across ranks: out of memory (gathered level)");
+    rp32 = rp_own;
+  }
+  for (int64_t I = 0; I <= gn; ++I) rp32[I] = (int32_t)a->g_rp[I];
+  a->gA.n = gn;
+  a->gA.nnz = nnz;
+  a->gA.row_ptr_64 = 0;
+  err = amgm_buffer(a->ctx, (size_t)(gn + 1) * 4, rp32, &a->gA.row_ptr);
+  free(rp_own);
+  if (err) goto done;
+  EF_CALL_GOTO(amgm_buffer(a->ctx, (size_t)nnz * 4, a->g_col, &a->gA.col_idx), done);
+  EF_CALL_GOTO(amgm_buffer(a->ctx, (size_t)nnz * 8, NULL, &a->gA.values), done);
+  EF_CALL_GOTO(amgm_buffer(a->ctx, (size_t)gn * 8, NULL, &a->g_rd), done);
+  EF_CALL_GOTO(amgm_buffer(a->ctx, (size_t)gn * 8, NULL, &a->g_xd), done);
+  EF_CALL_GOTO(amgm_buffer(a->ctx, (size_t)(L->n + L->n_ghost) * 4, pick, &a->g_pick), done);
+  /* The aggregate maps of levels g.. in the global numbering (a reduction each: one contributor a row, the
+   * aggregate + 1), so that the one-process hierarchy is this one's levels g.. (the aggregates inside each rank, the
+   * maps of a restart file) rather than a new aggregation of the gathered values. */
+  a->g_nmaps = h->n_levels - 1 - a->g;
+  for (int j = 0; j < a->g_nmaps; ++j) {
+    const ef_amg_level *F = &h->lev[a->g + j], *Cl = &h->lev[a->g + j + 1];
+    const int64_t fn = F->n_global, ff = ef_host_dist_first_row(F->halo), cf = ef_host_dist_first_row(Cl->halo);
+    double *mv = calloc((size_t)(fn > 0 ? fn : 1), sizeof *mv);
+    a->g_maps[j] = malloc((size_t)(fn > 0 ? fn : 1) * sizeof *a->g_maps[j]);
+    if (!mv || !a->g_maps[j]) {
+      free(mv);
+      err = EF_ERROR(EF_ERR_MEMORY, "AMG across ranks: out of memory (gathered maps)");
+      goto done;
+    }
+    for (int64_t i = 0; i < F->n; ++i) mv[ff + i] = F->agg[i] < 0 ? 0.0 : (double)(cf + F->agg[i] + 1);
+    err = ef_host_dist_sum(F->halo, mv, (int)fn);
+    for (int64_t i = 0; i < fn && !err; ++i) a->g_maps[j][i] = (int32_t)mv[i] - 1;
+    free(mv);
+    if (err) goto done;
+  }
+  if (h->s.cycle == EF_AMG_CYCLE_K && a->g <= h->s.kcycle_levels) { /* the K-cycle of level g, on every rank */
+    amgm_level *G = &a->gl;
+    const int64_t gr = (gn + AMGM_AMG_WGS - 1) / AMGM_AMG_WGS;
+    G->n = (cl_int)gn;
+    G->groups = (cl_int)(gr < 1 ? 1 : gr > AMGM_MAX_GROUPS ? AMGM_MAX_GROUPS : gr);
+    G->nnz = nnz;
+    G->rp = a->gA.row_ptr, G->col = a->gA.col_idx, G->val = a->gA.values;
+    cl_mem *vecs[] = {&G->v1, &G->v2, &G->w1, &G->w2, &G->q};
+    for (size_t v = 0; v < sizeof vecs / sizeof vecs[0]; ++v)
+      EF_CALL_GOTO(amgm_buffer(a->ctx, (size_t)gn * 8, NULL, vecs[v]), done);
+    EF_CALL_GOTO(amgm_buffer(a->ctx, (size_t)G->groups * 2 * 8, NULL, &G->part), done);
+    EF_CALL_GOTO(amgm_buffer(a->ctx, (size_t)G->groups * 3 * 8, NULL, &G->part2), done);
+  }
+done:
+  free(len);
+  free(gc);
+  free(pick);
+  return err;
+}
+
+/* The gathered level's values: its owned rows' device values read back, gathered on every rank by one reduction
+ * of a zero-padded array (bit-identical everywhere), uploaded; the one-process AMG built on them the first time
+ * (its K-cycle levels counted from level g: kcycle_levels - g), refreshed after. */
+static int amgm_gather_refresh(ef_cl_amg_mpi *a) {
+  const ef_amg *h = a->h;
+  const ef_amg_level *L = &h->lev[a->g];
+  const int64_t nnz = a->gA.nnz;
+  if (L->nnz > 0)
+    EF_CL_CALL(clEnqueueReadBuffer(a->ctx->queue, a->lev[a->g].val, CL_TRUE, 0, (size_t)L->nnz * 8, a->g_own, 0,
+                                   NULL, NULL));
+  for (int64_t k = 0; k < nnz; ++k) a->g_val[k] = 0.0;
+  for (int64_t j = 0; j < L->nnz; ++j) a->g_val[a->g_perm[j]] = a->g_own[j];
+  const double t0 = ef_wtime();
+  const int err = ef_host_dist_sum(L->halo, a->g_val, (int)nnz);
+  a->seconds_reduce += ef_wtime() - t0;
+  EF_CALL(err);
+  EF_CL_CALL(clEnqueueWriteBuffer(a->ctx->queue, a->gA.values, CL_TRUE, 0, (size_t)nnz * 8, a->g_val, 0, NULL, NULL));
+  if (a->gamg) return ef_cl_amg_refresh(a->gamg);
+  ef_amg_settings s = h->s;
+  s.kcycle_levels = s.kcycle_levels > a->g ? s.kcycle_levels - a->g : 0;
+  s.max_levels = s.max_levels > a->g ? s.max_levels - a->g : 1;
+  s.gather_rows = 0;
+  const ef_amg_matrix M = {a->gn, nnz, a->g_rp, a->g_col, a->g_val, h->constant_null_space};
+  return ef_cl_amg_create_from_maps(a->ctx, &a->gA, &M, h->constant_null_space, &s, a->g_nmaps, a->g_maps, &a->gamg);
 }
 
 int ef_cl_amg_mpi_create(ef_cl_context *ctx, const ef_cl_csr *A, const ef_amg_matrix *host_A,
@@ -460,6 +630,8 @@ int ef_cl_amg_mpi_create(ef_cl_context *ctx, const ef_cl_csr *A, const ef_amg_ma
     EF_CALL_GOTO(ef_cl_halo_create(ctx, L->halo, &D->halo), fail);
   }
   EF_CALL_GOTO(amgm_offsets(a), fail);
+  EF_CALL_GOTO(amgm_gather_setup(a), fail);
+  if (3 * (int64_t)a->gl.groups > most) most = 3 * (int64_t)a->gl.groups;
   const ef_amg_level *Lc = &h->lev[h->n_levels - 1];
   a->hpart = malloc((size_t)(most > 0 ? most : 1) * sizeof *a->hpart);
   a->hc_r = malloc((size_t)(Lc->n > 0 ? Lc->n : 1) * sizeof *a->hc_r);
@@ -488,13 +660,18 @@ int ef_cl_amg_mpi_refresh(ef_cl_amg_mpi *a) {
   amgm_level *L0 = &a->lev[0];
   EF_CL_SET_ARGS(a->kf.l1, EF_CL_ARG(L0->n), EF_CL_ARG(L0->rp), EF_CL_ARG(L0->val), EF_CL_ARG(L0->dinv));
   EF_CALL(amgm_launch(a->ctx, a->kf.l1, (size_t)L0->n, AMGM_AMG_WGS));
-  for (int l = 0; l + 1 < nl; ++l) {
+  for (int l = 0; l + 1 < (a->g ? a->g + 1 : nl); ++l) { /* with a gathered level g, the levels below it unused */
     amgm_level *F = &a->lev[l], *C = &a->lev[l + 1];
     cl_kernel k = amgm_k(a, l)->refresh;
     EF_CL_SET_ARGS(k, EF_CL_ARG(C->n), EF_CL_ARG(C->rp), EF_CL_ARG(C->col), EF_CL_ARG(C->val), EF_CL_ARG(C->dinv),
                    EF_CL_ARG(F->mp), EF_CL_ARG(F->mem), EF_CL_ARG(F->rp), EF_CL_ARG(F->col), EF_CL_ARG(F->val),
                    EF_CL_ARG(F->agg), EF_CL_ARG(F->off));
     EF_CALL(amgm_launch(a->ctx, k, (size_t)C->n, AMGM_AMG_WGS));
+  }
+  if (a->g) {
+    const int gerr = amgm_gather_refresh(a);
+    amgm_prof_end(a->ctx, PF_REFRESH, p0);
+    return gerr;
   }
   ef_amg_level *Lc = &h->lev[nl - 1];
   double *dest = nl == 1 ? a->host_val : Lc->own_val;
@@ -541,6 +718,64 @@ static int amgm_coarsest(ef_cl_amg_mpi *a, int c, cl_mem rc, cl_mem xc) {
   return EF_SUCCESS;
 }
 
+static int amgm_kdots(ef_cl_amg_mpi *a, amgm_level *C, cl_mem part, int m, double *d);
+static int amgm_combine(ef_cl_amg_mpi *a, amgm_level *C, double s, cl_mem x, double t, cl_mem y, cl_mem out);
+
+/* Level g's K-cycle (amgm_correction's) on the gathered rows, the same on every rank without a message: two flexible
+ * CG steps on A_g preconditioned by the one-process AMG's cycle, g_xd from g_rd. */
+static int amgm_gathered_kcycle(ef_cl_amg_mpi *a, int c) {
+  amgm_level *G = &a->gl;
+  const amgm_amg_kernels *K = amgm_k(a, c);
+  const size_t items = (size_t)G->groups * AMGM_AMG_WGS;
+  EF_CALL(ef_cl_amg_apply(a->gamg, a->g_rd, G->v1));
+  EF_CL_SET_ARGS(K->k_first, EF_CL_ARG(G->n), EF_CL_ARG(G->rp), EF_CL_ARG(G->col), EF_CL_ARG(G->val), EF_CL_ARG(G->v1),
+                 EF_CL_ARG(a->g_rd), EF_CL_ARG(G->w1), EF_CL_ARG(G->part));
+  EF_CALL(amgm_launch_p(a->ctx, K->k_first, items, AMGM_AMG_WGS, PF_KKERNELS));
+  double d1[2];
+  EF_CALL(amgm_kdots(a, G, G->part, 2, d1));
+  const double rho1 = d1[0], a1 = rho1 > 0.0 ? d1[1] / rho1 : 0.0;
+  EF_CALL(amgm_combine(a, G, 1.0, a->g_rd, -a1, G->w1, G->q));
+  EF_CALL(ef_cl_amg_apply(a->gamg, G->q, G->v2));
+  EF_CL_SET_ARGS(K->k_third, EF_CL_ARG(G->n), EF_CL_ARG(G->rp), EF_CL_ARG(G->col), EF_CL_ARG(G->val), EF_CL_ARG(G->v2),
+                 EF_CL_ARG(G->w1), EF_CL_ARG(G->q), EF_CL_ARG(G->w2), EF_CL_ARG(G->part2));
+  EF_CALL(amgm_launch_p(a->ctx, K->k_third, items, AMGM_AMG_WGS, PF_KKERNELS));
+  double d2[3];
+  EF_CALL(amgm_kdots(a, G, G->part2, 3, d2));
+  const double gam = d2[0], vw = d2[1], vq = d2[2];
+  const double beta = rho1 > 0.0 ? vw - gam * gam / rho1 : 0.0;
+  const double a2 = beta > 0.0 ? vq / beta : 0.0, c1 = rho1 > 0.0 ? a1 - gam * a2 / rho1 : 0.0;
+  return amgm_combine(a, G, c1, G->v1, a2, G->v2, a->g_xd);
+}
+
+/* The gathered sub-hierarchy's solve at level c = g: rc's owned rows gathered on every rank by one reduction of gn
+ * doubles (zero-padded), uploaded, one cycle of the one-process AMG (or level g's K-cycle around two of them, when
+ * level g is a K-cycle level), xc's owned and ghost rows picked from the result (amgm_pack). */
+static int amgm_gathered(ef_cl_amg_mpi *a, int c, cl_mem rc, cl_mem xc) {
+  const double p0 = amgm_prof_begin(a->ctx);
+  amgm_level *C = &a->lev[c];
+  cl_command_queue q = a->ctx->queue;
+  if (C->n > 0) /* blocking: the in-order queue has also finished the last visit's upload of g_r */
+    EF_CL_CALL(clEnqueueReadBuffer(q, rc, CL_TRUE, 0, (size_t)C->n * 8, a->g_own, 0, NULL, NULL));
+  else
+    EF_CL_CALL(clFinish(q));
+  for (int64_t j = 0; j < a->gn; ++j) a->g_r[j] = 0.0;
+  memcpy(a->g_r + a->g_first, a->g_own, (size_t)C->n * sizeof *a->g_r);
+  const double t0 = ef_wtime();
+  const int err = ef_host_dist_sum(a->h->lev[c].halo, a->g_r, (int)a->gn);
+  a->seconds_reduce += ef_wtime() - t0;
+  EF_CALL(err);
+  EF_CL_CALL(clEnqueueWriteBuffer(q, a->g_rd, CL_FALSE, 0, (size_t)a->gn * 8, a->g_r, 0, NULL, NULL));
+  if (a->gl.n > 0)
+    EF_CALL(amgm_gathered_kcycle(a, c));
+  else
+    EF_CALL(ef_cl_amg_apply(a->gamg, a->g_rd, a->g_xd));
+  const cl_int rows = (cl_int)(C->n + C->n_ghost);
+  EF_CL_SET_ARGS(a->km.pack, EF_CL_ARG(rows), EF_CL_ARG(a->g_pick), EF_CL_ARG(a->g_xd), EF_CL_ARG(xc));
+  EF_CALL(amgm_launch(a->ctx, a->km.pack, (size_t)rows, AMGM_WGS));
+  amgm_prof_end(a->ctx, PF_GATHERED, p0);
+  return EF_SUCCESS;
+}
+
 static int amgm_kdots_body(ef_cl_amg_mpi *a, amgm_level *C, cl_mem part, int m, double *d);
 static int amgm_kdots(ef_cl_amg_mpi *a, amgm_level *C, cl_mem part, int m, double *d) {
   const double p0 = amgm_prof_begin(a->ctx);
@@ -553,7 +788,7 @@ static int amgm_kdots_body(ef_cl_amg_mpi *a, amgm_level *C, cl_mem part, int m, 
   EF_CL_CALL(clEnqueueReadBuffer(a->ctx->queue, part, CL_TRUE, 0, (size_t)(m * C->groups) * 8, a->hpart, 0, NULL,
                                  NULL));
   for (int k = 0; k < m; ++k) d[k] = amgm_sum(a->hpart + (size_t)k * (size_t)C->groups, C->groups);
-  return amgm_reduce(a, d, m);
+  return C == &a->gl ? EF_SUCCESS : amgm_reduce(a, d, m); /* the gathered level: every rank has all rows */
 }
 
 /* out = s x + t y on level c's owned rows. */
@@ -568,6 +803,7 @@ static int amgm_correction(ef_cl_amg_mpi *a, int c, cl_mem rc, cl_mem xc) {
   const ef_amg *h = a->h;
   amgm_level *C = &a->lev[c];
   if (c == h->n_levels - 1) return amgm_coarsest(a, c, rc, xc);
+  if (c == a->g) return amgm_gathered(a, c, rc, xc);
   if (h->s.cycle != EF_AMG_CYCLE_K || c > h->s.kcycle_levels) return amgm_cycle(a, c, rc, xc);
   const amgm_amg_kernels *K = amgm_k(a, c);
   const size_t items = (size_t)C->groups * AMGM_AMG_WGS;
@@ -628,7 +864,8 @@ static int amgm_cycle(ef_cl_amg_mpi *a, int l, cl_mem r, cl_mem x) {
   EF_CL_SET_ARGS(K->restr, EF_CL_ARG(C->n), EF_CL_ARG(L->mp), EF_CL_ARG(L->mem), EF_CL_ARG(L->w2), EF_CL_ARG(C->r));
   EF_CALL(amgm_launch_p(a->ctx, K->restr, (size_t)C->n, AMGM_AMG_WGS, PF_CYCLE));
   EF_CALL(amgm_correction(a, l + 1, C->r, C->x));
-  if (l + 2 < a->h->n_levels) EF_CALL(ef_cl_halo_exchange(C->halo, C->x)); /* the gathered solve wrote its ghosts */
+  if (l + 2 < a->h->n_levels && l + 1 != a->g) /* the gathered solves write their ghosts */
+    EF_CALL(ef_cl_halo_exchange(C->halo, C->x));
   cl_mem next = buf[(nu - 1) & 1];
   EF_CL_SET_ARGS(K->post, EF_CL_ARG(L->n), EF_CL_ARG(L->rp), EF_CL_ARG(L->col), EF_CL_ARG(L->val), EF_CL_ARG(L->dinv),
                  EF_CL_ARG(omega), EF_CL_ARG(alpha), EF_CL_ARG(L->agg), EF_CL_ARG(C->x), EF_CL_ARG(r), EF_CL_ARG(cur),

@@ -6,7 +6,10 @@
  * (F)CG's inner products reduced over the ranks (the products that are ready together in one reduction),
  * and the coarsest level gathered on the host as the host path does (every rank inverts the same dense
  * matrix; the right-hand side gathered by one reduction, each rank its owned and ghost rows of the
- * solution written back).  The one-process device AMG (opencl_amg.c, opencl_pcg.c) is not used here.
+ * solution written back).  With settings.gather_rows > 0 a whole coarse sub-hierarchy is gathered instead: from
+ * the first level (after the fine one, before the coarsest) of at most that many rows over all ranks, its pattern,
+ * values and aggregate maps gathered on every rank, cycled there by a one-process device AMG (opencl_amg.c) built
+ * from those maps, level g's K-cycle run on the gathered rows without a message.
  *
  * A device halo (ef_cl_halo): the rows a host halo (host_dist.h) sends packed by a kernel, read into
  * pinned host memory, ef_comm's nonblocking exchange, the received rows written back (one write when
