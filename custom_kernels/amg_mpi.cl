@@ -4,7 +4,7 @@
  *
  * Tunables (-D, with defaults):
  *   AMGM_WGS  items per group (a power of two; the reductions' tree) */
-#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#include "ef_reduce.h"
 
 #ifndef AMGM_WGS
 #define AMGM_WGS 256
@@ -39,20 +39,6 @@ __kernel void amgm_direction(const int n, __global const double *restrict z, __g
   if (i < n) p[i] = first ? z[i] - m : (z[i] - m) + beta * p[i];
 }
 
-/* Sum of v over the group in a fixed tree order; every item gets it. */
-double amgm_group_sum(double v, __local double *red) {
-  const int lid = get_local_id(0);
-  red[lid] = v;
-  barrier(CLK_LOCAL_MEM_FENCE);
-  for (int s = AMGM_WGS >> 1; s > 0; s >>= 1) {
-    if (lid < s) red[lid] += red[lid + s];
-    barrier(CLK_LOCAL_MEM_FENCE);
-  }
-  const double t = red[0];
-  barrier(CLK_LOCAL_MEM_FENCE);
-  return t;
-}
-
 /* The (F)CG's update with alpha given: x += alpha p, r_old = r (flexible), r -= alpha q, and the
  * partials of r.r, one per group (the groups striding over the rows, as pcg.cl's pcg_update). */
 __kernel __attribute__((reqd_work_group_size(AMGM_WGS, 1, 1)))
@@ -69,6 +55,6 @@ void amgm_update(const int n, const double alpha, __global const double *restric
     r[i] = rn;
     a += rn * rn;
   }
-  const double t = amgm_group_sum(a, red);
+  const double t = ef_group_sum(a, red, AMGM_WGS);
   if (get_local_id(0) == 0) part_rr[get_group_id(0)] = t;
 }
