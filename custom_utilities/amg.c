@@ -29,7 +29,7 @@ void ef_amg_settings_default(ef_amg_settings *s) {
   s->small_rows = 1024;
   s->small_group = 0;
   s->refresh_direct = 0; /* 254 places */
-  s->gather_rows = 0;    /* only the coarsest level gathered across ranks */
+  s->gather_rows = 20000; /* across ranks on the device: the sub-hierarchy from the first level of <= 20k rows */
 }
 
 /* A work CSR of the set-up (int64 offsets, owned arrays). */

@@ -16,7 +16,7 @@
   "{\"amg_max_levels\": 10, \"amg_coarse_enough\": 128, \"amg_aggregation_passes\": 3,"                     \
   " \"amg_strength\": 0.25, \"amg_coarse_strength\": 0.0, \"amg_smoother\": \"l1_jacobi\", \"amg_omega\": 1.3333333333333333,"            \
   " \"amg_sweeps\": 1, \"amg_cycle\": \"auto\", \"amg_small_rows\": 1024, \"amg_kcycle_levels\": 2, \"amg_over_correction\": 1.0,"                         \
-  " \"amg_gather_rows\": 0}"
+  " \"amg_gather_rows\": 20000}"
 
 /* The keys of "amgcl" (see amg_register.c). */
 #define EF_AMGCL_DEFAULTS                                                                                  \
