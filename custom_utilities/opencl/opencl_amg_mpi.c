@@ -709,8 +709,6 @@ static int amgm_coarsest_body(ef_cl_amg_mpi *a, int c, cl_mem rc, cl_mem xc) {
   return EF_SUCCESS;
 }
 
-/* The m partial sums of the last K-cycle kernel (m per group, groups of them, in blocks of groups) summed in
- * group order, then reduced over the ranks. */
 static int amgm_coarsest(ef_cl_amg_mpi *a, int c, cl_mem rc, cl_mem xc) {
   const double p0 = amgm_prof_begin(a->ctx);
   EF_CALL(amgm_coarsest_body(a, c, rc, xc));
@@ -721,31 +719,7 @@ static int amgm_coarsest(ef_cl_amg_mpi *a, int c, cl_mem rc, cl_mem xc) {
 static int amgm_kdots(ef_cl_amg_mpi *a, amgm_level *C, cl_mem part, int m, double *d);
 static int amgm_combine(ef_cl_amg_mpi *a, amgm_level *C, double s, cl_mem x, double t, cl_mem y, cl_mem out);
 
-/* Level g's K-cycle (amgm_correction's) on the gathered rows, the same on every rank without a message: two flexible
- * CG steps on A_g preconditioned by the one-process AMG's cycle, g_xd from g_rd. */
-static int amgm_gathered_kcycle(ef_cl_amg_mpi *a, int c) {
-  amgm_level *G = &a->gl;
-  const amgm_amg_kernels *K = amgm_k(a, c);
-  const size_t items = (size_t)G->groups * AMGM_AMG_WGS;
-  EF_CALL(ef_cl_amg_apply(a->gamg, a->g_rd, G->v1));
-  EF_CL_SET_ARGS(K->k_first, EF_CL_ARG(G->n), EF_CL_ARG(G->rp), EF_CL_ARG(G->col), EF_CL_ARG(G->val), EF_CL_ARG(G->v1),
-                 EF_CL_ARG(a->g_rd), EF_CL_ARG(G->w1), EF_CL_ARG(G->part));
-  EF_CALL(amgm_launch_p(a->ctx, K->k_first, items, AMGM_AMG_WGS, PF_KKERNELS));
-  double d1[2];
-  EF_CALL(amgm_kdots(a, G, G->part, 2, d1));
-  const double rho1 = d1[0], a1 = rho1 > 0.0 ? d1[1] / rho1 : 0.0;
-  EF_CALL(amgm_combine(a, G, 1.0, a->g_rd, -a1, G->w1, G->q));
-  EF_CALL(ef_cl_amg_apply(a->gamg, G->q, G->v2));
-  EF_CL_SET_ARGS(K->k_third, EF_CL_ARG(G->n), EF_CL_ARG(G->rp), EF_CL_ARG(G->col), EF_CL_ARG(G->val), EF_CL_ARG(G->v2),
-                 EF_CL_ARG(G->w1), EF_CL_ARG(G->q), EF_CL_ARG(G->w2), EF_CL_ARG(G->part2));
-  EF_CALL(amgm_launch_p(a->ctx, K->k_third, items, AMGM_AMG_WGS, PF_KKERNELS));
-  double d2[3];
-  EF_CALL(amgm_kdots(a, G, G->part2, 3, d2));
-  const double gam = d2[0], vw = d2[1], vq = d2[2];
-  const double beta = rho1 > 0.0 ? vw - gam * gam / rho1 : 0.0;
-  const double a2 = beta > 0.0 ? vq / beta : 0.0, c1 = rho1 > 0.0 ? a1 - gam * a2 / rho1 : 0.0;
-  return amgm_combine(a, G, c1, G->v1, a2, G->v2, a->g_xd);
-}
+static int amgm_kcycle(ef_cl_amg_mpi *a, int c, amgm_level *C, cl_mem rc, cl_mem xc);
 
 /* The gathered sub-hierarchy's solve at level c = g: rc's owned rows gathered on every rank by one reduction of gn
  * doubles (zero-padded), uploaded, one cycle of the one-process AMG (or level g's K-cycle around two of them, when
@@ -765,8 +739,8 @@ static int amgm_gathered(ef_cl_amg_mpi *a, int c, cl_mem rc, cl_mem xc) {
   a->seconds_reduce += ef_wtime() - t0;
   EF_CALL(err);
   EF_CL_CALL(clEnqueueWriteBuffer(q, a->g_rd, CL_FALSE, 0, (size_t)a->gn * 8, a->g_r, 0, NULL, NULL));
-  if (a->gl.n > 0)
-    EF_CALL(amgm_gathered_kcycle(a, c));
+  if (a->gl.n > 0) /* level g is a K-cycle level: its K-cycle on the gathered rows, the same on every rank */
+    EF_CALL(amgm_kcycle(a, c, &a->gl, a->g_rd, a->g_xd));
   else
     EF_CALL(ef_cl_amg_apply(a->gamg, a->g_rd, a->g_xd));
   const cl_int rows = (cl_int)(C->n + C->n_ghost);
@@ -784,6 +758,8 @@ static int amgm_kdots(ef_cl_amg_mpi *a, amgm_level *C, cl_mem part, int m, doubl
   return EF_SUCCESS;
 }
 
+/* The m partial sums of the last K-cycle kernel (m per group, groups of them, in blocks of groups) summed in
+ * group order, then reduced over the ranks (not on the gathered level, whose rows every rank holds). */
 static int amgm_kdots_body(ef_cl_amg_mpi *a, amgm_level *C, cl_mem part, int m, double *d) {
   EF_CL_CALL(clEnqueueReadBuffer(a->ctx->queue, part, CL_TRUE, 0, (size_t)(m * C->groups) * 8, a->hpart, 0, NULL,
                                  NULL));
@@ -805,10 +781,23 @@ static int amgm_correction(ef_cl_amg_mpi *a, int c, cl_mem rc, cl_mem xc) {
   if (c == h->n_levels - 1) return amgm_coarsest(a, c, rc, xc);
   if (c == a->g) return amgm_gathered(a, c, rc, xc);
   if (h->s.cycle != EF_AMG_CYCLE_K || c > h->s.kcycle_levels) return amgm_cycle(a, c, rc, xc);
+  return amgm_kcycle(a, c, C, rc, xc);
+}
+
+/* x = M^-1 r for a K-cycle step on level c, x's ghosts current: one cycle and a halo on a distributed level, one
+ * cycle of the one-process AMG on the gathered one (a->gl: every rank holds all its rows, no message). */
+static int amgm_kinner(ef_cl_amg_mpi *a, int c, amgm_level *C, cl_mem r, cl_mem x) {
+  if (C == &a->gl) return ef_cl_amg_apply(a->gamg, r, x);
+  EF_CALL(amgm_cycle(a, c, r, x));
+  return ef_cl_halo_exchange(C->halo, x);
+}
+
+/* Level c's K-cycle (host_amg.c's amg_correction): two flexible CG steps on A_c preconditioned by amgm_kinner, xc
+ * from rc; C is level c's distributed rows or, at level g, the gathered ones (a->gl). */
+static int amgm_kcycle(ef_cl_amg_mpi *a, int c, amgm_level *C, cl_mem rc, cl_mem xc) {
   const amgm_amg_kernels *K = amgm_k(a, c);
   const size_t items = (size_t)C->groups * AMGM_AMG_WGS;
-  EF_CALL(amgm_cycle(a, c, rc, C->v1));
-  EF_CALL(ef_cl_halo_exchange(C->halo, C->v1));
+  EF_CALL(amgm_kinner(a, c, C, rc, C->v1));
   EF_CL_SET_ARGS(K->k_first, EF_CL_ARG(C->n), EF_CL_ARG(C->rp), EF_CL_ARG(C->col), EF_CL_ARG(C->val), EF_CL_ARG(C->v1),
                  EF_CL_ARG(rc), EF_CL_ARG(C->w1), EF_CL_ARG(C->part));
   EF_CALL(amgm_launch_p(a->ctx, K->k_first, items, AMGM_AMG_WGS, PF_KKERNELS));
@@ -816,8 +805,7 @@ static int amgm_correction(ef_cl_amg_mpi *a, int c, cl_mem rc, cl_mem xc) {
   EF_CALL(amgm_kdots(a, C, C->part, 2, d1));
   const double rho1 = d1[0], a1 = rho1 > 0.0 ? d1[1] / rho1 : 0.0;
   EF_CALL(amgm_combine(a, C, 1.0, rc, -a1, C->w1, C->q));
-  EF_CALL(amgm_cycle(a, c, C->q, C->v2));
-  EF_CALL(ef_cl_halo_exchange(C->halo, C->v2));
+  EF_CALL(amgm_kinner(a, c, C, C->q, C->v2));
   EF_CL_SET_ARGS(K->k_third, EF_CL_ARG(C->n), EF_CL_ARG(C->rp), EF_CL_ARG(C->col), EF_CL_ARG(C->val), EF_CL_ARG(C->v2),
                  EF_CL_ARG(C->w1), EF_CL_ARG(C->q), EF_CL_ARG(C->w2), EF_CL_ARG(C->part2));
   EF_CALL(amgm_launch_p(a->ctx, K->k_third, items, AMGM_AMG_WGS, PF_KKERNELS));
