@@ -368,39 +368,41 @@ done:
   return err;
 }
 
-/* Build (host), upload, refresh (device). */
-/* The entries' places in their coarse rows (amg_refresh_offsets), once per hierarchy, for every level
- * whose coarse level is refreshed by the multi-group kernel: the refresh then reads a byte per entry
- * instead of searching the coarse row for the entry's aggregate (6.6 of the 57 ms step of the
- * level-3 cavity, H100).  The buffer starts as the drop marker, from the host (oclgrind does not see
- * what clEnqueueFillBuffer writes); only the members' entries are written and read. */
-static int amg_offsets_level(ef_cl_amg *a, int l, const unsigned char *init) {
-  amg_dlevel *F = &a->lev[l], *C = &a->lev[l + 1];
-  const cl_int direct = a->h->s.refresh_direct > 0 ? a->h->s.refresh_direct : 254;
-  EF_CALL(amg_buffer(a->ctx, (size_t)(F->nnz > 0 ? F->nnz : 1), init, &F->off));
-  cl_kernel k = amg_k(a, l)->refresh_offsets;
-  EF_CL_SET_ARGS(k, EF_CL_ARG(C->n), EF_CL_ARG(C->rp), EF_CL_ARG(C->col), EF_CL_ARG(F->mp), EF_CL_ARG(F->mem),
-                 EF_CL_ARG(F->rp), EF_CL_ARG(F->col), EF_CL_ARG(F->agg), EF_CL_ARG(direct), EF_CL_ARG(F->off));
-  return amg_launch(a, k, (size_t)C->n, AMG_WGS, PH_REFRESH);
+/* The entries' places in their coarse rows (amg.cl's amg_refresh_offsets), once per hierarchy, for a level whose
+ * coarse level the multi-group kernel refreshes: the refresh then reads a byte per entry instead of searching the
+ * coarse row for the entry's aggregate (the level-3 cavity's refresh 3.7 -> 2.4 ms on an H100).  *off (nnz bytes)
+ * starts as the drop marker, from the host (oclgrind does not see what clEnqueueFillBuffer writes); only the
+ * members' entries are written and read. */
+int ef_cl_amg_offsets(ef_cl_context *ctx, cl_kernel k, int refresh_direct, int64_t nnz, cl_int nc, cl_mem crp,
+                      cl_mem ccol, cl_mem mp, cl_mem mem, cl_mem frp, cl_mem fcol, cl_mem agg, cl_mem *off) {
+  EF_CHECK(refresh_direct >= 0 && refresh_direct <= 254, EF_ERR_PARAMETER, "AMG: refresh_direct %d is outside 0..254",
+           refresh_direct);
+  const cl_int direct = refresh_direct > 0 ? refresh_direct : 254;
+  const size_t bytes = (size_t)(nnz > 0 ? nnz : 1);
+  unsigned char *init = malloc(bytes);
+  EF_CHECK(init, EF_ERR_MEMORY, "AMG: out of memory for the refresh offsets (%zu bytes)", bytes);
+  memset(init, 254, bytes); /* amg.cl's AMG_OFF_DROP */
+  const int err = amg_buffer(ctx, bytes, init, off);
+  free(init); /* copied at the buffer's creation */
+  EF_CALL(err);
+  EF_CL_SET_ARGS(k, EF_CL_ARG(nc), EF_CL_ARG(crp), EF_CL_ARG(ccol), EF_CL_ARG(mp), EF_CL_ARG(mem), EF_CL_ARG(frp),
+                 EF_CL_ARG(fcol), EF_CL_ARG(agg), EF_CL_ARG(direct), EF_CL_ARG(*off));
+  const size_t local = AMG_WGS, global = ((size_t)nc + local - 1) / local * local;
+  if (global > 0) EF_CL_CALL(clEnqueueNDRangeKernel(ctx->queue, k, 1, NULL, &global, &local, 0, NULL, NULL));
+  return EF_SUCCESS;
 }
 
+/* Every level above the small ones (their coarse values come from amg_refresh_mapped). */
 static int amg_offsets_create(ef_cl_amg *a) {
-  const ef_amg *h = a->h;
-  int64_t most = 0;
-  for (int l = 0; l + 1 < h->n_levels && l < a->first_small; ++l)
-    if (h->lev[l].nnz > most) most = h->lev[l].nnz;
-  if (most == 0) return EF_SUCCESS;
-  EF_CHECK(h->s.refresh_direct >= 0 && h->s.refresh_direct <= 254, EF_ERR_PARAMETER,
-           "AMG: refresh_direct %d is outside 0..254", h->s.refresh_direct);
-  unsigned char *init = malloc((size_t)most);
-  EF_CHECK(init, EF_ERR_MEMORY, "AMG: out of memory for the refresh offsets (%lld bytes)", (long long)most);
-  memset(init, 254, (size_t)most); /* amg.cl's AMG_OFF_DROP */
-  int err = EF_SUCCESS;
-  for (int l = 0; l + 1 < h->n_levels && l < a->first_small && !err; ++l) err = amg_offsets_level(a, l, init);
-  free(init); /* copied at each buffer's creation */
-  return err;
+  for (int l = 0; l + 1 < a->h->n_levels && l < a->first_small; ++l) {
+    amg_dlevel *F = &a->lev[l], *C = &a->lev[l + 1];
+    EF_CALL(ef_cl_amg_offsets(a->ctx, amg_k(a, l)->refresh_offsets, a->h->s.refresh_direct, F->nnz, C->n, C->rp,
+                              C->col, F->mp, F->mem, F->rp, F->col, F->agg, &F->off));
+  }
+  return EF_SUCCESS;
 }
 
+/* Build (host), upload, refresh (device). */
 int ef_cl_amg_create(ef_cl_context *ctx, const ef_cl_csr *A, const ef_amg_matrix *host_A, int constant_null_space,
                      const ef_amg_settings *settings, ef_cl_amg **out) {
   return ef_cl_amg_create_from_maps(ctx, A, host_A, constant_null_space, settings, 0, NULL, out);

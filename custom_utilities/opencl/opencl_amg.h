@@ -66,6 +66,11 @@ void ef_cl_amg_timing_reset(ef_cl_amg *amg);
 const ef_amg *ef_cl_amg_host(const ef_cl_amg *amg);
 /* Read level l's device values (nnz doubles) or the coarsest inverse (nc^2, l = -1). */
 int ef_cl_amg_read_values(ef_cl_amg *amg, int level, double *out);
+/* One level's refresh places (amg.cl's amg_refresh_offsets, kernel k of the fine level's program): *off, nnz bytes
+ * (one a fine entry), made and filled for the members of the nc coarse rows; refresh_direct: ef_amg_settings'. */
+int ef_cl_amg_offsets(ef_cl_context *ctx, cl_kernel k, int refresh_direct, int64_t nnz, cl_int nc, cl_mem crp,
+                      cl_mem ccol, cl_mem mp, cl_mem mem, cl_mem frp, cl_mem fcol, cl_mem agg, cl_mem *off);
+
 /* Device bytes of the hierarchy (as ef_amg_memory counts them, plus the second dense buffer)
  * and of the work vectors. */
 void ef_cl_amg_memory(const ef_cl_amg *amg, double *hierarchy_bytes, double *work_bytes);

@@ -11,6 +11,7 @@
 #include "edgeflow/ef_error.h"
 #include "edgeflow/ef_util.h"
 #include "opencl_amg.h"
+#include "opencl_csr.h"
 
 /* amg.cl's tunables as opencl_amg.c builds it (the same program from the cache). */
 #define AMGM_AMG_WGS 128
@@ -56,20 +57,10 @@ static void amgm_prof_end(ef_cl_context *ctx, int part, double t0) {
 /* ---------------------------------------------------------------------------
  * Small helpers. */
 
-static void amgm_release(cl_mem *m) {
-  if (*m) clReleaseMemObject(*m);
-  *m = NULL;
-}
-
 /* A device buffer of bytes (at least 8), copied from host when given. */
 static int amgm_buffer(ef_cl_context *ctx, size_t bytes, const void *host, cl_mem *out) {
-  EF_CHECK(bytes <= ctx->max_alloc_bytes, EF_ERR_UNSUPPORTED,
-           "AMG across ranks: a buffer of %.1f MiB exceeds '%s''s limit", (double)bytes / 1048576.0, ctx->device_name);
-  cl_int st;
-  *out = clCreateBuffer(ctx->context, CL_MEM_READ_WRITE | (host ? CL_MEM_COPY_HOST_PTR : 0), bytes ? bytes : 8,
-                        host ? (void *)host : NULL, &st);
-  EF_CL_CHECK_STATUS(st, "clCreateBuffer (AMG across ranks)");
-  return EF_SUCCESS;
+  return ef_cl_buffer_create(ctx, CL_MEM_READ_WRITE | (host ? CL_MEM_COPY_HOST_PTR : 0), bytes, (void *)host,
+                             "the AMG across ranks", out);
 }
 
 /* A pinned host buffer, mapped for the object's life. */
@@ -86,7 +77,7 @@ static int amgm_pinned(ef_cl_context *ctx, size_t bytes, cl_mem *buf, double **h
 static void amgm_pinned_release(ef_cl_context *ctx, cl_mem *buf, double **host) {
   if (*buf && *host) clEnqueueUnmapMemObject(ctx->queue, *buf, *host, 0, NULL, NULL);
   *host = NULL;
-  amgm_release(buf);
+  ef_cl_buffer_release(buf);
 }
 
 /* Enqueue k over items work-items in groups of local (items rounded up; nothing for 0 items). */
@@ -102,13 +93,6 @@ static int amgm_launch_p(ef_cl_context *ctx, cl_kernel k, size_t items, size_t l
   const double p0 = amgm_prof_begin(ctx);
   EF_CALL(amgm_launch(ctx, k, items, local));
   amgm_prof_end(ctx, part, p0);
-  return EF_SUCCESS;
-}
-
-static int amgm_kernel(cl_program p, const char *name, cl_kernel *out) {
-  cl_int st;
-  *out = clCreateKernel(p, name, &st);
-  EF_CHECK(st == CL_SUCCESS, EF_ERR_OPENCL, "clCreateKernel(%s) failed: %s (%d)", name, ef_cl_error_name(st), (int)st);
   return EF_SUCCESS;
 }
 
@@ -131,11 +115,11 @@ static int amgm_kernels_build(ef_cl_context *ctx, amgm_kernels *k) {
   char options[64];
   snprintf(options, sizeof options, "-D AMGM_WGS=%d", AMGM_WGS);
   EF_CALL(ef_cl_program_get(ctx, "amg_mpi.cl", options, &k->program));
-  EF_CALL(amgm_kernel(k->program, "amgm_pack", &k->pack));
-  EF_CALL(amgm_kernel(k->program, "amgm_unpack", &k->unpack));
-  EF_CALL(amgm_kernel(k->program, "amgm_combine", &k->combine));
-  EF_CALL(amgm_kernel(k->program, "amgm_direction", &k->direction));
-  return amgm_kernel(k->program, "amgm_update", &k->update);
+  EF_CALL(ef_cl_kernel_create(k->program, "amgm_pack", &k->pack));
+  EF_CALL(ef_cl_kernel_create(k->program, "amgm_unpack", &k->unpack));
+  EF_CALL(ef_cl_kernel_create(k->program, "amgm_combine", &k->combine));
+  EF_CALL(ef_cl_kernel_create(k->program, "amgm_direction", &k->direction));
+  return ef_cl_kernel_create(k->program, "amgm_update", &k->update);
 }
 
 /* Sum of count values, in order. */
@@ -167,10 +151,10 @@ void ef_cl_halo_destroy(ef_cl_halo **hp) {
   ef_cl_halo *h = *hp;
   amgm_pinned_release(h->ctx, &h->pin_send, &h->h_send);
   amgm_pinned_release(h->ctx, &h->pin_recv, &h->h_recv);
-  amgm_release(&h->send_idx);
-  amgm_release(&h->recv_idx);
-  amgm_release(&h->send_dev);
-  amgm_release(&h->recv_dev);
+  ef_cl_buffer_release(&h->send_idx);
+  ef_cl_buffer_release(&h->recv_idx);
+  ef_cl_buffer_release(&h->send_dev);
+  ef_cl_buffer_release(&h->recv_dev);
   amgm_kernels_release(&h->k);
   free(h->send_count);
   free(h->recv_count);
@@ -299,16 +283,16 @@ static int amgm_amg_kernels_build(ef_cl_context *ctx, int wide, amgm_amg_kernels
   snprintf(options, sizeof options, "-D AMG_WGS=%d -D AMG_LANES=%d -D AMG_ROW_LANES=%d -D AMG_SMALL_WGS=%d%s",
            AMGM_AMG_WGS, AMGM_AMG_LANES, AMGM_AMG_ROW_LANES, AMGM_AMG_SMALL_WGS, wide ? " -D EF_ROW_PTR_64" : "");
   EF_CALL(ef_cl_program_get(ctx, "amg.cl", options, &k->program));
-  EF_CALL(amgm_kernel(k->program, "amg_refresh_offsets", &k->offsets));
-  EF_CALL(amgm_kernel(k->program, "amg_refresh_mapped", &k->refresh));
-  EF_CALL(amgm_kernel(k->program, "amg_l1", &k->l1));
-  EF_CALL(amgm_kernel(k->program, "amg_smooth0", &k->smooth0));
-  EF_CALL(amgm_kernel(k->program, "amg_sweep", &k->sweep));
-  EF_CALL(amgm_kernel(k->program, "amg_residual", &k->resid));
-  EF_CALL(amgm_kernel(k->program, "amg_restrict", &k->restr));
-  EF_CALL(amgm_kernel(k->program, "amg_post", &k->post));
-  EF_CALL(amgm_kernel(k->program, "amg_k_first", &k->k_first));
-  return amgm_kernel(k->program, "amg_k_third", &k->k_third);
+  EF_CALL(ef_cl_kernel_create(k->program, "amg_refresh_offsets", &k->offsets));
+  EF_CALL(ef_cl_kernel_create(k->program, "amg_refresh_mapped", &k->refresh));
+  EF_CALL(ef_cl_kernel_create(k->program, "amg_l1", &k->l1));
+  EF_CALL(ef_cl_kernel_create(k->program, "amg_smooth0", &k->smooth0));
+  EF_CALL(ef_cl_kernel_create(k->program, "amg_sweep", &k->sweep));
+  EF_CALL(ef_cl_kernel_create(k->program, "amg_residual", &k->resid));
+  EF_CALL(ef_cl_kernel_create(k->program, "amg_restrict", &k->restr));
+  EF_CALL(ef_cl_kernel_create(k->program, "amg_post", &k->post));
+  EF_CALL(ef_cl_kernel_create(k->program, "amg_k_first", &k->k_first));
+  return ef_cl_kernel_create(k->program, "amg_k_third", &k->k_third);
 }
 
 typedef struct {
@@ -363,10 +347,10 @@ void ef_cl_amg_mpi_destroy(ef_cl_amg_mpi **ap) {
   ef_cl_amg_mpi *a = *ap;
   for (int l = 0; l < 32; ++l) {
     amgm_level *D = &a->lev[l];
-    if (D->owns_matrix) amgm_release(&D->rp), amgm_release(&D->col), amgm_release(&D->val);
+    if (D->owns_matrix) ef_cl_buffer_release(&D->rp), ef_cl_buffer_release(&D->col), ef_cl_buffer_release(&D->val);
     cl_mem *m[] = {&D->dinv, &D->agg, &D->mp, &D->mem, &D->off, &D->r,    &D->x,
                    &D->t,    &D->v1,  &D->v2, &D->w1,  &D->w2,  &D->q,    &D->part, &D->part2};
-    for (size_t i = 0; i < sizeof m / sizeof m[0]; ++i) amgm_release(m[i]);
+    for (size_t i = 0; i < sizeof m / sizeof m[0]; ++i) ef_cl_buffer_release(m[i]);
     ef_cl_halo_destroy(&D->halo);
   }
   amgm_amg_kernels_release(&a->kf);
@@ -374,9 +358,9 @@ void ef_cl_amg_mpi_destroy(ef_cl_amg_mpi **ap) {
   amgm_kernels_release(&a->km);
   ef_cl_amg_destroy(&a->gamg);
   cl_mem *gv[] = {&a->gl.v1, &a->gl.v2, &a->gl.w1, &a->gl.w2, &a->gl.q, &a->gl.part, &a->gl.part2};
-  for (size_t i = 0; i < sizeof gv / sizeof gv[0]; ++i) amgm_release(gv[i]);
+  for (size_t i = 0; i < sizeof gv / sizeof gv[0]; ++i) ef_cl_buffer_release(gv[i]);
   cl_mem *gm[] = {&a->gA.row_ptr, &a->gA.col_idx, &a->gA.values, &a->g_rd, &a->g_xd, &a->g_pick};
-  for (size_t i = 0; i < sizeof gm / sizeof gm[0]; ++i) amgm_release(gm[i]);
+  for (size_t i = 0; i < sizeof gm / sizeof gm[0]; ++i) ef_cl_buffer_release(gm[i]);
   free(a->g_rp);
   free(a->g_col);
   free(a->g_val);
@@ -393,35 +377,14 @@ void ef_cl_amg_mpi_destroy(ef_cl_amg_mpi **ap) {
   *ap = NULL;
 }
 
-/* Each member entry's place in its coarse row, once per hierarchy (as opencl_amg.c: the refresh then reads a byte
- * per entry instead of searching the coarse row; the same sums in the same order).  The buffers start as the drop
- * marker (254), from the host. */
+/* Each member entry's place in its coarse row, once per hierarchy (ef_cl_amg_offsets, as one process). */
 static int amgm_offsets(ef_cl_amg_mpi *a) {
-  const ef_amg *h = a->h;
-  int64_t most = 0;
-  for (int l = 0; l + 1 < h->n_levels; ++l)
-    if (h->lev[l].nnz > most) most = h->lev[l].nnz;
-  if (most == 0) return EF_SUCCESS;
-  EF_CHECK(h->s.refresh_direct >= 0 && h->s.refresh_direct <= 254, EF_ERR_PARAMETER,
-           "AMG: refresh_direct %d is outside 0..254", h->s.refresh_direct);
-  const cl_int direct = h->s.refresh_direct > 0 ? h->s.refresh_direct : 254;
-  unsigned char *init = malloc((size_t)most);
-  EF_CHECK(init, EF_ERR_MEMORY, "AMG across ranks: out of memory for the refresh offsets");
-  memset(init, 254, (size_t)most);
-  int err = EF_SUCCESS;
-  for (int l = 0; l + 1 < h->n_levels && !err; ++l) {
+  for (int l = 0; l + 1 < a->h->n_levels; ++l) {
     amgm_level *F = &a->lev[l], *C = &a->lev[l + 1];
-    err = amgm_buffer(a->ctx, (size_t)(F->nnz > 0 ? F->nnz : 1), init, &F->off);
-    if (err) break;
-    cl_kernel k = amgm_k(a, l)->offsets;
-    err = ef_cl_set_args_at(k, __FILE__, __LINE__, 10,
-                            (ef_cl_arg[]){EF_CL_ARG(C->n), EF_CL_ARG(C->rp), EF_CL_ARG(C->col), EF_CL_ARG(F->mp),
-                                          EF_CL_ARG(F->mem), EF_CL_ARG(F->rp), EF_CL_ARG(F->col), EF_CL_ARG(F->agg),
-                                          EF_CL_ARG(direct), EF_CL_ARG(F->off)});
-    if (!err) err = amgm_launch(a->ctx, k, (size_t)C->n, AMGM_AMG_WGS);
+    EF_CALL(ef_cl_amg_offsets(a->ctx, amgm_k(a, l)->offsets, a->h->s.refresh_direct, F->nnz, C->n, C->rp, C->col,
+                              F->mp, F->mem, F->rp, F->col, F->agg, &F->off));
   }
-  free(init); /* copied at each buffer's creation */
-  return err;
+  return EF_SUCCESS;
 }
 
 /* The gathered sub-hierarchy's set-up (settings.gather_rows > 0): g the first level after the fine one, and before
@@ -918,7 +881,7 @@ void ef_cl_pcg_mpi_destroy(ef_cl_pcg_mpi **cp) {
   for (size_t i = 0; i < sizeof ks / sizeof ks[0]; ++i)
     if (ks[i]) clReleaseKernel(ks[i]);
   cl_mem *ms[] = {&c->r, &c->z, &c->p, &c->q, &c->rold, &c->part, &c->part_pq, &c->part_rr, &c->part_bb, &c->state};
-  for (size_t i = 0; i < sizeof ms / sizeof ms[0]; ++i) amgm_release(ms[i]);
+  for (size_t i = 0; i < sizeof ms / sizeof ms[0]; ++i) ef_cl_buffer_release(ms[i]);
   if (c->program) clReleaseProgram(c->program);
   amgm_kernels_release(&c->km);
   ef_cl_halo_destroy(&c->halo);
@@ -953,10 +916,10 @@ int ef_cl_pcg_mpi_create(ef_cl_context *ctx, const ef_cl_csr *A, const ef_host_d
   snprintf(options, sizeof options, "-D PCG_WGS=%d -D PCG_ROW_LANES=4%s", AMGM_WGS,
            A->row_ptr_64 ? " -D EF_ROW_PTR_64" : "");
   EF_CALL_GOTO(ef_cl_program_get(ctx, "pcg.cl", options, &c->program), fail);
-  EF_CALL_GOTO(amgm_kernel(c->program, "pcg_init", &c->init), fail);
-  EF_CALL_GOTO(amgm_kernel(c->program, "pcg_dot", &c->dot), fail);
-  EF_CALL_GOTO(amgm_kernel(c->program, "pcg_spmv", &c->spmv), fail);
-  EF_CALL_GOTO(amgm_kernel(c->program, "pcg_residual", &c->residual), fail);
+  EF_CALL_GOTO(ef_cl_kernel_create(c->program, "pcg_init", &c->init), fail);
+  EF_CALL_GOTO(ef_cl_kernel_create(c->program, "pcg_dot", &c->dot), fail);
+  EF_CALL_GOTO(ef_cl_kernel_create(c->program, "pcg_spmv", &c->spmv), fail);
+  EF_CALL_GOTO(ef_cl_kernel_create(c->program, "pcg_residual", &c->residual), fail);
   EF_CALL_GOTO(amgm_kernels_build(ctx, &c->km), fail);
   EF_CALL_GOTO(ef_cl_halo_create(ctx, d, &c->halo), fail);
   const size_t vb = (size_t)(A->n + n_ghost) * 8, pb = (size_t)c->groups * 8;
