@@ -161,17 +161,18 @@ static int64_t ef_edge_find(const int64_t *row_ptr, const ef_index *cols, ef_ind
   }
   const int64_t end = row_ptr[a + 1];
   int64_t lo = row_ptr[a], hi = end;
-  /* lower bound by bisection on long rows, then a short linear finish */
-  while (hi - lo > 8) {
+  /* lower bound by bisection on long rows, then counting the smaller entries of the short
+   * rest without branching on them (rows hold a handful of entries) */
+  while (hi - lo > 16) {
     int64_t mid = lo + (hi - lo) / 2;
     if (cols[mid] < b)
       lo = mid + 1;
     else
       hi = mid + 1;
   }
-  for (int64_t k = lo; k < end && cols[k] <= b; ++k)
-    if (cols[k] == b) return k;
-  return -1;
+  int64_t k = lo;
+  for (int64_t q = lo; q < hi; ++q) k += cols[q] < b;
+  return k < end && cols[k] == b ? k : -1;
 }
 
 /* Node graph of the elements: upper (j > i) or symmetric adjacency in CSR form. */
@@ -320,14 +321,14 @@ static int ef_condition_edges(int npc, const int (**edges)[2]) {
 /* New node lists of one sub model part: its nodes plus the midpoints of the
  * edges of its conditions and elements (never of other edges between its nodes). */
 static int ef_refine_smp_nodes(ef_model_part mp, const int64_t *row_ptr, const ef_index *cols,
-                               int64_t n_edges, int32_t *stamp, int32_t stamp_value,
-                               ef_refined_smp *r) {
+                               int64_t n_edges, const ef_index *children, const int *midpoint_slot,
+                               int32_t *stamp, int32_t stamp_value, ef_refined_smp *r) {
   const ef_sub_model_part *smp = r->smp;
   const int npe = mp->nodes_per_element, npc = mp->nodes_per_condition;
   const int(*cedges)[2] = NULL;
   const int ncedges = smp->n_conditions ? ef_condition_edges(npc, &cedges) : 0;
   const int needges = npe == 4 ? 6 : 3;
-  const int(*eedges)[2] = npe == 4 ? ef_tet_edges : ef_tri_edges;
+  const int64_t per_parent = (int64_t)npe * (npe == 4 ? 8 : 4); /* child node indices of one element */
 
   /* Upper bound on the midpoints: every listed entity contributes all its edges. */
   int64_t bound = smp->n_conditions * ncedges + smp->n_elements * needges;
@@ -347,11 +348,12 @@ static int ef_refine_smp_nodes(ef_model_part mp, const int64_t *row_ptr, const e
       }
     }
   }
+  /* The midpoints of an element's edges are read back from its children, not searched again. */
   for (int64_t k = 0; k < smp->n_elements; ++k) {
-    const ef_index *v = mp->elements + (int64_t)smp->elements[k] * npe;
+    const ef_index *c = children + (int64_t)smp->elements[k] * per_parent;
     for (int j = 0; j < needges; ++j) {
-      int64_t edge = ef_edge_find(row_ptr, cols, v[eedges[j][0]], v[eedges[j][1]]);
-      if (edge >= 0 && stamp[edge] != stamp_value) {
+      const int64_t edge = (int64_t)c[midpoint_slot[j]] - mp->n_nodes;
+      if (stamp[edge] != stamp_value) {
         stamp[edge] = stamp_value;
         added[n_added++] = (ef_index)(mp->n_nodes + edge);
       }
@@ -403,6 +405,18 @@ static int ef_shortest_diagonal(const double *coords, const ef_index *v) {
   if (d[1] < d[best]) best = 1;
   if (d[2] < d[best]) best = 2;
   return best;
+}
+
+/* Position of the midpoint of local edge j among an element's child node indices (its first
+ * appearance in a corner child), so that it can be read back from the children. */
+static void ef_midpoint_slots(int npe, int slot[6]) {
+  for (int j = 0; j < 6; ++j) {
+    slot[j] = -1;
+    for (int p = 0; p < 4 * npe && slot[j] < 0; ++p) {
+      const int local = npe == 4 ? ef_tet_corners[p / 4][p % 4] : ef_tri_children[p / 3][p % 3];
+      if (local == npe + j) slot[j] = p;
+    }
+  }
 }
 
 /* Refine the model part once; on failure it is left as it was. */
@@ -557,6 +571,8 @@ static int ef_refine_once(ef_model_part mp) {
   }
 
   /* Sub model parts. */
+  int midpoint_slot[6];
+  ef_midpoint_slots(npe, midpoint_slot);
   r.n_smps = ef_count_smps(mp->children, mp->n_children);
   if (r.n_smps > 0) {
     r.smps = calloc((size_t)r.n_smps, sizeof *r.smps);
@@ -573,7 +589,8 @@ static int ef_refine_once(ef_model_part mp) {
     EF_CALL_GOTO(ef_refine_smp_entities(rs->smp->n_conditions, rs->smp->conditions, cond_children,
                                         mp->n_conditions, &rs->n_conditions, &rs->conditions),
                  fail);
-    EF_CALL_GOTO(ef_refine_smp_nodes(mp, row_ptr, cols, n_edges, stamp, s + 1, rs), fail);
+    EF_CALL_GOTO(ef_refine_smp_nodes(mp, row_ptr, cols, n_edges, r.elements, midpoint_slot, stamp, s + 1, rs),
+                 fail);
   }
 
   /* Commit: nothing below can fail. */
