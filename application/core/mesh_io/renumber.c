@@ -31,29 +31,32 @@ typedef struct {
   const int64_t *ptr;
   const ef_index *adj;
   const int32_t *degree; /* neighbours < n */
-  int32_t *level;        /* BFS level per node, -1 when unset */
+  int32_t *level;        /* BFS level per node: -1 when unset, EF_RCM_NUMBERED once numbered */
   ef_index *queue;
 } ef_rcm_work;
 
+/* The level of a numbered node: not negative, so every search passes it by. */
+#define EF_RCM_NUMBERED INT32_MAX
+
 /* Breadth-first level structure rooted at root over unnumbered nodes; returns
- * its depth (eccentricity of root) and leaves the nodes in work->queue[0..*count). */
-static int32_t ef_rcm_levels(ef_rcm_work *w, const uint8_t *numbered, ef_index root, int64_t *count) {
+ * its depth (eccentricity of root) and leaves the nodes in work->queue[0..*count),
+ * level by level. */
+static int32_t ef_rcm_levels(ef_rcm_work *w, ef_index root, int64_t *count) {
   int64_t head = 0, tail = 0;
   w->queue[tail++] = root;
   w->level[root] = 0;
-  int32_t depth = 0;
   while (head < tail) {
     const ef_index u = w->queue[head++];
+    const int32_t next = w->level[u] + 1;
     for (int64_t k = w->ptr[u]; k < w->ptr[u + 1]; ++k) {
       const ef_index v = w->adj[k];
-      if (v >= w->n || numbered[v] || w->level[v] >= 0) continue;
-      w->level[v] = w->level[u] + 1;
-      if (w->level[v] > depth) depth = w->level[v];
+      if (v >= w->n || w->level[v] >= 0) continue;
+      w->level[v] = next;
       w->queue[tail++] = v;
     }
   }
   *count = tail;
-  return depth;
+  return w->level[w->queue[tail - 1]];
 }
 
 /* Reset the levels of the nodes the last level structure touched (keeps the search linear). */
@@ -62,21 +65,24 @@ static void ef_rcm_clear_levels(ef_rcm_work *w, int64_t count) {
 }
 
 /* George-Liu pseudo-peripheral node of seed's component: move to a
- * minimum-degree node of the deepest level while the eccentricity grows. */
-static ef_index ef_rcm_pseudo_peripheral(ef_rcm_work *w, const uint8_t *numbered, ef_index seed) {
+ * minimum-degree node of the deepest level while the eccentricity grows.
+ * The deepest level is the tail of the queue; ties go to the first in it. */
+static ef_index ef_rcm_pseudo_peripheral(ef_rcm_work *w, ef_index seed) {
   ef_index root = seed;
   int64_t count = 0;
-  int32_t depth = ef_rcm_levels(w, numbered, root, &count);
+  int32_t depth = ef_rcm_levels(w, root, &count);
   for (;;) {
+    int64_t first = count;
+    while (first > 0 && w->level[w->queue[first - 1]] == depth) --first;
     ef_index best = -1;
-    for (int64_t k = 0; k < count; ++k) {
+    for (int64_t k = first; k < count; ++k) {
       const ef_index v = w->queue[k];
-      if (w->level[v] == depth && (best < 0 || w->degree[v] < w->degree[best])) best = v;
+      if (best < 0 || w->degree[v] < w->degree[best]) best = v;
     }
     ef_rcm_clear_levels(w, count);
     if (best < 0 || best == root) break;
     int64_t count_best = 0;
-    const int32_t depth_best = ef_rcm_levels(w, numbered, best, &count_best);
+    const int32_t depth_best = ef_rcm_levels(w, best, &count_best);
     if (depth_best <= depth) {
       ef_rcm_clear_levels(w, count_best);
       break;
@@ -96,15 +102,13 @@ static int ef_rcm_permutation(const int64_t *ptr, const ef_index *adj, int64_t n
   int32_t *degree = NULL, *level = NULL;
   ef_index *queue = NULL, *order = NULL, *by_degree = NULL;
   int64_t *bucket = NULL;
-  uint8_t *numbered = NULL;
   if (n == 0) return EF_SUCCESS;
   degree = malloc((size_t)n * sizeof *degree);
   level = malloc((size_t)n * sizeof *level);
   queue = malloc((size_t)n * sizeof *queue);
   order = malloc((size_t)n * sizeof *order);
   by_degree = malloc((size_t)n * sizeof *by_degree);
-  numbered = calloc((size_t)n, 1);
-  EF_CHECK_GOTO(degree && level && queue && order && by_degree && numbered, EF_ERR_MEMORY, done,
+  EF_CHECK_GOTO(degree && level && queue && order && by_degree, EF_ERR_MEMORY, done,
                 "out of memory for the Cuthill-McKee search over %lld nodes", (long long)n);
   int32_t max_degree = 0;
   for (int64_t i = 0; i < n; ++i) {
@@ -126,18 +130,18 @@ static int ef_rcm_permutation(const int64_t *ptr, const ef_index *adj, int64_t n
   int64_t n_ordered = 0;
   for (int64_t s = 0; s < n; ++s) {
     const ef_index seed = by_degree[s];
-    if (numbered[seed]) continue;
-    const ef_index start = ef_rcm_pseudo_peripheral(&w, numbered, seed);
+    if (level[seed] == EF_RCM_NUMBERED) continue;
+    const ef_index start = ef_rcm_pseudo_peripheral(&w, seed);
     int64_t head = n_ordered;
     order[n_ordered++] = start;
-    numbered[start] = 1;
+    level[start] = EF_RCM_NUMBERED;
     while (head < n_ordered) {
       const ef_index u = order[head++];
       const int64_t first = n_ordered;
       for (int64_t k = ptr[u]; k < ptr[u + 1]; ++k) {
         const ef_index v = adj[k];
-        if (v >= n || numbered[v]) continue;
-        numbered[v] = 1;
+        if (v >= n || level[v] == EF_RCM_NUMBERED) continue;
+        level[v] = EF_RCM_NUMBERED;
         order[n_ordered++] = v;
       }
       /* insertion sort of the new neighbours by (degree, index): lists are short */
@@ -162,7 +166,6 @@ done:
   free(order);
   free(by_degree);
   free(bucket);
-  free(numbered);
   return err;
 }
 
@@ -250,7 +253,7 @@ static int ef_permute_cells(ef_index **cells, int64_t **ids, int64_t **props, in
   }
   for (int64_t c = 0; c < n; ++c) {
     const int64_t to = where[c];
-    memcpy(c2 + to * per, *cells + c * per, (size_t)per * sizeof *c2);
+    for (int i = 0; i < per; ++i) c2[to * per + i] = (*cells)[c * per + i];
     if (i2) i2[to] = (*ids)[c];
     if (p2) p2[to] = (*props)[c];
   }
