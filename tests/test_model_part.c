@@ -74,7 +74,15 @@ static void test_check_mesh(void) {
 
   mp->node_ids[3] = 10;
   EXPECT_FAIL(ef_model_part_check_mesh(mp, NULL), EF_ERR_MESH, "duplicate node id 10");
-  mp->node_ids[3] = 40;
+  /* Two repeated ids, unsorted: the smaller is named, whether the ids span a short range (a bit
+   * per value) or a long one (sorted). */
+  const int64_t ids0[5] = {mp->node_ids[0], mp->node_ids[1], mp->node_ids[2], 40, mp->node_ids[4]};
+  const int64_t short_range[5] = {50, 30, 50, 30, 7}, long_range[5] = {5000000000000000, 30, 5000000000000000, 30, 7};
+  memcpy(mp->node_ids, short_range, sizeof short_range);
+  EXPECT_FAIL(ef_model_part_check_mesh(mp, NULL), EF_ERR_MESH, "duplicate node id 30");
+  memcpy(mp->node_ids, long_range, sizeof long_range);
+  EXPECT_FAIL(ef_model_part_check_mesh(mp, NULL), EF_ERR_MESH, "duplicate node id 30");
+  memcpy(mp->node_ids, ids0, sizeof ids0);
   mp->element_ids[2] = 100;
   EXPECT_FAIL(ef_model_part_check_mesh(mp, NULL), EF_ERR_MESH, "duplicate element id 100");
   mp->element_ids[2] = 102;

@@ -890,6 +890,28 @@ static int ef_find_duplicate(const int64_t *ids, int64_t n, int64_t *dup, int *f
   int64_t i = 1;
   while (i < n && ids[i - 1] < ids[i]) ++i;
   if (i == n) return EF_SUCCESS; /* ascending ids, the usual case, cannot repeat */
+  int64_t lo = ids[0], hi = ids[0];
+  for (int64_t k = 1; k < n; ++k) {
+    if (ids[k] < lo) lo = ids[k];
+    if (ids[k] > hi) hi = ids[k];
+  }
+  if ((uint64_t)hi - (uint64_t)lo < (uint64_t)n * 64) {
+    /* ids in a range of at most 64 n (renumbered nodes, a file's ids): a bit per value, and the
+     * smallest value met twice, as the sort below reports it */
+    const uint64_t range = (uint64_t)hi - (uint64_t)lo + 1;
+    uint64_t *bits = NULL;
+    EF_CALLOC(bits, (range + 63) / 64);
+    for (int64_t k = 0; k < n; ++k) {
+      const uint64_t v = (uint64_t)ids[k] - (uint64_t)lo, bit = (uint64_t)1 << (v % 64);
+      if (bits[v / 64] & bit) {
+        if (!*found || ids[k] < *dup) *dup = ids[k];
+        *found = 1;
+      }
+      bits[v / 64] |= bit;
+    }
+    free(bits);
+    return EF_SUCCESS;
+  }
   int64_t *s = NULL;
   EF_MALLOC(s, n);
   memcpy(s, ids, (size_t)n * sizeof *s);
