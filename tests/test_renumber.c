@@ -239,6 +239,82 @@ static void test_cavity(void) {
   ef_model_part_destroy(&mp);
 }
 
+/* Mean |i - j| over the element edges: how far apart neighbours are stored. */
+static double mean_edge_span(ef_model_part mp) {
+  const int npe = mp->nodes_per_element;
+  double sum = 0.0;
+  for (int64_t e = 0; e < mp->n_elements; ++e)
+    for (int a = 0; a < npe; ++a)
+      for (int b = a + 1; b < npe; ++b) sum += fabs((double)mp->elements[npe * e + a] - mp->elements[npe * e + b]);
+  return sum / ((double)mp->n_elements * npe * (npe - 1) / 2);
+}
+
+/* "morton" on the refined cavity: the same mesh, the same invariants, neighbours stored close. */
+static void test_cavity_morton(void) {
+  ef_model_part mp = NULL;
+  ASSERT_OK(ef_read_mesh(EF_SOURCE_DIR "/test_examples/cavity3d/cavity3d.msh", NULL, &mp));
+  ASSERT_OK(ef_model_part_add_variable(mp, "PRESSURE", 1));
+  ef_sub_model_part *fluid = NULL, *left = NULL;
+  ASSERT_OK(ef_model_part_get_sub_model_part(mp, "fluid", &fluid));
+  ASSERT_OK(ef_model_part_add_sub_model_part(mp, fluid, "left", &left));
+  for (int64_t e = 0; e < mp->n_elements; e += 3) {
+    const ef_index idx = (ef_index)e;
+    ASSERT_OK(ef_sub_model_part_add_elements(left, &idx, 1));
+  }
+  ASSERT_OK(ef_model_part_finalize_sub_model_parts(mp));
+  ASSERT_OK(ef_mesh_refine_uniform(mp, 1));
+  ef_variable *p = ef_model_part_find_variable(mp, "PRESSURE");
+  for (int64_t i = 0; i < mp->n_nodes; ++i) p->values[i] = mp->coords[3 * i] - 3.0 * mp->coords[3 * i + 2];
+  const double span0 = mean_edge_span(mp);
+  snapshot before, after;
+  take_snapshot(mp, &before);
+  ASSERT_OK(ef_mesh_renumber(mp, "morton"));
+  take_snapshot(mp, &after);
+  compare_snapshots(&before, &after);
+  const double span1 = mean_edge_span(mp);
+  /* refinement order puts a new node's neighbours ~n/2 away; a space-filling curve keeps most close */
+  EXPECT(span1 < span0 / 8.0, "morton: mean edge span %.1f -> %.1f, expected at least an 8x drop", span0, span1);
+  printf("level 1: %lld nodes, mean edge span %.1f (refined order) -> %.1f (morton)\n", (long long)mp->n_nodes,
+         span0, span1);
+  check_order(mp);
+  free_snapshot(&before);
+  free_snapshot(&after);
+  ef_model_part_destroy(&mp);
+}
+
+/* A 4 x 4 grid of points numbered backwards comes out in Z order, x varying fastest within each 2 x 2
+ * block and y before x at every level: (0,0) (1,0) (0,1) (1,1) (2,0) (3,0) (2,1) (3,1) (0,2) ... */
+static void test_morton_grid(void) {
+  ef_model_part mp = NULL;
+  ASSERT_OK(ef_model_part_create("Grid", 2, &mp));
+  ASSERT_OK(ef_model_part_alloc_nodes(mp, 16));
+  ASSERT_OK(ef_model_part_alloc_elements(mp, 18, 3));
+  for (int y = 0; y < 4; ++y)
+    for (int x = 0; x < 4; ++x) {
+      const int64_t node = 15 - (4 * y + x);
+      mp->coords[3 * node] = 10.0 + 2.0 * x; /* an offset box: the curve is on the bounding box */
+      mp->coords[3 * node + 1] = -1.0 + 0.5 * y;
+    }
+  for (int y = 0; y < 3; ++y)
+    for (int x = 0; x < 3; ++x) {
+      const ef_index a = (ef_index)(15 - (4 * y + x)), b = a - 1, c = a - 4, d = a - 5;
+      ef_index *t = mp->elements + 3 * (2 * (3 * y + x));
+      t[0] = a, t[1] = b, t[2] = d;
+      t[3] = a, t[4] = d, t[5] = c;
+    }
+  ASSERT_OK(ef_mesh_renumber(mp, "morton"));
+  static const int z[16][2] = {{0, 0}, {1, 0}, {0, 1}, {1, 1}, {2, 0}, {3, 0}, {2, 1}, {3, 1},
+                               {0, 2}, {1, 2}, {0, 3}, {1, 3}, {2, 2}, {3, 2}, {2, 3}, {3, 3}};
+  for (int k = 0; k < 16; ++k) {
+    const int x = (int)((mp->coords[3 * k] - 10.0) / 2.0 + 0.5), y = (int)((mp->coords[3 * k + 1] + 1.0) / 0.5 + 0.5);
+    EXPECT(x == z[k][0] && y == z[k][1], "morton: node %d is (%d, %d), expected (%d, %d)", k, x, y, z[k][0],
+           z[k][1]);
+  }
+  for (int64_t e = 0; e < mp->n_elements; ++e)
+    EXPECT(ef_model_part_element_measure(mp, e) != 0.0, "element %lld degenerate", (long long)e);
+  ef_model_part_destroy(&mp);
+}
+
 /* Build a 2D strip of n_x by 1 squares (two triangles each), numbered badly
  * (columns scattered), strip s shifted by 100 s in x. */
 static void strips(ef_model_part mp, int n_strips, int n_x) {
@@ -308,6 +384,8 @@ static void test_halo(void) {
 /* Run every case; exit status 1 on any failure. */
 int main(void) {
   test_cavity();
+  test_cavity_morton();
+  test_morton_grid();
   test_components();
   test_halo();
   if (failures) fprintf(stderr, "%d failure(s)\n", failures);

@@ -231,13 +231,14 @@ static int ef_analysis_read_mesh(ef_analysis a) {
     EF_CALL(ef_mesh_refine_uniform(a->mp, (int)levels));
     ef_log_event_end(a->ev_refine);
   }
-  EF_CHECK(!strcmp(renumbering, "rcm") || !strcmp(renumbering, "none"), EF_ERR_PARAMETER,
-           "%s: solver_settings.model_import_settings.renumbering is '%s', expected \"rcm\" or \"none\"",
+  EF_CHECK(!strcmp(renumbering, "rcm") || !strcmp(renumbering, "morton") || !strcmp(renumbering, "none"),
+           EF_ERR_PARAMETER,
+           "%s: solver_settings.model_import_settings.renumbering is '%s', expected \"rcm\", \"morton\" or \"none\"",
            a->parameters_path, renumbering);
-  if (!strcmp(renumbering, "rcm")) {
-    int event = ef_log_event("setup", "renumber mesh (rcm)");
+  if (strcmp(renumbering, "none")) {
+    int event = ef_log_event("setup", !strcmp(renumbering, "rcm") ? "renumber mesh (rcm)" : "renumber mesh (morton)");
     ef_log_event_begin(event);
-    EF_CALL(ef_mesh_renumber(a->mp, "rcm"));
+    EF_CALL(ef_mesh_renumber(a->mp, renumbering));
     ef_log_event_end(event);
   }
   return EF_SUCCESS;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "edgeflow/ef_error.h"
+#include "renumber_private.h"
 
 /* Bandwidth max_e (max_{i in e} i - min_{i in e} i): the largest |i - j| over the node graph's edges. */
 int64_t ef_mesh_bandwidth(ef_model_part mp) {
@@ -270,13 +271,15 @@ static int ef_permute_cells(ef_index **cells, int64_t **ids, int64_t **props, in
   return EF_SUCCESS;
 }
 
-/* Reverse Cuthill-McKee on the (owned part of the) node graph, then cells by smallest node. */
+/* Reverse Cuthill-McKee on the (owned part of the) node graph, or the Morton order of its coordinates,
+ * then cells by smallest node. */
 int ef_mesh_renumber(ef_model_part mp, const char *method) {
   EF_CHECK(mp, EF_ERR_PARAMETER, "ef_mesh_renumber: NULL model part");
   const char *m = method ? method : "none";
   if (strcmp(m, "none") == 0) return EF_SUCCESS;
-  EF_CHECK(strcmp(m, "rcm") == 0, EF_ERR_PARAMETER, "unknown renumbering method '%s' (use \"rcm\" or \"none\")",
-           m);
+  const int morton = strcmp(m, "morton") == 0;
+  EF_CHECK(morton || strcmp(m, "rcm") == 0, EF_ERR_PARAMETER,
+           "unknown renumbering method '%s' (use \"rcm\", \"morton\" or \"none\")", m);
   EF_CHECK(!mp->device.sync_to_host, EF_ERR_UNSUPPORTED,
            "renumbering after a strategy took the mesh to a device is not supported; renumber first");
   EF_CALL(ef_check_smp_lists(mp->children, mp->n_children, mp->n_elements, mp->n_conditions));
@@ -289,10 +292,14 @@ int ef_mesh_renumber(ef_model_part mp, const char *method) {
   int64_t *ptr = NULL;
   ef_index *adj = NULL, *perm = NULL, *where = NULL;
   uint8_t *flags = NULL;
-  EF_CALL(ef_mesh_node_graph(mp, 1, &ptr, &adj));
   perm = malloc((size_t)n * sizeof *perm);
-  EF_CHECK_GOTO(perm, EF_ERR_MEMORY, done, "out of memory for a permutation of %lld nodes", (long long)n);
-  EF_CALL_GOTO(ef_rcm_permutation(ptr, adj, n_owned, perm), done);
+  EF_CHECK(perm, EF_ERR_MEMORY, "out of memory for a permutation of %lld nodes", (long long)n);
+  if (morton) {
+    EF_CALL_GOTO(ef_morton_permutation(mp->coords, mp->dim, n_owned, perm), done);
+  } else {
+    EF_CALL_GOTO(ef_mesh_node_graph(mp, 1, &ptr, &adj), done);
+    EF_CALL_GOTO(ef_rcm_permutation(ptr, adj, n_owned, perm), done);
+  }
   for (int64_t i = n_owned; i < n; ++i) perm[i] = (ef_index)i;
   free(ptr);
   free(adj);

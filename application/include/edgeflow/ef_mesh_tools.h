@@ -74,8 +74,9 @@ int ef_mesh_count_edges(ef_model_part mp, int64_t *n_edges);
  * Columns are sorted within rows; row_ptr has n_nodes + 1 entries. */
 int ef_mesh_node_graph(ef_model_part mp, int symmetric, int64_t **row_ptr, ef_index **cols);
 
-/* "rcm": reorder nodes by reverse Cuthill-McKee, then elements and conditions
- * by their smallest node index; "none" (or NULL): change nothing. */
+/* "rcm": reorder nodes by reverse Cuthill-McKee, "morton": along a Morton (Z-order) curve of
+ * the coordinates (no node graph: much cheaper), then elements and conditions by their smallest
+ * node index; "none" (or NULL): change nothing.  Halo nodes keep their places. */
 int ef_mesh_renumber(ef_model_part mp, const char *method);
 
 /* Bandwidth of the node graph: max over elements of (max - min node index); 0 for NULL. */
