@@ -401,6 +401,35 @@ static void test_bad_condition(void) {
   ef_model_part_destroy(&mp);
 }
 
+/* The node graph refuses connectivity it cannot hold: the first node index out of range, in
+ * element order, is named (element id and index), and so is a node an element repeats. */
+static void test_bad_connectivity(void) {
+  ef_model_part mp = NULL;
+  ASSERT_OK(ef_model_part_create("BadNodes", 2, &mp));
+  ASSERT_OK(ef_model_part_alloc_nodes(mp, 4));
+  ASSERT_OK(ef_model_part_alloc_elements(mp, 3, 3));
+  const ef_index tris[3][3] = {{0, 1, 2}, {0, 2, 7}, {-1, 2, 3}};
+  memcpy(mp->elements, tris, sizeof tris);
+  for (int e = 0; e < 3; ++e) mp->element_ids[e] = 100 + e;
+  int64_t n_edges = -1;
+  EXPECT_FAIL(ef_mesh_count_edges(mp, &n_edges), EF_ERR_MESH,
+              "element 101 (index 1) references node index 7 outside [0, 4)");
+  mp->elements[5] = 3;
+  EXPECT_FAIL(ef_mesh_count_edges(mp, &n_edges), EF_ERR_MESH,
+              "element 102 (index 2) references node index -1 outside [0, 4)");
+  mp->elements[6] = 3; /* element 102 is now 3, 2, 3 */
+  EXPECT_FAIL(ef_mesh_count_edges(mp, &n_edges), EF_ERR_MESH, "element 102 repeats node index 3");
+  int64_t *row_ptr = NULL;
+  ef_index *cols = NULL;
+  EXPECT_FAIL(ef_mesh_node_graph(mp, 1, &row_ptr, &cols), EF_ERR_MESH, "element 102 repeats node index 3");
+  EXPECT(row_ptr == NULL && cols == NULL, "a failed node graph hands out arrays");
+  EXPECT(n_edges == -1, "a failed count wrote its result");
+  mp->elements[6] = 1; /* 1, 2, 3: the square 0-1-2-3 with both diagonals */
+  ASSERT_OK(ef_mesh_count_edges(mp, &n_edges));
+  EXPECT(n_edges == 6, "four sides and two diagonals: 6 edges, got %lld", (long long)n_edges);
+  ef_model_part_destroy(&mp);
+}
+
 /* The seed paper's series 3347 -> 24202 -> 184755 nodes, 16579 -> 132632 ->
  * 1061056 tetrahedra, 20855 coarse edges, is exactly uniform 1:8 refinement:
  * V' = V + E, T' = 8T, E' = 2E + 3F + T (edge halves, 3 per face, the
@@ -429,6 +458,7 @@ int main(void) {
   test_fan();
   test_random_tets();
   test_bad_condition();
+  test_bad_connectivity();
   test_paper_series();
   if (failures) fprintf(stderr, "%d failure(s)\n", failures);
   return failures ? 1 : 0;

@@ -48,7 +48,10 @@ static int ef_holds_all(const ef_model_part mp, ef_index g, const ef_index *node
   /* every comparison made, none branched on (most elements around a node miss the face) */
   int all = 1;
   if (npe == 4) {
-    for (int i = 0; i < m; ++i) all &= (c[0] == nodes[i]) | (c[1] == nodes[i]) | (c[2] == nodes[i]) | (c[3] == nodes[i]);
+    for (int i = 0; i < m; ++i) {
+      const ef_index x = nodes[i];
+      all &= (c[0] == x) | (c[1] == x) | (c[2] == x) | (c[3] == x);
+    }
   } else {
     for (int i = 0; i < m; ++i) {
       int found = 0;

@@ -86,12 +86,18 @@ static int ef_build_upper_graph(ef_model_part mp, int64_t **row_ptr_out, ef_inde
   EF_CHECK(n >= 0 && ne >= 0, EF_ERR_MESH, "node graph: negative node or element count");
   EF_CHECK(npe == 3 || npe == 4 || ne == 0, EF_ERR_UNSUPPORTED,
            "node graph: elements with %d nodes are not supported (triangles or tetrahedra)", npe);
-  EF_CALL(ef_check_element_nodes(mp));
 
   EF_CALLOC(row_ptr, n + 1);
-  /* Count every element edge once per element it appears in (duplicates removed below). */
+  /* Count every element edge once per element it appears in (duplicates removed below); a node
+   * index out of range is reported by ef_check_element_nodes (the first one, in element order). */
   for (int64_t e = 0; e < ne; ++e) {
     const ef_index *v = mp->elements + e * npe;
+    int in_range = 1;
+    for (int i = 0; i < npe; ++i) in_range &= v[i] >= 0 && v[i] < n;
+    if (!in_range) {
+      free(row_ptr);
+      return ef_check_element_nodes(mp);
+    }
     for (int i = 0; i < npe; ++i)
       for (int j = i + 1; j < npe; ++j) row_ptr[(v[i] < v[j] ? v[i] : v[j]) + 1]++;
   }
@@ -119,7 +125,9 @@ static int ef_build_upper_graph(ef_model_part mp, int64_t **row_ptr_out, ef_inde
   }
   /* Deduplicate each row with a last-seen marker (an edge is listed once per
    * element around it), sort the short unique run, and compact the rows
-   * towards the front.  fill[] is reused as the marker. */
+   * towards the front.  fill[] is reused as the marker.  Most entries repeat
+   * one seen before, unpredictably: every entry is written and the output
+   * advances only past a new one (out <= k, so nothing unread is overwritten). */
   for (int64_t i = 0; i < n; ++i) fill[i] = -1;
   int64_t out = 0, start = 0;
   for (int64_t i = 0; i < n; ++i) {
@@ -127,10 +135,10 @@ static int ef_build_upper_graph(ef_model_part mp, int64_t **row_ptr_out, ef_inde
     row_ptr[i] = out;
     for (int64_t k = start; k < end; ++k) {
       const ef_index b = cols[k];
-      if (fill[b] != i) {
-        fill[b] = i;
-        cols[out++] = b;
-      }
+      const int64_t is_new = fill[b] != i;
+      fill[b] = i;
+      cols[out] = b;
+      out += is_new;
     }
     ef_sort_index_array(cols + row_ptr[i], out - row_ptr[i]);
     start = end;
