@@ -58,6 +58,17 @@ static void ef_sort_index_array(ef_index *a, int64_t n) {
     qsort(a, (size_t)n, sizeof *a, ef_compare_index);
 }
 
+/* Sort the 3 or 4 nodes of an element ascending with a compare-exchange network (no branches). */
+static void ef_sort_element_nodes(ef_index *s, int npe) {
+  static const int net4[5][2] = {{0, 1}, {2, 3}, {0, 2}, {1, 3}, {1, 2}}, net3[3][2] = {{0, 1}, {1, 2}, {0, 1}};
+  const int(*net)[2] = npe == 4 ? net4 : net3;
+  for (int k = 0; k < (npe == 4 ? 5 : 3); ++k) {
+    const ef_index a = s[net[k][0]], b = s[net[k][1]];
+    s[net[k][0]] = a < b ? a : b;
+    s[net[k][1]] = a < b ? b : a;
+  }
+}
+
 /* Verify that every element references a node in [0, n_nodes). */
 static int ef_check_element_nodes(ef_model_part mp) {
   const int64_t total = mp->n_elements * mp->nodes_per_element;
@@ -92,14 +103,19 @@ static int ef_build_upper_graph(ef_model_part mp, int64_t **row_ptr_out, ef_inde
    * index out of range is reported by ef_check_element_nodes (the first one, in element order). */
   for (int64_t e = 0; e < ne; ++e) {
     const ef_index *v = mp->elements + e * npe;
+    ef_index s[4];
     int in_range = 1;
-    for (int i = 0; i < npe; ++i) in_range &= v[i] >= 0 && v[i] < n;
+    for (int i = 0; i < npe; ++i) {
+      s[i] = v[i];
+      in_range &= v[i] >= 0 && v[i] < n;
+    }
     if (!in_range) {
       free(row_ptr);
       return ef_check_element_nodes(mp);
     }
-    for (int i = 0; i < npe; ++i)
-      for (int j = i + 1; j < npe; ++j) row_ptr[(v[i] < v[j] ? v[i] : v[j]) + 1]++;
+    /* The pairs (s[i], s[j > i]) of the sorted nodes have the smaller node s[i]: row s[i] gets npe-1-i. */
+    ef_sort_element_nodes(s, npe);
+    for (int i = 0; i + 1 < npe; ++i) row_ptr[s[i] + 1] += npe - 1 - i;
   }
   for (int64_t i = 0; i < n; ++i) row_ptr[i + 1] += row_ptr[i];
   const int64_t total = row_ptr[n];
