@@ -2,7 +2,7 @@
 """Time to solution of the 3D cavity at Re 100 with the explicit and the implicit viscosity (issue 16).
 
     python3 benchmarks/implicit_cavity3d.py run --build B --out DIR --level 2 --strategy opencl_edge_based
-            --scheme implicit [--cfl 1.0] [--t-end 1.0] [--linear-solver JSON]
+            --scheme implicit [--cfl 1.0] [--t-end 1.0] [--linear-solver JSON] [--renumbering R]
     python3 benchmarks/implicit_cavity3d.py compare DIR/a.json DIR/b.json
 
 run: test_examples/cavity3d/ProjectParameters.json (Re 100, lid u = 1) refined `level` times, from rest to
@@ -49,6 +49,8 @@ def run(a):
     ss["solver_type"] = a.strategy
     ss["model_import_settings"]["input_filename"] = str(src.parent / "cavity3d.msh")
     ss["model_import_settings"]["refinement_levels"] = a.level
+    if a.renumbering:
+        ss["model_import_settings"]["renumbering"] = a.renumbering
     ss["time_stepping"] = {"automatic_time_step": True, "CFL_number": a.cfl}
     ss["viscous_time_integration"] = a.scheme
     ss.setdefault("linear_solver_settings", {}).update(json.loads(a.linear_solver))
@@ -90,7 +92,8 @@ def run(a):
         summary = json.loads(sp.read_text())
     strat = summary.get("strategy", {})
     res = {"case": "cavity3d Re 100", "level": a.level, "nodes": int(len(X)), "strategy": a.strategy,
-           "scheme": a.scheme, "cfl": a.cfl, "t_end": t_end, "linear_solver": json.loads(a.linear_solver),
+           "scheme": a.scheme, "cfl": a.cfl, "renumbering": a.renumbering or "rcm", "t_end": t_end,
+           "linear_solver": json.loads(a.linear_solver),
            "initialize_s": t1 - t0, "loop_s": t2 - t1, "total_s": t2 - t0, "steps": len(dts),
            "dt_first": dts[0], "dt_last": dts[-1], "dt_min": min(dts), "dt_max": max(dts),
            "pressure_solver": strat.get("pressure_solver"), "viscous_solver": strat.get("viscous_solver"),
@@ -130,6 +133,8 @@ def main():
     r.add_argument("--scheme", default="implicit", choices=["implicit", "explicit"])
     r.add_argument("--cfl", type=float, default=1.0)
     r.add_argument("--t-end", type=float, default=1.0)
+    r.add_argument("--renumbering", default=None, choices=["rcm", "morton", "none"],
+                   help="model_import_settings.renumbering (default: the case's, \"rcm\")")
     r.add_argument("--linear-solver", default='{"solver_type": "fcg", "preconditioner_type": "amg"}')
     r.add_argument("--rim", default="moving", choices=["moving", "rest"],
                    help="the lid's rim nodes: moving with the lid (the case as committed: the lid process after the "
