@@ -3,7 +3,10 @@
 print a SHA-256 of every .vtu / .pvd / .csv they write, so a refactoring can show that it
 changed no result bit (compare the output of two builds with diff).
 
-    python3 tools/case_checksums.py BUILD_DIR WORK_DIR [--steps N] [--strategies a,b]
+    python3 tools/case_checksums.py BUILD_DIR WORK_DIR [--steps N] [--strategies a,b] [--implicit [CORRECTION]]
+
+--implicit runs every case with viscous_time_integration "implicit" and implicit_viscosity.correction
+CORRECTION (default "lumped"), for changes to the implicit option's stage solves and corrections.
 
 The OpenCL runs pin the SpMV configuration (a tuned one may differ between runs and change the
 rounding of the pressure solve); run_summary.json is left out (it holds timings)."""
@@ -24,6 +27,7 @@ def main():
     ap.add_argument("work")
     ap.add_argument("--steps", type=int, default=12)
     ap.add_argument("--strategies", default="openmp_edge_based,opencl_edge_based")
+    ap.add_argument("--implicit", nargs="?", const="lumped", default=None, metavar="CORRECTION")
     a = ap.parse_args()
     src = pathlib.Path(__file__).resolve().parent.parent
     exe = pathlib.Path(a.build).resolve() / "bin" / "edgeflow"
@@ -38,6 +42,9 @@ def main():
         for strategy in a.strategies.split(","):
             q = json.loads(json.dumps(p))
             q["solver_settings"]["solver_type"] = strategy
+            if a.implicit:
+                q["solver_settings"]["viscous_time_integration"] = "implicit"
+                q["solver_settings"].setdefault("implicit_viscosity", {})["correction"] = a.implicit
             ls = q["solver_settings"].setdefault("linear_solver_settings", {})
             if strategy.startswith("opencl"):
                 ls["workgroup_size_bits"] = 6
