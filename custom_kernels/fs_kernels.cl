@@ -27,8 +27,9 @@
  * lets the compiler use the read-only data path.
  *
  * Determinism: no floating-point atomics.  Partial sums and minima are formed in a fixed
- * tree inside each work-group and added in group order by a single work-group, so a
- * result never depends on scheduling.  The only atomics are integer minima of node
+ * tree inside each work-group and added in group order by a single work-group (the stage
+ * CG's: by every work-group of the next kernel, each in that same order), so a result
+ * never depends on scheduling.  The only atomics are integer minima of node
  * indices (first bad node), which are exact.
  */
 #include "edge_physics.h"
@@ -443,7 +444,9 @@ FS_KERNEL void fs_imex_final(const long n, const double b0, const double b1, con
   pnew[i] = use_fixed_values && pfix[i] ? fixp[i] : p_n[i];
 }
 
-/* The stage solve's CG state (doubles of fs_visc_reduce's `cgs`). */
+/* The stage solve's CG state (FS_CG_SIZE doubles of a state buffer: fs_visc_reduce writes the start's, then every
+ * iteration fs_visc_update reads one buffer and writes the other, fs_visc_direction the reverse). */
+#define FS_CG_SIZE 10
 #define FS_CG_BNORM 0
 #define FS_CG_TARGET 1
 #define FS_CG_RZ 2
@@ -456,19 +459,22 @@ FS_KERNEL void fs_imex_final(const long n, const double b0, const double b1, con
 #define FS_CG_BREAKDOWN 9
 
 /* The compact stage operator of the rows of a block: L_IJ per directed edge, laid out as the columns
- * (ef_row_edge_laplacians; the set-up of the implicit option). */
-FS_KERNEL void fs_stage_operator(FS_ROW_ARGS, __global double *restrict lij) {
+ * (ef_row_edge_laplacians), and the stiffness diagonal K_II (ef_row_stiffness_diagonal) of the Jacobi
+ * preconditioner, which depends on the mesh only (the set-up of the implicit option). */
+FS_KERNEL void fs_stage_operator(FS_ROW_ARGS, __global double *restrict lij, __global double *restrict kdiag) {
   const long i = row_begin + get_global_id(0);
   (void)col;
-  if (i < row_begin + n_rows)
+  if (i < row_begin + n_rows) {
     ef_row_edge_laplacians(EF_DIM, FS_ROW_NE(i), FS_ROW_EV(i), lij + (row_ptr[i] - edge_base));
+    kdiag[i] = ef_row_stiffness_diagonal(EF_DIM, FS_ROW_NE(i), FS_ROW_EV(i));
+  }
 }
 
 /* Projected Jacobi CG for P (D + K) P x = P rhs, D_I = M_II dscale/nu, start: r = P (rhs - A x),
- * z = r/diag, p = z, diag = D_I + K_II; per work-group the sums of |P rhs|^2, r.z and r.r into
- * partials[3 (group_base + group) + 0..2]. */
+ * z = r/diag, p = z, diag = D_I + K_II (K_II from fs_stage_operator); per work-group the sums of |P rhs|^2,
+ * r.z and r.r into partials[3 (group_base + group) + 0..2]. */
 FS_KERNEL void fs_visc_init(FS_ROW_ARGS, __global const double *restrict lij, const double dscale, const double nu,
-                            __global const double *restrict mass,
+                            __global const double *restrict mass, __global const double *restrict kdiag,
                             __global const double *restrict x, __global const double *restrict rhs,
                             __global const uchar *restrict vfix, __global const uchar *restrict slip_type,
                             __global const double *restrict slip_normal, __global const double *restrict slip_tangent,
@@ -477,11 +483,12 @@ FS_KERNEL void fs_visc_init(FS_ROW_ARGS, __global const double *restrict lij, co
   __local double scratch[FS_WGS];
   const long i = row_begin + get_global_id(0);
   double sb = 0.0, srz = 0.0, srr = 0.0;
+  (void)ev; /* the compact lij and kdiag instead of the records */
   if (i < row_begin + n_rows) {
     const double d = mass[i] * dscale / nu;
     double y[3] = {0.0, 0.0, 0.0}, w[3] = {0.0, 0.0, 0.0};
     ef_row_stage_operator(EF_DIM, i, FS_ROW_LIJ(i), d, x, y);
-    const double dg = d + ef_row_stiffness_diagonal(EF_DIM, FS_ROW_NE(i), FS_ROW_EV(i));
+    const double dg = d + kdiag[i];
     diag[i] = dg;
     for (int c = 0; c < EF_DIM; ++c) {
       w[c] = rhs[3 * i + c];
@@ -569,77 +576,109 @@ FS_KERNEL void fs_visc_apply(FS_ROW_ARGS, __global const double *restrict lij, c
     partials[group_base + get_group_id(0)] = spq;
 }
 
-/* One work-group: the count partials of `width` sums (3: start, 1: p.q, 2: r.z and r.r) added in a fixed
- * order, then the CG scalars in cgs:
- *  width 3: |P b|, target = rtol |P b| (|P b| = 0: the residual's norm, or 1), rz, |r|, it = 0, done when
- *           |r| <= target (a converged warm start);
- *  width 1: alpha = rz / p.q; p.q not positive or not finite: breakdown (and done), alpha = 0;
- *  width 2: beta = r.z_new / rz, rz, |r|, it + 1; done when |r| <= target or it = max_iterations.
- * Once done, nothing changes any more (alpha = 0, fs_visc_direction returns), so the host may read the
- * state back only every check_every iterations. */
-FS_KERNEL void fs_visc_reduce(const long count, const int width, __global const double *restrict partials,
-                              const double rtol, const int max_iterations, __global double *restrict cgs) {
+/* Entry c of `count` partials of `width` sums (partials[width k + c]) added in a fixed order: each item adds
+ * every FS_WGS-th in k order, then the group's tree (fs_group_sum).  Every item gets the total, and every
+ * work-group of a launch the same bits. */
+EF_INLINE double fs_partials_sum(const long count, const int width, const int c,
+                                 __global const double *restrict partials, __local double *scratch) {
+  double s = 0.0;
+  for (long k = get_local_id(0); k < count; k += FS_WGS)
+    s += partials[width * k + c];
+  return fs_group_sum(s, scratch);
+}
+
+/* One work-group: the start's count partials of 3 sums (fs_visc_init) into the CG state in cgs: |P b|,
+ * target = rtol |P b| (|P b| = 0: the residual's norm, or 1), rz, |r|, it = 0, done when |r| <= target
+ * (a converged warm start) or max_iterations = 0. */
+FS_KERNEL void fs_visc_reduce(const long count, __global const double *restrict partials, const double rtol,
+                              const int max_iterations, __global double *restrict cgs) {
   __local double scratch[FS_WGS];
-  double s0 = 0.0, s1 = 0.0, s2 = 0.0;
-  for (long k = get_local_id(0); k < count; k += FS_WGS) {
-    s0 += partials[width * k];
-    if (width > 1)
-      s1 += partials[width * k + 1];
-    if (width > 2)
-      s2 += partials[width * k + 2];
-  }
-  s0 = fs_group_sum(s0, scratch);
-  s1 = fs_group_sum(s1, scratch);
-  s2 = fs_group_sum(s2, scratch);
+  const double s0 = fs_partials_sum(count, 3, 0, partials, scratch);
+  const double s1 = fs_partials_sum(count, 3, 1, partials, scratch);
+  const double s2 = fs_partials_sum(count, 3, 2, partials, scratch);
   if (get_local_id(0) != 0)
     return;
-  if (width == 3) {
-    const double rnorm = sqrt(s2);
-    double bnorm = sqrt(s0);
-    if (bnorm == 0.0)
-      bnorm = rnorm > 0.0 ? rnorm : 1.0;
-    cgs[FS_CG_BNORM] = bnorm;
-    cgs[FS_CG_TARGET] = rtol * bnorm;
-    cgs[FS_CG_RZ] = s1;
-    cgs[FS_CG_RNORM] = rnorm;
-    cgs[FS_CG_PQ] = 0.0;
-    cgs[FS_CG_ALPHA] = 0.0;
-    cgs[FS_CG_BETA] = 0.0;
-    cgs[FS_CG_IT] = 0.0;
-    cgs[FS_CG_DONE] = rnorm > rtol * bnorm && max_iterations > 0 ? 0.0 : 1.0;
-    cgs[FS_CG_BREAKDOWN] = 0.0;
-  } else if (cgs[FS_CG_DONE] != 0.0) {
-    cgs[FS_CG_ALPHA] = 0.0;
-  } else if (width == 1) {
-    cgs[FS_CG_PQ] = s0;
-    if (s0 > 0.0 && isfinite(s0)) {
-      cgs[FS_CG_ALPHA] = cgs[FS_CG_RZ] / s0;
-    } else {
-      cgs[FS_CG_ALPHA] = 0.0;
-      cgs[FS_CG_BREAKDOWN] = 1.0;
-      cgs[FS_CG_DONE] = 1.0;
-    }
+  const double rnorm = sqrt(s2);
+  double bnorm = sqrt(s0);
+  if (bnorm == 0.0)
+    bnorm = rnorm > 0.0 ? rnorm : 1.0;
+  cgs[FS_CG_BNORM] = bnorm;
+  cgs[FS_CG_TARGET] = rtol * bnorm;
+  cgs[FS_CG_RZ] = s1;
+  cgs[FS_CG_RNORM] = rnorm;
+  cgs[FS_CG_PQ] = 0.0;
+  cgs[FS_CG_ALPHA] = 0.0;
+  cgs[FS_CG_BETA] = 0.0;
+  cgs[FS_CG_IT] = 0.0;
+  cgs[FS_CG_DONE] = rnorm > rtol * bnorm && max_iterations > 0 ? 0.0 : 1.0;
+  cgs[FS_CG_BREAKDOWN] = 0.0;
+}
+
+/* An iteration's CG state: every work-group of fs_visc_update and fs_visc_direction forms it from the state
+ * buffer `in` and the previous kernel's partial sums (the same bits in every group), and only the first item of
+ * group 0 writes it to the other buffer `out`, so no group reads a buffer that another writes.  Once done,
+ * nothing changes any more (alpha = 0, fs_visc_direction leaves p), so the host may read the state back only
+ * every check_every iterations. */
+EF_INLINE void fs_cg_load(double *cg, __global const double *restrict in) {
+  for (int k = 0; k < FS_CG_SIZE; ++k)
+    cg[k] = in[k];
+}
+
+EF_INLINE void fs_cg_store(const double *cg, __global double *restrict out) {
+  if (get_global_id(0) == 0)
+    for (int k = 0; k < FS_CG_SIZE; ++k)
+      out[k] = cg[k];
+}
+
+/* After the product: alpha = rz / p.q; p.q not positive or not finite: breakdown (and done), alpha = 0. */
+EF_INLINE void fs_cg_alpha(double *cg, const double pq) {
+  if (cg[FS_CG_DONE] != 0.0) {
+    cg[FS_CG_ALPHA] = 0.0;
   } else {
-    const double rnorm = sqrt(s1), it = cgs[FS_CG_IT] + 1.0;
-    cgs[FS_CG_BETA] = s0 / cgs[FS_CG_RZ];
-    cgs[FS_CG_RZ] = s0;
-    cgs[FS_CG_RNORM] = rnorm;
-    cgs[FS_CG_IT] = it;
-    if (rnorm <= cgs[FS_CG_TARGET] || it >= (double)max_iterations)
-      cgs[FS_CG_DONE] = 1.0;
+    cg[FS_CG_PQ] = pq;
+    if (pq > 0.0 && isfinite(pq)) {
+      cg[FS_CG_ALPHA] = cg[FS_CG_RZ] / pq;
+    } else {
+      cg[FS_CG_ALPHA] = 0.0;
+      cg[FS_CG_BREAKDOWN] = 1.0;
+      cg[FS_CG_DONE] = 1.0;
+    }
   }
 }
 
-/* x += alpha p, r -= alpha q, z = r/diag (nothing once done); per work-group the sums of r.z and r.r into
+/* After the update (rz = r.z, rr = r.r): beta = rz / rz_old, rz, |r|, it + 1; done when |r| <= target or
+ * it = max_iterations. */
+EF_INLINE void fs_cg_beta(double *cg, const double rz, const double rr, const int max_iterations) {
+  if (cg[FS_CG_DONE] != 0.0) {
+    cg[FS_CG_ALPHA] = 0.0;
+  } else {
+    const double rnorm = sqrt(rr), it = cg[FS_CG_IT] + 1.0;
+    cg[FS_CG_BETA] = rz / cg[FS_CG_RZ];
+    cg[FS_CG_RZ] = rz;
+    cg[FS_CG_RNORM] = rnorm;
+    cg[FS_CG_IT] = it;
+    if (rnorm <= cg[FS_CG_TARGET] || it >= (double)max_iterations)
+      cg[FS_CG_DONE] = 1.0;
+  }
+}
+
+/* alpha from cgs_in and fs_visc_apply's count partials of p.q (fs_cg_alpha; state into cgs_out), then
+ * x += alpha p, r -= alpha q (nothing once done); per work-group the sums of r.z and r.r, z = r/diag, into
  * partials[2 group + 0..1]. */
-FS_KERNEL void fs_visc_update(const long n, __global double *restrict x, __global const double *restrict p,
+FS_KERNEL void fs_visc_update(const long n, const long count, __global const double *restrict pq_partials,
+                              __global const double *restrict cgs_in, __global double *restrict cgs_out,
+                              __global double *restrict x, __global const double *restrict p,
                               __global const double *restrict q, __global double *restrict r,
-                              __global double *restrict z, __global const double *restrict diag,
-                              __global const double *restrict cgs, __global double *restrict partials) {
+                              __global const double *restrict diag, __global double *restrict partials) {
   __local double scratch[FS_WGS];
+  double cg[FS_CG_SIZE];
+  const double pq = fs_partials_sum(count, 1, 0, pq_partials, scratch);
+  fs_cg_load(cg, cgs_in);
+  fs_cg_alpha(cg, pq);
+  fs_cg_store(cg, cgs_out);
   const long i = get_global_id(0);
-  const double alpha = cgs[FS_CG_ALPHA];
-  const int live = cgs[FS_CG_DONE] == 0.0;
+  const double alpha = cg[FS_CG_ALPHA];
+  const int live = cg[FS_CG_DONE] == 0.0;
   double srz = 0.0, srr = 0.0;
   if (i < n && live) {
     const double dg = diag[i];
@@ -649,7 +688,6 @@ FS_KERNEL void fs_visc_update(const long n, __global double *restrict x, __globa
       const double rk = r[k] - alpha * q[k];
       const double zk = rk / dg;
       r[k] = rk;
-      z[k] = zk;
       srz += rk * zk;
       srr += rk * rk;
     }
@@ -662,15 +700,25 @@ FS_KERNEL void fs_visc_update(const long n, __global double *restrict x, __globa
   }
 }
 
-/* p = z + beta p (nothing once done). */
-FS_KERNEL void fs_visc_direction(const long n, __global double *restrict p, __global const double *restrict z,
-                                 __global const double *restrict cgs) {
+/* beta, |r|, it and done from cgs_in and fs_visc_update's count partials (fs_cg_beta; state into cgs_out), then
+ * p = z + beta p with z = r/diag as fs_visc_update formed it (nothing once done). */
+FS_KERNEL void fs_visc_direction(const long n, const long count, __global const double *restrict partials,
+                                 const int max_iterations, __global const double *restrict cgs_in,
+                                 __global double *restrict cgs_out, __global double *restrict p,
+                                 __global const double *restrict r, __global const double *restrict diag) {
+  __local double scratch[FS_WGS];
+  double cg[FS_CG_SIZE];
+  const double rz = fs_partials_sum(count, 2, 0, partials, scratch);
+  const double rr = fs_partials_sum(count, 2, 1, partials, scratch);
+  fs_cg_load(cg, cgs_in);
+  fs_cg_beta(cg, rz, rr, max_iterations);
+  fs_cg_store(cg, cgs_out);
   const long i = get_global_id(0);
-  if (i >= n || cgs[FS_CG_DONE] != 0.0)
+  if (i >= n || cg[FS_CG_DONE] != 0.0)
     return;
-  const double beta = cgs[FS_CG_BETA];
+  const double beta = cg[FS_CG_BETA], dg = diag[i];
   for (int c = 0; c < 3; ++c)
-    p[3 * i + c] = z[3 * i + c] + beta * p[3 * i + c];
+    p[3 * i + c] = r[3 * i + c] / dg + beta * p[3 * i + c];
 }
 
 /* The stage CG's product on a rank's piece (opencl_fs_mpi.c: fractional_step_mpi.c's stage_solve in the

@@ -40,9 +40,20 @@ if(EF_WITH_OPENCL)
     set_tests_properties(test_ocl_fs_oclgrind_converged PROPERTIES LABELS "opencl;unit" SKIP_RETURN_CODE 77
                          TIMEOUT 300
                          ENVIRONMENT "EDGEFLOW_PLUGIN_DIR=${CMAKE_LIBRARY_OUTPUT_DIRECTORY};OMP_NUM_THREADS=2;OMP_WAIT_POLICY=passive")
+    # The stage CG with several work-groups in every kernel (8 items a group): each group of fs_visc_update and
+    # fs_visc_direction forms the CG state from the previous launch's partial sums and group 0 alone writes it
+    # to the other state buffer; oclgrind checks that no group reads what another writes. Two steps of each
+    # cavity, correction "lumped" (about 30 s).
+    add_test(NAME test_ocl_fs_oclgrind_implicit_groups
+             COMMAND sh ${EF_TEST_DATA}/opencl_strategy/oclgrind_check.sh ${EF_OCLGRIND_EXECUTABLE}
+                     $<TARGET_FILE:test_ocl_fs_steps> ${CMAKE_CURRENT_BINARY_DIR}/ocl_fs_oclgrind_implicit_groups
+                     --implicit --case lumped --work-group-bits 3)
+    set_tests_properties(test_ocl_fs_oclgrind_implicit_groups PROPERTIES LABELS "opencl;unit" SKIP_RETURN_CODE 77
+                         TIMEOUT 300
+                         ENVIRONMENT "EDGEFLOW_PLUGIN_DIR=${CMAKE_LIBRARY_OUTPUT_DIRECTORY};OMP_NUM_THREADS=2;OMP_WAIT_POLICY=passive")
     if(EF_SANITIZE)
       set_property(TEST test_ocl_fs_oclgrind test_ocl_fs_oclgrind_implicit test_ocl_fs_oclgrind_converged
-                   APPEND PROPERTY ENVIRONMENT "ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0")
+                   test_ocl_fs_oclgrind_implicit_groups APPEND PROPERTY ENVIRONMENT "ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0")
     endif()
   endif()
 endif()

@@ -34,6 +34,8 @@
  * iterations equal and > 0.
  * --tiny: 2 steps on the smallest meshes (for oclgrind; with --implicit "lumped" and "viscous").  --case C
  * (with --implicit): only the cavities' case C (e.g. "converged"), no slip channel.  --cache DIR: program cache.
+ * --work-group-bits B: the OpenCL strategy's device.work_group_bits (work-groups of 2^B items; with --tiny, several
+ * work-groups in every kernel, so that oclgrind sees the stage CG's groups hand its state on between launches).
  * --verbose: print iterations and differences.
  * Skips (77) without an OpenCL device. */
 #include <float.h>
@@ -54,6 +56,7 @@
 #include "ef_test_mesh.h"
 
 static int verbose = 0; /* --verbose: print the differences */
+static int work_group_bits = 0; /* --work-group-bits: device.work_group_bits of the OpenCL strategy (0: automatic) */
 /* The fields' bound with the projection "converged" (relative max norm after 20 steps): its PCG runs the
  * pressure solve to 1e-10 four to five times a step on each side; measured on PoCL at most 5.5e-13 (the 3D
  * cavity's reaction; velocity 1.5e-14, pressure 6.5e-14). */
@@ -193,10 +196,11 @@ static int start(run *r, const char *name, const ef_test_mesh *m, bc_spec *b, do
            " \"check_every\": %d},"
            " \"linear_solver_settings\": {\"solver_type\": \"cg\", \"tolerance\": 1e-10, \"max_iteration\": 5000,"
            " \"check_every\": 1, \"cg_variant\": \"standard\", \"autotune\": %s, \"export_pressure_system\": \"%s\"},"
-           " \"device\": {\"verbose\": 0}}",
+           " \"device\": {\"verbose\": 0, \"work_group_bits\": %d}}",
            name, implicit_correction ? "implicit" : "explicit",
            implicit_correction && strcmp(implicit_correction, "converged") ? implicit_correction : "lumped",
-           converged() ? "converged" : "single", tiny ? 1 : 4, tiny ? "false" : "true", export_path ? export_path : "");
+           converged() ? "converged" : "single", tiny ? 1 : 4, tiny ? "false" : "true", export_path ? export_path : "",
+           work_group_bits);
   ASSERT_OK(ef_parameters_parse(json, "test solver_settings", &r->settings));
   ASSERT_OK(ef_parameters_parse("{}", "test summary", &r->summary));
   ASSERT_OK(ef_registry_find_strategy(name, &r->ops));
@@ -467,6 +471,8 @@ int main(int argc, char **argv) {
       implicit_correction = "lumped";
     else if (!strcmp(argv[i], "--cache") && i + 1 < argc)
       cache = argv[++i];
+    else if (!strcmp(argv[i], "--work-group-bits") && i + 1 < argc)
+      work_group_bits = atoi(argv[++i]);
   }
   if (cache)
     setenv("EDGEFLOW_CACHE_DIR", cache, 1);

@@ -144,8 +144,11 @@ struct ef_cl_fs_s {
   int n_pend, cap_pend;
   /* Implicit viscosity (s.fs.viscous_implicit; fractional_step.h 2'): the four stage residuals F, V (12n
    * each, stage j at 3n j), the stage velocity U and right-hand side (3n; also the viscous correction's
-   * delta and rhs), the stage CG's vectors and Jacobi diagonal, its partial sums and state (fs_visc_reduce). */
-  cl_mem imex_f, imex_v, imex_u, imex_rhs, cg_r, cg_z, cg_p, cg_q, vdiag, vpart, cgs;
+   * delta and rhs), the stage CG's vectors, Jacobi diagonal and stiffness diagonal K_II (fs_stage_operator), its
+   * partial sums (the start's and fs_visc_apply's in vpart, fs_visc_update's in vpart2) and its two state buffers
+   * (cgs: the start's and after fs_visc_direction, the one read back; cgs2: after fs_visc_update). */
+  cl_mem imex_f, imex_v, imex_u, imex_rhs, cg_r, cg_z, cg_p, cg_q, vdiag, kdiag, vpart, vpart2, cgs, cgs2;
+  ef_cl_bound_args visc_args[3]; /* the stage CG iteration's kernels: fs_visc_apply, _update, _direction */
   int solver_set_up; /* the solver's first set-up was timed */
   cl_mem *lij_b; /* per row block: the compact stage operator, L_IJ per directed edge (ef_row_edge_laplacians) */
   int64_t node_groups;       /* work-groups of the node kernels: n / wgs rounded up */
@@ -208,15 +211,45 @@ static int fs_buffer(ef_cl_fs *fs, size_t bytes, const void *host, const char *w
   return EF_SUCCESS;
 }
 
-/* bytes of src into the new device buffer dst.  Above the staging size, through two pinned staging
- * buffers: chunk k is copied (all threads) into one while the other's write to the device runs, because a
- * write from pageable memory goes at 1-2 GB/s on NVIDIA's OpenCL (0.21-0.25 s for the 349 MB of edge
- * records of the 3D cavity at level 2 on an H100) and one from pinned memory near the bus's speed. */
-static int fs_upload_staged(ef_cl_fs *fs, cl_mem dst, const void *src, size_t bytes) {
-  const size_t chunk = fs->s.staging_bytes > 0 ? (size_t)fs->s.staging_bytes : (size_t)32 << 20;
+/* A device buffer of bytes left unset, for one the caller writes whole (the edge records: zeroing them first
+ * would be a second pass of their size over the bus). */
+static int fs_buffer_unset(ef_cl_fs *fs, size_t bytes, const char *what, cl_mem *out) {
+  ef_cl_context *ctx = fs->ctx;
+  EF_CHECK(bytes <= ctx->max_alloc_bytes, EF_ERR_UNSUPPORTED,
+           "%s needs one buffer of %.1f MiB but '%s' allows at most %.1f MiB per buffer", what,
+           (double)bytes / 1048576.0, ctx->device_name, (double)ctx->max_alloc_bytes / 1048576.0);
+  cl_int st;
+  *out = clCreateBuffer(ctx->context, CL_MEM_READ_WRITE, bytes ? bytes : 8, NULL, &st);
+  EF_CHECK(st == CL_SUCCESS, EF_ERR_OPENCL, "clCreateBuffer for %s (%zu bytes) failed: %s (%d)", what, bytes,
+           ef_cl_error_name(st), (int)st);
+  return EF_SUCCESS;
+}
+
+/* The records of rows [r0, r1) into the new device buffer dst (which holds exactly them), computed or copied
+ * by ef_edge_data_records.  Above the staging size, through two pinned staging buffers: the records of the
+ * next whole rows that fit are built (all threads) straight into one while the other's write to the device
+ * runs, because a write from pageable memory goes at 1-2 GB/s on NVIDIA's OpenCL (0.21-0.25 s for the
+ * 349 MB of edge records of the 3D cavity at level 2 on an H100) and one from pinned memory near the bus's
+ * speed; so a structure-only build (ef_edge_data_build_structure) never holds the records on the host. */
+static int fs_upload_records(ef_cl_fs *fs, cl_mem dst, int64_t r0, int64_t r1) {
+  const ef_edge_data *ed = fs->ed;
+  const int64_t *rp = ed->row_ptr;
+  const size_t rec = (size_t)ed->stride * 8, bytes = (size_t)(rp[r1] - rp[r0]) * rec;
+  size_t chunk = fs->s.staging_bytes > 0 ? (size_t)fs->s.staging_bytes : (size_t)32 << 20;
+  if (chunk < (size_t)ed->max_row * rec) chunk = (size_t)ed->max_row * rec; /* a row is never split */
   cl_command_queue q = fs->ctx->queue;
   if (bytes <= chunk) {
-    EF_CL_CALL(clEnqueueWriteBuffer(q, dst, CL_TRUE, 0, bytes, src, 0, NULL, NULL));
+    if (ed->values) {
+      EF_CL_CALL(clEnqueueWriteBuffer(q, dst, CL_TRUE, 0, bytes, ed->values + rp[r0] * ed->stride, 0, NULL, NULL));
+      return EF_SUCCESS;
+    }
+    double *tmp = malloc(bytes ? bytes : 8);
+    EF_CHECK(tmp, EF_ERR_MEMORY, "out of memory for %zu bytes of edge records", bytes);
+    int err = ef_edge_data_records(ed, r0, r1, tmp);
+    cl_int st = err ? CL_SUCCESS : clEnqueueWriteBuffer(q, dst, CL_TRUE, 0, bytes, tmp, 0, NULL, NULL);
+    free(tmp);
+    EF_CALL(err);
+    EF_CHECK(st == CL_SUCCESS, EF_ERR_OPENCL, "writing to the device failed: %s (%d)", ef_cl_error_name(st), (int)st);
     return EF_SUCCESS;
   }
   cl_mem stage[2] = {NULL, NULL};
@@ -232,8 +265,17 @@ static int fs_upload_staged(ef_cl_fs *fs, cl_mem dst, const void *src, size_t by
       err = EF_ERROR(EF_ERR_OPENCL, "a pinned staging buffer (%zu bytes) failed: %s (%d)", chunk, ef_cl_error_name(st),
                      (int)st);
   }
-  for (size_t off = 0, k = 0; off < bytes && !err; off += chunk, k ^= 1) {
-    const size_t len = bytes - off < chunk ? bytes - off : chunk;
+  const int64_t max_edges = (int64_t)(chunk / rec);
+  for (int64_t a = r0, k = 0; a < r1 && !err; k ^= 1) {
+    int64_t lo = a + 1, hi = r1; /* the last row end b with rp[b] - rp[a] <= max_edges (a row fits: b > a) */
+    while (lo < hi) {
+      const int64_t mid = lo + (hi - lo + 1) / 2;
+      if (rp[mid] - rp[a] <= max_edges)
+        lo = mid;
+      else
+        hi = mid - 1;
+    }
+    const int64_t b = lo;
     if (written[k]) { /* the write from this buffer two chunks ago */
       cl_int st = clWaitForEvents(1, &written[k]);
       clReleaseEvent(written[k]);
@@ -243,18 +285,13 @@ static int fs_upload_staged(ef_cl_fs *fs, cl_mem dst, const void *src, size_t by
         break;
       }
     }
-    const char *from = (const char *)src + off;
-    char *to = host[k];
-    const int64_t pieces = (int64_t)((len + 65535) / 65536);
-    EF_OMP(omp parallel for schedule(static))
-    for (int64_t c = 0; c < pieces; ++c) {
-      const size_t a = (size_t)c * 65536, b = a + 65536 < len ? a + 65536 : len;
-      memcpy(to + a, from + a, b - a);
-    }
-    cl_int st = clEnqueueWriteBuffer(q, dst, CL_FALSE, off, len, to, 0, NULL, &written[k]);
+    if ((err = ef_edge_data_records(ed, a, b, (double *)host[k]))) break;
+    const size_t off = (size_t)(rp[a] - rp[r0]) * rec, len = (size_t)(rp[b] - rp[a]) * rec;
+    cl_int st = clEnqueueWriteBuffer(q, dst, CL_FALSE, off, len, host[k], 0, NULL, &written[k]);
     if (st == CL_SUCCESS) st = clFlush(q);
     if (st != CL_SUCCESS)
       err = EF_ERROR(EF_ERR_OPENCL, "writing to the device failed: %s (%d)", ef_cl_error_name(st), (int)st);
+    a = b;
   }
   clFinish(q);
   for (int k = 0; k < 2; ++k) {
@@ -520,8 +557,9 @@ void ef_cl_fs_destroy(ef_cl_fs **pfs) {
                    &fs->slip_tangent, &fs->body_force, &fs->partials, &fs->state, &fs->flags,
                    &fs->d_fixed_dofs, &fs->d_fixed_vals[0], &fs->d_fixed_vals[1], &fs->d_fixed_vals[2],
                    &fs->imex_f, &fs->imex_v, &fs->imex_u, &fs->imex_rhs, &fs->cg_r, &fs->cg_z, &fs->cg_p,
-                   &fs->cg_q, &fs->vdiag, &fs->vpart, &fs->cgs, &fs->cp_u0, &fs->cp_u, &fs->cp_f, &fs->cp_p0,
-                   &fs->cp_r0, &fs->cp_r, &fs->cp_z, &fs->cp_d, &fs->cp_q, &fs->cp_t, &fs->cp_part, &fs->cp_one};
+                   &fs->cg_q, &fs->vdiag, &fs->kdiag, &fs->vpart, &fs->vpart2, &fs->cgs, &fs->cgs2, &fs->cp_u0,
+                   &fs->cp_u, &fs->cp_f, &fs->cp_p0, &fs->cp_r0, &fs->cp_r, &fs->cp_z, &fs->cp_d, &fs->cp_q,
+                   &fs->cp_t, &fs->cp_part, &fs->cp_one};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i) fs_release_mem(all[i]);
   for (int i = 0; i < K_N_KERNELS; ++i)
     if (fs->k[i]) clReleaseKernel(fs->k[i]);
@@ -623,6 +661,8 @@ int ef_cl_fs_create(ef_cl_context *ctx, const ef_edge_data *ed, const ef_cl_fs_s
   *out = NULL;
   EF_CHECK(ctx && ed && ed->row_ptr && ed->n_nodes > 0 && (ed->dim == 2 || ed->dim == 3), EF_ERR_PARAMETER,
            "ef_cl_fs_create: missing context or edge data");
+  EF_CHECK(ed->values || ed->source, EF_ERR_PARAMETER,
+           "ef_cl_fs_create: the edge data holds no records and no source to compute them from");
   ef_cl_fs_settings s;
   if (settings)
     s = *settings;
@@ -712,8 +752,8 @@ int ef_cl_fs_create(ef_cl_context *ctx, const ef_edge_data *ed, const ef_cl_fs_s
     const int64_t e0 = ed->row_ptr[fs->row_begin[b]], e1 = ed->row_ptr[fs->row_begin[b + 1]];
     EF_CALL_GOTO(fs_buffer(fs, (size_t)(e1 - e0) * 4, ed->col + e0, "edge columns", &fs->col_b[b]), fail);
     const size_t record_bytes = (size_t)(e1 - e0) * (size_t)ed->stride * 8;
-    EF_CALL_GOTO(fs_buffer(fs, record_bytes, NULL, "edge records", &fs->ev_b[b]), fail);
-    EF_CALL_GOTO(fs_upload_staged(fs, fs->ev_b[b], ed->values + e0 * ed->stride, record_bytes), fail);
+    EF_CALL_GOTO(fs_buffer_unset(fs, record_bytes, "edge records", &fs->ev_b[b]), fail);
+    EF_CALL_GOTO(fs_upload_records(fs, fs->ev_b[b], fs->row_begin[b], fs->row_begin[b + 1]), fail);
     fs->assembly_groups += (int64_t)(fs_round_up(fs->row_begin[b + 1] - fs->row_begin[b], fs->wgs) / fs->wgs);
     fs->visc_groups +=
         (int64_t)(fs_round_up(fs->visc_lanes * (fs->row_begin[b + 1] - fs->row_begin[b]), fs->wgs) / fs->wgs);
@@ -759,10 +799,14 @@ int ef_cl_fs_create(ef_cl_context *ctx, const ef_edge_data *ed, const ef_cl_fs_s
     EF_CALL_GOTO(fs_buffer(fs, 4 * v8, NULL, "the implicit stages' explicit residuals", &fs->imex_f), fail);
     EF_CALL_GOTO(fs_buffer(fs, 4 * v8, NULL, "the implicit stages' viscous residuals", &fs->imex_v), fail);
     EF_CALL_GOTO(fs_buffer(fs, n8, NULL, "the stage solves' diagonal", &fs->vdiag), fail);
+    EF_CALL_GOTO(fs_buffer(fs, n8, NULL, "the stage operator's stiffness diagonal", &fs->kdiag), fail);
     int64_t np = 3 * (fs->assembly_groups > fs->node_groups ? fs->assembly_groups : fs->node_groups);
     if (fs->visc_groups > np) np = fs->visc_groups;
     EF_CALL_GOTO(fs_buffer(fs, (size_t)np * 8, NULL, "the stage solves' partial sums", &fs->vpart), fail);
+    EF_CALL_GOTO(fs_buffer(fs, (size_t)fs->node_groups * 16, NULL, "the stage solves' partial sums", &fs->vpart2),
+                 fail);
     EF_CALL_GOTO(fs_buffer(fs, 16 * 8, NULL, "the stage solves' state", &fs->cgs), fail);
+    EF_CALL_GOTO(fs_buffer(fs, 16 * 8, NULL, "the stage solves' state", &fs->cgs2), fail);
     const int ev_stage = ef_log_event("setup", "device executor: stage operator");
     ef_log_event_begin(ev_stage);
     EF_CALL_GOTO(fs_stage_operator(fs), fail);
@@ -1023,7 +1067,8 @@ static int fs_block_next(const ef_cl_fs *fs, fs_block *blk) {
 
 /* The compact stage operator, L_IJ (ef_row_edge_laplacians) per directed edge in a buffer per row block laid
  * out as the columns, so the stage CG streams 8 bytes per edge instead of the records: computed on the device
- * from the records already there (on the host it was a pass over all of them and one more upload). */
+ * from the records already there (on the host it was a pass over all of them and one more upload); with it
+ * kdiag = K_II (ef_row_stiffness_diagonal), so the stage solves' start does not read the records. */
 static int fs_stage_operator(ef_cl_fs *fs) {
   fs->lij_b = calloc((size_t)fs->n_blocks, sizeof *fs->lij_b);
   EF_CHECK(fs->lij_b, EF_ERR_MEMORY, "out of memory");
@@ -1032,9 +1077,9 @@ static int fs_stage_operator(ef_cl_fs *fs) {
     EF_CALL(fs_buffer(fs, (size_t)(e1 - e0) * 8, NULL, "the compact stage operator", &fs->lij_b[b]));
   }
   for (fs_block blk = FS_BLOCK_START; fs_block_next(fs, &blk);) {
-    EF_CL_SET_ARGS(fs->k[K_STAGE_OPERATOR], FS_BLOCK_ARGS(fs, blk), EF_CL_ARG(blk.lij));
+    EF_CL_SET_ARGS(fs->k[K_STAGE_OPERATOR], FS_BLOCK_ARGS(fs, blk), EF_CL_ARG(blk.lij), EF_CL_ARG(fs->kdiag));
     EF_CALL(fs_launch(fs, K_STAGE_OPERATOR, FS_PHASE_NONE, blk.global, fs->wgs,
-                      fs_edge_bytes(blk.rows, blk.edges, fs->dim, 0.0, 0.0) + 8.0 * (double)blk.edges));
+                      fs_edge_bytes(blk.rows, blk.edges, fs->dim, 0.0, 8.0) + 8.0 * (double)blk.edges));
   }
   return EF_SUCCESS;
 }
@@ -1160,7 +1205,10 @@ static int fs_enqueue_imex_residual(ef_cl_fs *fs, int stage, cl_mem us, cl_mem p
 }
 
 /* Projected Jacobi CG for P (D + K) P x = P rhs, D_I = M_II dscale/nu (viscous_solve of fractional_step.c):
- * x enters with the prescribed values and a start.  Device-side reductions; the state is read back first
+ * x enters with the prescribed values and a start.  Device-side reductions: fs_visc_init and fs_visc_reduce
+ * start (state into cgs), then three launches an iteration, fs_visc_apply (q = P A p; reads cgs),
+ * fs_visc_update (alpha from apply's partial sums, in every work-group; cgs -> cgs2) and fs_visc_direction (beta
+ * from update's; cgs2 -> cgs), so cgs holds the state after every iteration.  The state is read back first
  * after one iteration more than the last solve of the same slot (0: the correction, 1..3: the stages) took,
  * which is most often enough (successive steps' stage systems differ little), and then every
  * viscous_check_every iterations (the first solve of a slot: every viscous_check_every); iterations past
@@ -1169,19 +1217,28 @@ static int fs_visc_solve(ef_cl_fs *fs, int slot, double dscale, cl_mem rhs, cl_m
   const double w0 = ef_wtime(), nu = fs->s.fs.nu, rtol = fs->s.fs.viscous_rtol;
   const cl_int max_it = fs->s.fs.viscous_max_iterations;
   const cl_long n = fs->n, groups = fs->assembly_groups, ngroups = fs->node_groups, vgroups = fs->visc_groups;
-  const cl_int w3 = 3, w1 = 1, w2 = 2;
   const double nb = (double)fs->n;
   for (fs_block blk = FS_BLOCK_START; fs_block_next(fs, &blk);) {
     EF_CL_SET_ARGS(fs->k[K_VISC_INIT], FS_BLOCK_ARGS(fs, blk), EF_CL_ARG(blk.lij), EF_CL_ARG(dscale), EF_CL_ARG(nu),
-                   EF_CL_ARG(fs->mass), EF_CL_ARG(x), EF_CL_ARG(rhs), EF_CL_ARG(fs->vfix), EF_CL_ARG(fs->slip),
-                   EF_CL_ARG(fs->slip_normal), EF_CL_ARG(fs->slip_tangent), EF_CL_ARG(fs->cg_r), EF_CL_ARG(fs->cg_z),
-                   EF_CL_ARG(fs->cg_p), EF_CL_ARG(fs->vdiag), EF_CL_ARG(blk.group_base), EF_CL_ARG(fs->vpart));
+                   EF_CL_ARG(fs->mass), EF_CL_ARG(fs->kdiag), EF_CL_ARG(x), EF_CL_ARG(rhs), EF_CL_ARG(fs->vfix),
+                   EF_CL_ARG(fs->slip), EF_CL_ARG(fs->slip_normal), EF_CL_ARG(fs->slip_tangent), EF_CL_ARG(fs->cg_r),
+                   EF_CL_ARG(fs->cg_z), EF_CL_ARG(fs->cg_p), EF_CL_ARG(fs->vdiag), EF_CL_ARG(blk.group_base),
+                   EF_CL_ARG(fs->vpart));
     EF_CALL(fs_launch(fs, K_VISC_INIT, phase, blk.global, fs->wgs,
-                      fs_edge_bytes(blk.rows, blk.edges, fs->dim, 8.0, 8.0 * 20.0)));
+                      fs_edge_bytes(blk.rows, blk.edges, 0, 8.0, 8.0 * 21.0)));
   }
-  EF_CL_SET_ARGS(fs->k[K_VISC_REDUCE], EF_CL_ARG(groups), EF_CL_ARG(w3), EF_CL_ARG(fs->vpart), EF_CL_ARG(rtol),
-                 EF_CL_ARG(max_it), EF_CL_ARG(fs->cgs));
+  EF_CL_SET_ARGS(fs->k[K_VISC_REDUCE], EF_CL_ARG(groups), EF_CL_ARG(fs->vpart), EF_CL_ARG(rtol), EF_CL_ARG(max_it),
+                 EF_CL_ARG(fs->cgs));
   EF_CALL(fs_launch(fs, K_VISC_REDUCE, phase, fs->wgs, fs->wgs, 24.0 * (double)groups));
+  /* The iteration's arguments: bound, so that only those that change (a block's, dscale and x between solves)
+   * reach the driver. */
+  ef_cl_bound_args *ba = fs->visc_args;
+  EF_CL_BIND_ARGS(&ba[1], fs->k[K_VISC_UPDATE], EF_CL_ARG(n), EF_CL_ARG(vgroups), EF_CL_ARG(fs->vpart),
+                  EF_CL_ARG(fs->cgs), EF_CL_ARG(fs->cgs2), EF_CL_ARG(x), EF_CL_ARG(fs->cg_p), EF_CL_ARG(fs->cg_q),
+                  EF_CL_ARG(fs->cg_r), EF_CL_ARG(fs->vdiag), EF_CL_ARG(fs->vpart2));
+  EF_CL_BIND_ARGS(&ba[2], fs->k[K_VISC_DIRECTION], EF_CL_ARG(n), EF_CL_ARG(ngroups), EF_CL_ARG(fs->vpart2),
+                  EF_CL_ARG(max_it), EF_CL_ARG(fs->cgs2), EF_CL_ARG(fs->cgs), EF_CL_ARG(fs->cg_p), EF_CL_ARG(fs->cg_r),
+                  EF_CL_ARG(fs->vdiag));
   double state[16];
   for (int batch = fs->v_last[slot] > 0 ? fs->v_last[slot] + 1 : fs->s.viscous_check_every;;
        batch = fs->s.viscous_check_every) {
@@ -1189,27 +1246,17 @@ static int fs_visc_solve(ef_cl_fs *fs, int slot, double dscale, cl_mem rhs, cl_m
       cl_long base = 0; /* fs_visc_apply's groups: visc_lanes items a row */
       for (fs_block blk = FS_BLOCK_START; fs_block_next(fs, &blk);) {
         const size_t global = fs_round_up(fs->visc_lanes * blk.rows, fs->wgs);
-        EF_CL_SET_ARGS(fs->k[K_VISC_APPLY], FS_BLOCK_ARGS(fs, blk), EF_CL_ARG(blk.lij), EF_CL_ARG(dscale),
-                       EF_CL_ARG(nu), EF_CL_ARG(fs->mass), EF_CL_ARG(fs->cg_p), EF_CL_ARG(fs->vfix),
-                       EF_CL_ARG(fs->slip), EF_CL_ARG(fs->slip_normal), EF_CL_ARG(fs->slip_tangent),
-                       EF_CL_ARG(fs->cgs), EF_CL_ARG(fs->cg_q), EF_CL_ARG(base), EF_CL_ARG(fs->vpart));
+        EF_CL_BIND_ARGS(&ba[0], fs->k[K_VISC_APPLY], FS_BLOCK_ARGS(fs, blk), EF_CL_ARG(blk.lij), EF_CL_ARG(dscale),
+                        EF_CL_ARG(nu), EF_CL_ARG(fs->mass), EF_CL_ARG(fs->cg_p), EF_CL_ARG(fs->vfix),
+                        EF_CL_ARG(fs->slip), EF_CL_ARG(fs->slip_normal), EF_CL_ARG(fs->slip_tangent),
+                        EF_CL_ARG(fs->cgs), EF_CL_ARG(fs->cg_q), EF_CL_ARG(base), EF_CL_ARG(fs->vpart));
         EF_CALL(fs_launch(fs, K_VISC_APPLY, phase, global, fs->wgs,
                           fs_edge_bytes(blk.rows, blk.edges, 0, 8.0, 8.0 * 8.0)));
         base += (cl_long)(global / fs->wgs);
       }
-      EF_CL_SET_ARGS(fs->k[K_VISC_REDUCE], EF_CL_ARG(vgroups), EF_CL_ARG(w1), EF_CL_ARG(fs->vpart), EF_CL_ARG(rtol),
-                     EF_CL_ARG(max_it), EF_CL_ARG(fs->cgs));
-      EF_CALL(fs_launch(fs, K_VISC_REDUCE, phase, fs->wgs, fs->wgs, 8.0 * (double)groups));
-      EF_CL_SET_ARGS(fs->k[K_VISC_UPDATE], EF_CL_ARG(n), EF_CL_ARG(x), EF_CL_ARG(fs->cg_p), EF_CL_ARG(fs->cg_q),
-                     EF_CL_ARG(fs->cg_r), EF_CL_ARG(fs->cg_z), EF_CL_ARG(fs->vdiag), EF_CL_ARG(fs->cgs),
-                     EF_CL_ARG(fs->vpart));
-      EF_CALL(fs_launch_nodes(fs, K_VISC_UPDATE, phase, 8.0 * 19.0 * nb));
-      EF_CL_SET_ARGS(fs->k[K_VISC_REDUCE], EF_CL_ARG(ngroups), EF_CL_ARG(w2), EF_CL_ARG(fs->vpart), EF_CL_ARG(rtol),
-                     EF_CL_ARG(max_it), EF_CL_ARG(fs->cgs));
-      EF_CALL(fs_launch(fs, K_VISC_REDUCE, phase, fs->wgs, fs->wgs, 16.0 * (double)ngroups));
-      EF_CL_SET_ARGS(fs->k[K_VISC_DIRECTION], EF_CL_ARG(n), EF_CL_ARG(fs->cg_p), EF_CL_ARG(fs->cg_z),
-                     EF_CL_ARG(fs->cgs));
-      EF_CALL(fs_launch_nodes(fs, K_VISC_DIRECTION, phase, 8.0 * 9.0 * nb));
+      /* update: x, p, q, r (r written back), diag and x written; direction: r, diag and p (written back) */
+      EF_CALL(fs_launch_nodes(fs, K_VISC_UPDATE, phase, 8.0 * 19.0 * nb + 8.0 * (double)vgroups));
+      EF_CALL(fs_launch_nodes(fs, K_VISC_DIRECTION, phase, 8.0 * 10.0 * nb + 16.0 * (double)ngroups));
     }
     EF_CL_CALL(clEnqueueReadBuffer(fs->ctx->queue, fs->cgs, CL_TRUE, 0, 10 * 8, state, 0, NULL, NULL));
     if (state[8] != 0.0) break; /* FS_CG_DONE */
@@ -1988,11 +2035,11 @@ int ef_cl_fs_mpi_visc_start(ef_cl_fs *fs, double dscale, cl_mem rhs, cl_mem x, c
   cl_long g = 0;
   for (fs_block blk = FS_BLOCK_START; fs_block_next(fs, &blk);) {
     EF_CL_SET_ARGS(fs->k[K_VISC_INIT], FS_BLOCK_ARGS(fs, blk), EF_CL_ARG(blk.lij), EF_CL_ARG(dscale), EF_CL_ARG(nu),
-                   EF_CL_ARG(fs->mass), EF_CL_ARG(x), EF_CL_ARG(rhs), EF_CL_ARG(fs->vfix), EF_CL_ARG(fs->slip),
-                   EF_CL_ARG(fs->slip_normal), EF_CL_ARG(fs->slip_tangent), EF_CL_ARG(r), EF_CL_ARG(u), EF_CL_ARG(p),
-                   EF_CL_ARG(diag), EF_CL_ARG(blk.group_base), EF_CL_ARG(part));
+                   EF_CL_ARG(fs->mass), EF_CL_ARG(fs->kdiag), EF_CL_ARG(x), EF_CL_ARG(rhs), EF_CL_ARG(fs->vfix),
+                   EF_CL_ARG(fs->slip), EF_CL_ARG(fs->slip_normal), EF_CL_ARG(fs->slip_tangent), EF_CL_ARG(r),
+                   EF_CL_ARG(u), EF_CL_ARG(p), EF_CL_ARG(diag), EF_CL_ARG(blk.group_base), EF_CL_ARG(part));
     EF_CALL(fs_launch(fs, K_VISC_INIT, FS_PHASE_1, blk.global, fs->wgs,
-                      fs_edge_bytes(blk.rows, blk.edges, fs->dim, 8.0, 8.0 * 20.0)));
+                      fs_edge_bytes(blk.rows, blk.edges, 0, 8.0, 8.0 * 21.0)));
     g = blk.group_base + (cl_long)(blk.global / fs->wgs);
   }
   *groups = g;
