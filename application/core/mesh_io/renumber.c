@@ -113,8 +113,12 @@ static int ef_rcm_permutation(const int64_t *ptr, const ef_index *adj, int64_t n
                 "out of memory for the Cuthill-McKee search over %lld nodes", (long long)n);
   int32_t max_degree = 0;
   for (int64_t i = 0; i < n; ++i) {
-    int32_t d = 0;
-    for (int64_t k = ptr[i]; k < ptr[i + 1]; ++k) d += adj[k] < n;
+    /* rows are sorted: when the last neighbour is < n, all are */
+    int32_t d = (int32_t)(ptr[i + 1] - ptr[i]);
+    if (d > 0 && adj[ptr[i + 1] - 1] >= n) {
+      d = 0;
+      for (int64_t k = ptr[i]; k < ptr[i + 1]; ++k) d += adj[k] < n;
+    }
     degree[i] = d;
     level[i] = -1;
     if (d > max_degree) max_degree = d;
