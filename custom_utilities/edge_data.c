@@ -100,9 +100,30 @@ static int row_search(const int32_t *cols, int n, int32_t j) {
   return -1;
 }
 
+/* The mesh a structure-only build borrows and its node -> element adjacency, elements ascending
+ * within each node (this fixes the order of every sum, so no result depends on the thread count). */
+struct ef_edge_source_s {
+  const double *coords;
+  const int32_t *elements;
+  int64_t n_elements;
+  int npe;
+  int64_t *adj_ptr; /* n_nodes + 1 */
+  int64_t *adj;     /* n_elements * npe */
+};
+
+/* Free the source of a structure-only build. */
+void ef_edge_data_release_source(ef_edge_data *ed) {
+  if (!ed || !ed->source) return;
+  free(ed->source->adj_ptr);
+  free(ed->source->adj);
+  free(ed->source);
+  ed->source = NULL;
+}
+
 /* Release the arrays of the edge data and zero the struct. */
 void ef_edge_data_free(ef_edge_data *ed) {
   if (!ed) return;
+  ef_edge_data_release_source(ed);
   free(ed->row_ptr);
   free(ed->col);
   free(ed->values);
@@ -114,12 +135,20 @@ void ef_edge_data_free(ef_edge_data *ed) {
   memset(ed, 0, sizeof *ed);
 }
 
-/* Bytes of the CSR, the edge records and the node arrays. */
+/* n_edges * stride * 8: the records, held or not. */
+size_t ef_edge_data_record_bytes(const ef_edge_data *ed) {
+  if (!ed || !ed->row_ptr) return 0;
+  return (size_t)ed->n_edges * (size_t)ed->stride * sizeof(double);
+}
+
+/* Bytes of the CSR, the node arrays and what is held of the records and the source. */
 size_t ef_edge_data_bytes(const ef_edge_data *ed) {
   if (!ed || !ed->row_ptr) return 0;
   size_t n = (size_t)ed->n_nodes, e = (size_t)ed->n_edges;
-  return (n + 1) * sizeof(int64_t) + e * sizeof(int32_t) + e * (size_t)ed->stride * sizeof(double) +
-         n * 8 * sizeof(double);
+  size_t b = (n + 1) * sizeof(int64_t) + e * sizeof(int32_t) + n * 8 * sizeof(double);
+  if (ed->values) b += ef_edge_data_record_bytes(ed);
+  if (ed->source) b += (n + 1 + (size_t)ed->source->n_elements * (size_t)ed->source->npe) * sizeof(int64_t);
+  return b;
 }
 
 /* Validate the mesh: index range and non-degenerate elements (measure relative to the
@@ -166,9 +195,61 @@ static int check_elements(int dim, int64_t n_nodes, const double *coords, int64_
   return EF_SUCCESS;
 }
 
-/* Exact P1 edge integrals (M^c, L^d, nabla, G per directed edge; lumped mass, nabla_II, h, hmin per node). */
-int ef_edge_data_build(int dim, int64_t n_nodes, const double *coords, int64_t n_elements,
-                       int nodes_per_element, const int32_t *elements, ef_edge_data *out) {
+/* Row i's integrals over its elements (ascending): the records of its n sorted columns cols into rec
+ * (n * S doubles, overwritten) unless rec is NULL, and, when nodes is not NULL, its lumped mass, nabla_II,
+ * h and hmin into nodes' arrays.  The one per-row code of both builds and of ef_edge_data_records. */
+static void row_integrals(int dim, const ef_edge_source *src, int64_t i, const int32_t *cols, int n, double *rec,
+                          ef_edge_data *nodes) {
+  const int npe = src->npe, S = EF_EDGE_STRIDE(dim);
+  const double mc_off = dim == 3 ? 1.0 / 20.0 : 1.0 / 12.0; /* int N_I N_J / |e|, I != J */
+  const double w_node = 1.0 / (dim + 1);                    /* int N_I / |e| */
+  if (rec) memset(rec, 0, (size_t)n * (size_t)S * sizeof *rec);
+  double mass = 0.0, nd[3] = {0.0, 0.0, 0.0}, hmin = DBL_MAX;
+  for (int64_t q = src->adj_ptr[i]; q < src->adj_ptr[i + 1]; ++q) {
+    const int32_t *en = src->elements + src->adj[q] * npe;
+    double g[4][3], vol;
+    simplex_gradients(dim, src->coords, en, g, &vol);
+    int li = 0;
+    while (en[li] != (int32_t)i) ++li;
+    const double vn = vol * w_node;
+    if (nodes) {
+      double gmax = 0.0;
+      for (int l = 0; l < npe; ++l) {
+        double s = 0.0;
+        for (int c = 0; c < dim; ++c) s += g[l][c] * g[l][c];
+        if (s > gmax) gmax = s;
+      }
+      const double height = 1.0 / sqrt(gmax); /* smallest vertex-to-opposite-face distance */
+      if (height < hmin) hmin = height;
+      mass += vn;
+      for (int c = 0; c < dim; ++c) nd[c] += vn * g[li][c];
+    }
+    if (!rec) continue;
+    for (int lj = 0; lj < npe; ++lj) {
+      if (lj == li) continue;
+      double *r = rec + (int64_t)row_search(cols, n, en[lj]) * S;
+      r[EF_EDGE_OFF_MC(dim)] += vol * mc_off;
+      /* vol * (gi gj): the product commutes bitwise, so L^d_JI == (L^d_IJ)^T exactly. */
+      for (int a = 0; a < dim; ++a)
+        for (int b = 0; b < dim; ++b) r[EF_EDGE_OFF_LD(dim, a, b)] += vol * (g[li][a] * g[lj][b]);
+      for (int c = 0; c < dim; ++c) {
+        r[EF_EDGE_OFF_NABLA(dim, c)] += vn * g[lj][c];
+        r[EF_EDGE_OFF_G(dim, c)] += vn * g[li][c];
+      }
+    }
+  }
+  if (!nodes) return;
+  nodes->mass[i] = mass;
+  nodes->inv_mass[i] = 1.0 / mass;
+  for (int c = 0; c < 3; ++c) nodes->nabla_diag[3 * i + c] = c < dim ? nd[c] : 0.0;
+  nodes->h[i] = dim == 3 ? cbrt(mass) : sqrt(mass);
+  nodes->hmin[i] = hmin;
+}
+
+/* Exact P1 edge integrals (M^c, L^d, nabla, G per directed edge unless structure_only; lumped mass,
+ * nabla_II, h, hmin per node); structure_only keeps the source for ef_edge_data_records. */
+static int edge_data_build(int dim, int64_t n_nodes, const double *coords, int64_t n_elements,
+                           int nodes_per_element, const int32_t *elements, int structure_only, ef_edge_data *out) {
   EF_CHECK(out, EF_ERR_PARAMETER, "ef_edge_data_build: output is NULL");
   memset(out, 0, sizeof *out);
   EF_CHECK(dim == 2 || dim == 3, EF_ERR_PARAMETER, "edge data: dimension must be 2 or 3, got %d", dim);
@@ -183,7 +264,6 @@ int ef_edge_data_build(int dim, int64_t n_nodes, const double *coords, int64_t n
 
   const int npe = nodes_per_element, S = EF_EDGE_STRIDE(dim);
   int err = EF_SUCCESS;
-  int64_t *adj_ptr = NULL, *adj = NULL;
   int32_t *markers = NULL, *scratch = NULL;
   ef_edge_data ed;
   memset(&ed, 0, sizeof ed);
@@ -193,9 +273,16 @@ int ef_edge_data_build(int dim, int64_t n_nodes, const double *coords, int64_t n
 
   /* Node -> element adjacency, elements ascending within each node (this fixes the order
    * of every sum below, so the result is independent of the thread count). */
-  adj_ptr = calloc((size_t)n_nodes + 1, sizeof *adj_ptr);
-  adj = malloc((size_t)n_elements * (size_t)npe * sizeof *adj);
-  EF_CHECK_GOTO(adj_ptr && adj, EF_ERR_MEMORY, fail, "edge data: out of memory for the adjacency");
+  ef_edge_source *src = ed.source = calloc(1, sizeof *ed.source);
+  EF_CHECK_GOTO(src, EF_ERR_MEMORY, fail, "edge data: out of memory for the adjacency");
+  src->coords = coords;
+  src->elements = elements;
+  src->n_elements = n_elements;
+  src->npe = npe;
+  src->adj_ptr = calloc((size_t)n_nodes + 1, sizeof *src->adj_ptr);
+  src->adj = malloc((size_t)n_elements * (size_t)npe * sizeof *src->adj);
+  EF_CHECK_GOTO(src->adj_ptr && src->adj, EF_ERR_MEMORY, fail, "edge data: out of memory for the adjacency");
+  int64_t *adj_ptr = src->adj_ptr, *adj = src->adj;
   for (int64_t q = 0; q < n_elements * npe; ++q) adj_ptr[elements[q] + 1]++;
   int64_t max_adj = 0;
   for (int64_t i = 0; i < n_nodes; ++i) {
@@ -251,19 +338,19 @@ int ef_edge_data_build(int dim, int64_t n_nodes, const double *coords, int64_t n
   ed.max_row = (int)max_row;
 
   ed.col = malloc((size_t)ed.n_edges * sizeof *ed.col);
-  ed.values = malloc((size_t)ed.n_edges * (size_t)S * sizeof *ed.values);
+  if (!structure_only) ed.values = malloc((size_t)ed.n_edges * (size_t)S * sizeof *ed.values);
   ed.mass = malloc((size_t)n_nodes * sizeof *ed.mass);
   ed.inv_mass = malloc((size_t)n_nodes * sizeof *ed.inv_mass);
   ed.nabla_diag = malloc(3 * (size_t)n_nodes * sizeof *ed.nabla_diag);
   ed.h = malloc((size_t)n_nodes * sizeof *ed.h);
   ed.hmin = malloc((size_t)n_nodes * sizeof *ed.hmin);
-  EF_CHECK_GOTO(ed.col && ed.values && ed.mass && ed.inv_mass && ed.nabla_diag && ed.h && ed.hmin,
+  EF_CHECK_GOTO(ed.col && (structure_only || ed.values) && ed.mass && ed.inv_mass && ed.nabla_diag && ed.h &&
+                    ed.hmin,
                 EF_ERR_MEMORY, fail, "edge data: out of memory for %lld edges x %d doubles",
                 (long long)ed.n_edges, S);
 
-  /* Pass 2: columns (sorted) and values, each row written only by the thread owning it. */
-  const double mc_off = dim == 3 ? 1.0 / 20.0 : 1.0 / 12.0; /* int N_I N_J / |e|, I != J */
-  const double w_node = 1.0 / (dim + 1);                    /* int N_I / |e| */
+  /* Pass 2: columns (sorted), node values and (unless structure_only) records, each row written only by
+   * the thread owning it. */
   EF_OMP(omp parallel)
   {
     int tid = 0;
@@ -279,64 +366,66 @@ int ef_edge_data_build(int dim, int64_t n_nodes, const double *coords, int64_t n
       int32_t *cols = ed.col + r0;
       gather_neighbours(i, adj_ptr, adj, npe, elements, marker, cols);
       sort_short(cols, n);
-      double *rec = ed.values + r0 * S;
-      memset(rec, 0, (size_t)n * (size_t)S * sizeof *rec);
-      double mass = 0.0, nd[3] = {0.0, 0.0, 0.0}, hmin = DBL_MAX;
-      for (int64_t q = adj_ptr[i]; q < adj_ptr[i + 1]; ++q) {
-        const int32_t *en = elements + adj[q] * npe;
-        double g[4][3], vol;
-        simplex_gradients(dim, coords, en, g, &vol);
-        int li = 0;
-        while (en[li] != (int32_t)i) ++li;
-        double gmax = 0.0;
-        for (int l = 0; l < npe; ++l) {
-          double s = 0.0;
-          for (int c = 0; c < dim; ++c) s += g[l][c] * g[l][c];
-          if (s > gmax) gmax = s;
-        }
-        const double height = 1.0 / sqrt(gmax); /* smallest vertex-to-opposite-face distance */
-        if (height < hmin) hmin = height;
-        const double vn = vol * w_node;
-        mass += vn;
-        for (int c = 0; c < dim; ++c) nd[c] += vn * g[li][c];
-        for (int lj = 0; lj < npe; ++lj) {
-          if (lj == li) continue;
-          double *r = rec + (int64_t)row_search(cols, n, en[lj]) * S;
-          r[EF_EDGE_OFF_MC(dim)] += vol * mc_off;
-          /* vol * (gi gj): the product commutes bitwise, so L^d_JI == (L^d_IJ)^T exactly. */
-          for (int a = 0; a < dim; ++a)
-            for (int b = 0; b < dim; ++b) r[EF_EDGE_OFF_LD(dim, a, b)] += vol * (g[li][a] * g[lj][b]);
-          for (int c = 0; c < dim; ++c) {
-            r[EF_EDGE_OFF_NABLA(dim, c)] += vn * g[lj][c];
-            r[EF_EDGE_OFF_G(dim, c)] += vn * g[li][c];
-          }
-        }
-      }
-      ed.mass[i] = mass;
-      ed.inv_mass[i] = 1.0 / mass;
-      for (int c = 0; c < 3; ++c) ed.nabla_diag[3 * i + c] = c < dim ? nd[c] : 0.0;
-      ed.h[i] = dim == 3 ? cbrt(mass) : sqrt(mass);
-      ed.hmin[i] = hmin;
+      row_integrals(dim, src, i, cols, n, structure_only ? NULL : ed.values + r0 * S, &ed);
     }
   }
   double measure = 0.0;
   for (int64_t i = 0; i < n_nodes; ++i) measure += ed.mass[i];
   ed.measure = measure;
 
-  free(adj_ptr);
-  free(adj);
   free(markers);
   free(scratch);
+  if (!structure_only) ef_edge_data_release_source(&ed);
   *out = ed;
   return EF_SUCCESS;
 
 fail:
-  free(adj_ptr);
-  free(adj);
   free(markers);
   free(scratch);
   ef_edge_data_free(&ed);
   return err;
+}
+
+/* Exact P1 edge integrals, every record kept. */
+int ef_edge_data_build(int dim, int64_t n_nodes, const double *coords, int64_t n_elements,
+                       int nodes_per_element, const int32_t *elements, ef_edge_data *out) {
+  return edge_data_build(dim, n_nodes, coords, n_elements, nodes_per_element, elements, 0, out);
+}
+
+/* The edge data without the records, the source kept to compute them by row ranges. */
+int ef_edge_data_build_structure(int dim, int64_t n_nodes, const double *coords, int64_t n_elements,
+                                 int nodes_per_element, const int32_t *elements, ef_edge_data *out) {
+  return edge_data_build(dim, n_nodes, coords, n_elements, nodes_per_element, elements, 1, out);
+}
+
+/* Records of rows [r0, r1): copied from the kept array, else row_integrals of each row. */
+int ef_edge_data_records(const ef_edge_data *ed, int64_t r0, int64_t r1, double *out) {
+  EF_CHECK(ed && ed->row_ptr && out, EF_ERR_PARAMETER, "edge records: missing edge data or output");
+  EF_CHECK(r0 >= 0 && r0 <= r1 && r1 <= ed->n_nodes, EF_ERR_PARAMETER,
+           "edge records: rows [%lld, %lld) outside 0..%lld", (long long)r0, (long long)r1, (long long)ed->n_nodes);
+  const int S = ed->stride;
+  const int64_t e0 = ed->row_ptr[r0];
+  if (ed->values) { /* 64 KiB pieces over the threads */
+    const char *from = (const char *)(ed->values + e0 * S);
+    char *to = (char *)out;
+    const size_t len = (size_t)(ed->row_ptr[r1] - e0) * (size_t)S * sizeof(double);
+    const int64_t pieces = (int64_t)((len + 65535) / 65536);
+    EF_OMP(omp parallel for schedule(static))
+    for (int64_t c = 0; c < pieces; ++c) {
+      const size_t a = (size_t)c * 65536, b = a + 65536 < len ? a + 65536 : len;
+      memcpy(to + a, from + a, b - a);
+    }
+    return EF_SUCCESS;
+  }
+  EF_CHECK(ed->source, EF_ERR_PARAMETER,
+           "edge records: neither kept nor computable (the structure-only build's source was released)");
+  const ef_edge_source *src = ed->source;
+  EF_OMP(omp parallel for schedule(static))
+  for (int64_t i = r0; i < r1; ++i) {
+    const int64_t k = ed->row_ptr[i];
+    row_integrals(ed->dim, src, i, ed->col + k, (int)(ed->row_ptr[i + 1] - k), out + (k - e0) * S, NULL);
+  }
+  return EF_SUCCESS;
 }
 
 /* Contiguous row blocks whose edge records fit in max_doubles each. */

@@ -22,6 +22,13 @@
  * and the records/columns of edges [row_ptr[row_begin[b]], row_ptr[row_begin[b+1]]);
  * a kernel for block b offsets row_ptr by row_ptr[row_begin[b]] and hands the
  * row functions of edge_physics.h pointers into that block.
+ *
+ * Two ways to build: ef_edge_data_build keeps every record on the host (the host executor
+ * reads them); ef_edge_data_build_structure builds all but the records and keeps the mesh
+ * (borrowed) and its node -> element adjacency, so that ef_edge_data_records computes the
+ * records of any row range on demand -- the device executor writes them straight into its
+ * staging buffers and never holds them all on the host.  Both run the same per-row code in the
+ * same order, so the records are bitwise the same.
  */
 #ifndef EF_EDGE_DATA_H
 #define EF_EDGE_DATA_H
@@ -33,6 +40,9 @@
 extern "C" {
 #endif
 
+/* The mesh a structure-only build borrows and its node -> element adjacency (edge_data.c). */
+typedef struct ef_edge_source_s ef_edge_source;
+
 typedef struct {
   int dim;            /* 2 or 3 */
   int stride;         /* doubles per edge record: 16 (3D) or 9 (2D) */
@@ -41,13 +51,14 @@ typedef struct {
   int max_row;        /* the longest row (edges of one node) */
   int64_t *row_ptr;   /* n_nodes + 1 */
   int32_t *col;       /* n_edges, sorted inside each row, no diagonal */
-  double *values;     /* n_edges * stride, records in row order */
+  double *values;     /* n_edges * stride, records in row order; NULL after ef_edge_data_build_structure */
   double *mass;       /* n_nodes: lumped M_II */
   double *inv_mass;   /* n_nodes: 1 / M_II */
   double *nabla_diag; /* 3 * n_nodes: nabla_II (z = 0 in 2D) */
   double *h;          /* n_nodes: M_II^(1/dim) */
   double *hmin;       /* n_nodes: smallest element height around the node */
   double measure;     /* |Omega| = sum_I M_II */
+  ef_edge_source *source; /* ef_edge_data_build_structure: what ef_edge_data_records computes from; else NULL */
 } ef_edge_data;
 
 /* Build the edge data of a mesh of n_elements simplices (nodes_per_element = dim + 1)
@@ -60,11 +71,29 @@ typedef struct {
 int ef_edge_data_build(int dim, int64_t n_nodes, const double *coords, int64_t n_elements,
                        int nodes_per_element, const int32_t *elements, ef_edge_data *out);
 
+/* As ef_edge_data_build, without the records: values stays NULL and source keeps the node -> element
+ * adjacency and borrows coords and elements, which must outlive it (until ef_edge_data_release_source
+ * or ef_edge_data_free).  Every other array is bitwise the one ef_edge_data_build makes. */
+int ef_edge_data_build_structure(int dim, int64_t n_nodes, const double *coords, int64_t n_elements,
+                                 int nodes_per_element, const int32_t *elements, ef_edge_data *out);
+
+/* The records of rows [r0, r1) -- (row_ptr[r1] - row_ptr[r0]) * stride doubles, row order -- into out:
+ * copied from values when the build kept them, else computed from source by the build's own per-row
+ * code (bitwise the same), OpenMP over rows.  Fails when neither is there. */
+int ef_edge_data_records(const ef_edge_data *ed, int64_t r0, int64_t r1, double *out);
+
+/* Free the source of a structure-only build (the records can no longer be computed); accepts NULL. */
+void ef_edge_data_release_source(ef_edge_data *ed);
+
 /* Free the arrays and zero the struct; accepts NULL and an empty struct. */
 void ef_edge_data_free(ef_edge_data *ed);
 
-/* Bytes held by the edge data (records, columns, offsets, node arrays). */
+/* Bytes held on the host by the edge data: columns, offsets, node arrays, the records when kept and
+ * the source's adjacency while it is held. */
 size_t ef_edge_data_bytes(const ef_edge_data *ed);
+
+/* Bytes of the records alone, n_edges * stride doubles, whether held or not. */
+size_t ef_edge_data_record_bytes(const ef_edge_data *ed);
 
 /* Split the rows into contiguous blocks whose edge records fit in max_doubles doubles
  * each (a row is never split).  With row_begin == NULL only *n_blocks is computed;

@@ -287,6 +287,70 @@ static void check_mesh(const ef_test_mesh *m, const char *label) {
   EXPECT(ed.values == NULL, "free did not reset");
 }
 
+/* A structure-only build holds the same arrays bitwise, no records, and computes records of any row range
+ * bitwise equal to the full build's (exact: the same per-row code in the same order, so no tolerance). */
+static void check_structure_only(const ef_test_mesh *m, const char *label) {
+  const int d = m->dim;
+  ef_edge_data ed, sd;
+  if (ef_edge_data_build(d, m->n_nodes, m->coords, m->n_elements, d + 1, m->elements, &ed) ||
+      ef_edge_data_build_structure(d, m->n_nodes, m->coords, m->n_elements, d + 1, m->elements, &sd)) {
+    fprintf(stderr, "%s: build failed: %s\n", label, ef_error_message());
+    ++failures;
+    return;
+  }
+  const size_t n = (size_t)ed.n_nodes, E = (size_t)ed.n_edges, S = (size_t)ed.stride;
+  EXPECT(!sd.values && sd.source && !ed.source, "%s: structure-only build kept records or lost its source", label);
+  EXPECT(sd.dim == ed.dim && sd.stride == ed.stride && sd.n_nodes == ed.n_nodes && sd.n_edges == ed.n_edges &&
+             sd.max_row == ed.max_row && sd.measure == ed.measure,
+         "%s: structure-only sizes or measure differ", label);
+  EXPECT(!memcmp(sd.row_ptr, ed.row_ptr, (n + 1) * 8) && !memcmp(sd.col, ed.col, E * 4) &&
+             !memcmp(sd.mass, ed.mass, n * 8) && !memcmp(sd.inv_mass, ed.inv_mass, n * 8) &&
+             !memcmp(sd.nabla_diag, ed.nabla_diag, 3 * n * 8) && !memcmp(sd.h, ed.h, n * 8) &&
+             !memcmp(sd.hmin, ed.hmin, n * 8),
+         "%s: structure-only arrays differ from the full build's", label);
+  EXPECT(ef_edge_data_record_bytes(&sd) == E * S * 8 && ef_edge_data_record_bytes(&ed) == E * S * 8,
+         "%s: record bytes", label);
+  const size_t adjacency = (n + 1 + (size_t)m->n_elements * (size_t)(d + 1)) * 8;
+  EXPECT(ef_edge_data_bytes(&sd) == ef_edge_data_bytes(&ed) - E * S * 8 + adjacency,
+         "%s: host bytes of the structure-only build %zu, full %zu", label, ef_edge_data_bytes(&sd),
+         ef_edge_data_bytes(&ed));
+
+  /* Row ranges: the whole mesh, row blocks of odd sizes, single and empty ranges at both ends. */
+  double *buf = malloc(E * S * sizeof *buf);
+  const int64_t nn = ed.n_nodes, r[][2] = {{0, nn}, {0, 1}, {nn - 1, nn}, {0, 0}, {nn, nn}, {nn / 3, nn / 3 + 7}};
+  for (size_t t = 0; t < sizeof r / sizeof r[0] && buf; ++t) {
+    const size_t off = (size_t)ed.row_ptr[r[t][0]] * S, len = (size_t)(ed.row_ptr[r[t][1]] - ed.row_ptr[r[t][0]]) * S;
+    for (int full = 0; full < 2; ++full) {
+      memset(buf, 0xff, E * S * sizeof *buf);
+      const int err = ef_edge_data_records(full ? &ed : &sd, r[t][0], r[t][1], buf);
+      EXPECT(!err && !memcmp(buf, ed.values + off, len * 8), "%s: records of rows [%lld, %lld) (%s build) differ",
+             label, (long long)r[t][0], (long long)r[t][1], full ? "full" : "structure-only");
+      EXPECT(len == E * S || ((const unsigned char *)(buf + len))[0] == 0xff,
+             "%s: records of rows [%lld, %lld) wrote past their end", label, (long long)r[t][0], (long long)r[t][1]);
+    }
+  }
+  for (int64_t a = 0, step = 1; a < nn && buf; a += step, step = 2 * step + 1) { /* consecutive ranges */
+    const int64_t b = a + step < nn ? a + step : nn;
+    const size_t off = (size_t)ed.row_ptr[a] * S, len = (size_t)(ed.row_ptr[b] - ed.row_ptr[a]) * S;
+    EXPECT(!ef_edge_data_records(&sd, a, b, buf) && !memcmp(buf, ed.values + off, len * 8),
+           "%s: records of rows [%lld, %lld) differ", label, (long long)a, (long long)b);
+  }
+  EXPECT(buf && ef_edge_data_records(&sd, 2, 1, buf) == EF_ERR_PARAMETER &&
+             ef_edge_data_records(&sd, 0, nn + 1, buf) == EF_ERR_PARAMETER &&
+             ef_edge_data_records(&sd, 0, 1, NULL) == EF_ERR_PARAMETER,
+         "%s: a bad row range or output accepted", label);
+  ef_edge_data_release_source(&sd);
+  ef_edge_data_release_source(&sd);
+  EXPECT(!sd.source && ef_edge_data_bytes(&sd) == ef_edge_data_bytes(&ed) - E * S * 8,
+         "%s: the source was not released", label);
+  EXPECT(buf && ef_edge_data_records(&sd, 0, 1, buf) == EF_ERR_PARAMETER &&
+             strstr(ef_error_message(), "neither kept nor computable"),
+         "%s: records without source or values: %s", label, ef_error_message());
+  free(buf);
+  ef_edge_data_free(&sd);
+  ef_edge_data_free(&ed);
+}
+
 /* Build errors: degenerate element and out-of-range node are refused with messages. */
 static void check_errors(void) {
   double xy[4 * 3] = {0, 0, 0, 1, 0, 0, 0, 1, 0, 2, 0, 0};
@@ -301,7 +365,14 @@ static void check_errors(void) {
   EXPECT(ef_edge_data_build(2, 4, xy, 1, 3, degenerate, &ed) == EF_ERR_MESH && strstr(ef_error_message(), "node 3"),
          "unused node not reported: %s", ef_error_message());
   EXPECT(ef_edge_data_build(3, 4, xy, 1, 3, degenerate, &ed) == EF_ERR_PARAMETER, "3D with triangles accepted");
+  EXPECT(ef_edge_data_build_structure(2, 4, xy, 2, 3, degenerate, &ed) == EF_ERR_MESH &&
+             strstr(ef_error_message(), "element 1") && !ed.row_ptr && !ed.source,
+         "structure-only build: degenerate element not reported: %s", ef_error_message());
+  EXPECT(ef_edge_data_build_structure(2, 4, xy, 1, 3, degenerate, &ed) == EF_ERR_MESH &&
+             strstr(ef_error_message(), "node 3") && !ed.source,
+         "structure-only build: unused node not reported: %s", ef_error_message());
   ef_edge_data_free(NULL);
+  ef_edge_data_release_source(NULL);
 }
 
 /* Identities on a jittered 2D and 3D mesh, and the build errors. */
@@ -313,6 +384,8 @@ int main(void) {
   }
   check_mesh(&m2, "2D");
   check_mesh(&m3, "3D");
+  check_structure_only(&m2, "2D");
+  check_structure_only(&m3, "3D");
   check_errors();
   ef_test_mesh_free(&m2);
   ef_test_mesh_free(&m3);
