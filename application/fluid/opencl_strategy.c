@@ -25,11 +25,12 @@
  * else first CPU), verbose 0|1|2 (device, memory estimate and tuning lines; 2: every build),
  * work_group_bits 0 (automatic: 128 items) or 1..10 for the edge kernels, mpi_overlap (several ranks: the
  * pressure CG's halo exchange overlapped with the interior rows' product; false: exchange, then product),
- * mpi_fixed_cg_iterations (several ranks: 0, or every pressure solve runs exactly that many iterations).
+ * mpi_fixed_cg_iterations (several ranks: 0, or every pressure solve runs exactly that many iterations),
+ * stage_cg_groups (one process, implicit viscosity: 0, or the work-groups of the stage CG's vector kernels).
  * EDGEFLOW_OPENCL_DEVICE overrides the choice (opencl_context.h). */
 #define EF_CL_DEVICE_DEFAULTS                                                                    \
   "{\"platform\": \"\", \"device_index\": -1, \"type\": \"default\", \"verbose\": 1," \
-  " \"work_group_bits\": 0, \"mpi_overlap\": true, \"mpi_fixed_cg_iterations\": 0}"
+  " \"work_group_bits\": 0, \"mpi_overlap\": true, \"mpi_fixed_cg_iterations\": 0, \"stage_cg_groups\": 0}"
 
 /* Variables a host change of which makes the strategy upload state or boundary arrays. */
 static const char *const ef_cl_bc_variables[] = {"IS_SLIP", "NORMAL", "SLIP_TANGENT", "BODY_FORCE"};
@@ -48,6 +49,7 @@ typedef struct {
   int work_group_bits;
   int mpi_overlap;          /* device.mpi_overlap (opencl_fs_mpi.h) */
   long mpi_fixed_iterations; /* device.mpi_fixed_cg_iterations */
+  long stage_cg_groups;      /* device.stage_cg_groups (ef_cl_fs_settings) */
   char platform[256];
   ef_cl_context *ctx;
   ef_cl_fs *fs;
@@ -137,6 +139,10 @@ static int ef_opencl_read_device(ef_opencl_strategy *s, ef_parameters settings) 
            "%s.mpi_fixed_cg_iterations must be 0 (the tolerance decides) or 1..1000000", ef_parameters_path(dev));
   EF_CHECK(wg_bits >= 0 && wg_bits <= 10, EF_ERR_PARAMETER, "%s.work_group_bits must be 0 (automatic) or 1..10",
            ef_parameters_path(dev));
+  EF_CALL(ef_parameters_get_int(dev, "stage_cg_groups", &s->stage_cg_groups));
+  EF_CHECK(s->stage_cg_groups >= 0 && s->stage_cg_groups <= 1000000000L, EF_ERR_PARAMETER,
+           "%s.stage_cg_groups must be 0 (automatic) or 1..1000000000, got %ld", ef_parameters_path(dev),
+           s->stage_cg_groups);
   s->work_group_bits = (int)wg_bits;
   ef_cl_settings_default(&s->device);
   EF_CHECK(index >= -1 && index < 1024, EF_ERR_PARAMETER, "%s.device_index must be -1 (first usable) or 0..1023",
@@ -576,9 +582,10 @@ static int ef_opencl_mpi_solver_exchange_seconds(ef_opencl_strategy *s, double *
 static int ef_opencl_initialize(void *data) {
   ef_opencl_strategy *s = data;
   ef_model_part mp = s->mp;
+  /* All but the records: ef_cl_fs_create computes those straight into its staging buffers (edge_data.h). */
   ef_log_event_begin(s->ev_build);
-  EF_CALL(ef_edge_data_build(mp->dim, mp->n_nodes, mp->coords, mp->n_elements, mp->nodes_per_element,
-                             mp->elements, &s->edges));
+  EF_CALL(ef_edge_data_build_structure(mp->dim, mp->n_nodes, mp->coords, mp->n_elements, mp->nodes_per_element,
+                                       mp->elements, &s->edges));
   ef_log_event_end(s->ev_build);
   EF_CALL(ef_bc_arrays_create(mp->n_nodes, &s->bc));
   EF_MALLOC(s->scratch, mp->n_nodes);
@@ -604,6 +611,7 @@ static int ef_opencl_initialize(void *data) {
 
   ef_cl_fs_settings os;
   ef_cl_fs_settings_default(&os);
+  os.stage_cg_groups = s->stage_cg_groups;
   os.fs = s->settings;
   os.fs.velocity_bound = ef_divergence_bound_update(&s->divergence, mp, 1);
   if (s->config.partition) EF_CALL(ef_comm_allreduce(s->config.comm, &os.fs.velocity_bound, 1, EF_COMM_MAX));
@@ -611,6 +619,7 @@ static int ef_opencl_initialize(void *data) {
   os.viscous_check_every = s->viscous_check_every;
   ef_log_event_begin(s->ev_buffers);
   EF_CALL(ef_cl_fs_create(s->ctx, &s->edges, &os, &s->fs));
+  ef_edge_data_release_source(&s->edges); /* the records are on the device: the adjacency is not needed */
   double seconds;
   EF_CALL(ef_opencl_upload_modified(s, 1, &seconds));
   ef_log_event_end(s->ev_buffers);
@@ -653,8 +662,10 @@ static int ef_opencl_initialize(void *data) {
   free(spmv);
   EF_CALL(err);
   if (s->config.echo_level > 0)
-    printf("opencl_edge_based: '%s', %lld directed edges in %d block(s), %.1f MB of edge data\n", c->device_name,
-           (long long)s->edges.n_edges, ef_cl_fs_blocks(s->fs), ef_edge_data_bytes(&s->edges) / 1e6);
+    printf("opencl_edge_based: '%s', %lld directed edges in %d block(s), %.1f MB of edge data (%.1f MB on the host)\n",
+           c->device_name, (long long)s->edges.n_edges, ef_cl_fs_blocks(s->fs),
+           (ef_edge_data_bytes(&s->edges) + ef_edge_data_record_bytes(&s->edges)) / 1e6,
+           ef_edge_data_bytes(&s->edges) / 1e6);
   return EF_SUCCESS;
 }
 

@@ -18,6 +18,7 @@
 #define FS_SOURCE "fs_kernels.cl"
 #define FS_DEFAULT_WGS_BITS 7 /* 128 items: 4 warps, enough groups per SM for latency hiding */
 #define FS_DT_MAX_GROUPS 256  /* the dt reduction's fixed grid */
+#define FS_VISC_GROUPS_PER_CU 4 /* the stage CG's vector kernels' automatic grid (fs_visc_groups) */
 #define FS_STATE_SIZE 8       /* doubles: 0-2 null-space sums and mean, 3 dt minimum */
 
 /* Kernels of fs_kernels.cl and the other profiled commands (one row of the kernel table each). */
@@ -211,15 +212,45 @@ static int fs_buffer(ef_cl_fs *fs, size_t bytes, const void *host, const char *w
   return EF_SUCCESS;
 }
 
-/* bytes of src into the new device buffer dst.  Above the staging size, through two pinned staging
- * buffers: chunk k is copied (all threads) into one while the other's write to the device runs, because a
- * write from pageable memory goes at 1-2 GB/s on NVIDIA's OpenCL (0.21-0.25 s for the 349 MB of edge
- * records of the 3D cavity at level 2 on an H100) and one from pinned memory near the bus's speed. */
-static int fs_upload_staged(ef_cl_fs *fs, cl_mem dst, const void *src, size_t bytes) {
-  const size_t chunk = fs->s.staging_bytes > 0 ? (size_t)fs->s.staging_bytes : (size_t)32 << 20;
+/* A device buffer of bytes left unset, for one the caller writes whole (the edge records: zeroing them first
+ * would be a second pass of their size over the bus). */
+static int fs_buffer_unset(ef_cl_fs *fs, size_t bytes, const char *what, cl_mem *out) {
+  ef_cl_context *ctx = fs->ctx;
+  EF_CHECK(bytes <= ctx->max_alloc_bytes, EF_ERR_UNSUPPORTED,
+           "%s needs one buffer of %.1f MiB but '%s' allows at most %.1f MiB per buffer", what,
+           (double)bytes / 1048576.0, ctx->device_name, (double)ctx->max_alloc_bytes / 1048576.0);
+  cl_int st;
+  *out = clCreateBuffer(ctx->context, CL_MEM_READ_WRITE, bytes ? bytes : 8, NULL, &st);
+  EF_CHECK(st == CL_SUCCESS, EF_ERR_OPENCL, "clCreateBuffer for %s (%zu bytes) failed: %s (%d)", what, bytes,
+           ef_cl_error_name(st), (int)st);
+  return EF_SUCCESS;
+}
+
+/* The records of rows [r0, r1) into the new device buffer dst (which holds exactly them), computed or copied
+ * by ef_edge_data_records.  Above the staging size, through two pinned staging buffers: the records of the
+ * next whole rows that fit are built (all threads) straight into one while the other's write to the device
+ * runs, because a write from pageable memory goes at 1-2 GB/s on NVIDIA's OpenCL (0.21-0.25 s for the
+ * 349 MB of edge records of the 3D cavity at level 2 on an H100) and one from pinned memory near the bus's
+ * speed; so a structure-only build (ef_edge_data_build_structure) never holds the records on the host. */
+static int fs_upload_records(ef_cl_fs *fs, cl_mem dst, int64_t r0, int64_t r1) {
+  const ef_edge_data *ed = fs->ed;
+  const int64_t *rp = ed->row_ptr;
+  const size_t rec = (size_t)ed->stride * 8, bytes = (size_t)(rp[r1] - rp[r0]) * rec;
+  size_t chunk = fs->s.staging_bytes > 0 ? (size_t)fs->s.staging_bytes : (size_t)32 << 20;
+  if (chunk < (size_t)ed->max_row * rec) chunk = (size_t)ed->max_row * rec; /* a row is never split */
   cl_command_queue q = fs->ctx->queue;
   if (bytes <= chunk) {
-    EF_CL_CALL(clEnqueueWriteBuffer(q, dst, CL_TRUE, 0, bytes, src, 0, NULL, NULL));
+    if (ed->values) {
+      EF_CL_CALL(clEnqueueWriteBuffer(q, dst, CL_TRUE, 0, bytes, ed->values + rp[r0] * ed->stride, 0, NULL, NULL));
+      return EF_SUCCESS;
+    }
+    double *tmp = malloc(bytes ? bytes : 8);
+    EF_CHECK(tmp, EF_ERR_MEMORY, "out of memory for %zu bytes of edge records", bytes);
+    int err = ef_edge_data_records(ed, r0, r1, tmp);
+    cl_int st = err ? CL_SUCCESS : clEnqueueWriteBuffer(q, dst, CL_TRUE, 0, bytes, tmp, 0, NULL, NULL);
+    free(tmp);
+    EF_CALL(err);
+    EF_CHECK(st == CL_SUCCESS, EF_ERR_OPENCL, "writing to the device failed: %s (%d)", ef_cl_error_name(st), (int)st);
     return EF_SUCCESS;
   }
   cl_mem stage[2] = {NULL, NULL};
@@ -235,8 +266,17 @@ static int fs_upload_staged(ef_cl_fs *fs, cl_mem dst, const void *src, size_t by
       err = EF_ERROR(EF_ERR_OPENCL, "a pinned staging buffer (%zu bytes) failed: %s (%d)", chunk, ef_cl_error_name(st),
                      (int)st);
   }
-  for (size_t off = 0, k = 0; off < bytes && !err; off += chunk, k ^= 1) {
-    const size_t len = bytes - off < chunk ? bytes - off : chunk;
+  const int64_t max_edges = (int64_t)(chunk / rec);
+  for (int64_t a = r0, k = 0; a < r1 && !err; k ^= 1) {
+    int64_t lo = a + 1, hi = r1; /* the last row end b with rp[b] - rp[a] <= max_edges (a row fits: b > a) */
+    while (lo < hi) {
+      const int64_t mid = lo + (hi - lo + 1) / 2;
+      if (rp[mid] - rp[a] <= max_edges)
+        lo = mid;
+      else
+        hi = mid - 1;
+    }
+    const int64_t b = lo;
     if (written[k]) { /* the write from this buffer two chunks ago */
       cl_int st = clWaitForEvents(1, &written[k]);
       clReleaseEvent(written[k]);
@@ -246,18 +286,13 @@ static int fs_upload_staged(ef_cl_fs *fs, cl_mem dst, const void *src, size_t by
         break;
       }
     }
-    const char *from = (const char *)src + off;
-    char *to = host[k];
-    const int64_t pieces = (int64_t)((len + 65535) / 65536);
-    EF_OMP(omp parallel for schedule(static))
-    for (int64_t c = 0; c < pieces; ++c) {
-      const size_t a = (size_t)c * 65536, b = a + 65536 < len ? a + 65536 : len;
-      memcpy(to + a, from + a, b - a);
-    }
-    cl_int st = clEnqueueWriteBuffer(q, dst, CL_FALSE, off, len, to, 0, NULL, &written[k]);
+    if ((err = ef_edge_data_records(ed, a, b, (double *)host[k]))) break;
+    const size_t off = (size_t)(rp[a] - rp[r0]) * rec, len = (size_t)(rp[b] - rp[a]) * rec;
+    cl_int st = clEnqueueWriteBuffer(q, dst, CL_FALSE, off, len, host[k], 0, NULL, &written[k]);
     if (st == CL_SUCCESS) st = clFlush(q);
     if (st != CL_SUCCESS)
       err = EF_ERROR(EF_ERR_OPENCL, "writing to the device failed: %s (%d)", ef_cl_error_name(st), (int)st);
+    a = b;
   }
   clFinish(q);
   for (int k = 0; k < 2; ++k) {
@@ -627,6 +662,8 @@ int ef_cl_fs_create(ef_cl_context *ctx, const ef_edge_data *ed, const ef_cl_fs_s
   *out = NULL;
   EF_CHECK(ctx && ed && ed->row_ptr && ed->n_nodes > 0 && (ed->dim == 2 || ed->dim == 3), EF_ERR_PARAMETER,
            "ef_cl_fs_create: missing context or edge data");
+  EF_CHECK(ed->values || ed->source, EF_ERR_PARAMETER,
+           "ef_cl_fs_create: the edge data holds no records and no source to compute them from");
   ef_cl_fs_settings s;
   if (settings)
     s = *settings;
@@ -656,6 +693,8 @@ int ef_cl_fs_create(ef_cl_context *ctx, const ef_edge_data *ed, const ef_cl_fs_s
   }
   EF_CHECK(s.work_group_bits >= 0 && s.work_group_bits <= 10, EF_ERR_PARAMETER,
            "work_group_bits must be 0 (automatic) or 1..10, got %d", s.work_group_bits);
+  EF_CHECK(s.stage_cg_groups >= 0, EF_ERR_PARAMETER, "stage_cg_groups must be 0 (automatic) or positive, got %lld",
+           (long long)s.stage_cg_groups);
   /* Fixed dofs are int32 indices into [0, 4n). */
   EF_CHECK(ed->n_nodes <= INT32_MAX / 4, EF_ERR_UNSUPPORTED,
            "the OpenCL fractional step supports at most %d nodes, the mesh has %lld", INT32_MAX / 4,
@@ -716,8 +755,8 @@ int ef_cl_fs_create(ef_cl_context *ctx, const ef_edge_data *ed, const ef_cl_fs_s
     const int64_t e0 = ed->row_ptr[fs->row_begin[b]], e1 = ed->row_ptr[fs->row_begin[b + 1]];
     EF_CALL_GOTO(fs_buffer(fs, (size_t)(e1 - e0) * 4, ed->col + e0, "edge columns", &fs->col_b[b]), fail);
     const size_t record_bytes = (size_t)(e1 - e0) * (size_t)ed->stride * 8;
-    EF_CALL_GOTO(fs_buffer(fs, record_bytes, NULL, "edge records", &fs->ev_b[b]), fail);
-    EF_CALL_GOTO(fs_upload_staged(fs, fs->ev_b[b], ed->values + e0 * ed->stride, record_bytes), fail);
+    EF_CALL_GOTO(fs_buffer_unset(fs, record_bytes, "edge records", &fs->ev_b[b]), fail);
+    EF_CALL_GOTO(fs_upload_records(fs, fs->ev_b[b], fs->row_begin[b], fs->row_begin[b + 1]), fail);
     fs->assembly_groups += (int64_t)(fs_round_up(fs->row_begin[b + 1] - fs->row_begin[b], fs->wgs) / fs->wgs);
     fs->visc_groups +=
         (int64_t)(fs_round_up(fs->visc_lanes * (fs->row_begin[b + 1] - fs->row_begin[b]), fs->wgs) / fs->wgs);
@@ -1168,6 +1207,16 @@ static int fs_enqueue_imex_residual(ef_cl_fs *fs, int stage, cl_mem us, cl_mem p
   return EF_SUCCESS;
 }
 
+/* The work-groups of the stage CG's vector kernels (fs_visc_update, fs_visc_direction): each loops over blocks of
+ * wgs nodes (g, g + G, ...) and adds the previous kernel's partial sums (as many as a launch over one work-group a
+ * block has) once, so fewer groups read fewer of them; enough to keep every compute unit streaming.  The
+ * setting stage_cg_groups, else FS_VISC_GROUPS_PER_CU a compute unit; at most one a block. */
+static cl_long fs_visc_groups(const ef_cl_fs *fs) {
+  const int64_t cu = fs->ctx->compute_units > 0 ? (int64_t)fs->ctx->compute_units : 1;
+  const int64_t g = fs->s.stage_cg_groups > 0 ? fs->s.stage_cg_groups : FS_VISC_GROUPS_PER_CU * cu;
+  return (cl_long)(g < fs->node_groups ? g : fs->node_groups);
+}
+
 /* Projected Jacobi CG for P (D + K) P x = P rhs, D_I = M_II dscale/nu (viscous_solve of fractional_step.c):
  * x enters with the prescribed values and a start.  Device-side reductions: fs_visc_init and fs_visc_reduce
  * start (state into cgs), then three launches an iteration, fs_visc_apply (q = P A p; reads cgs),
@@ -1182,6 +1231,7 @@ static int fs_visc_solve(ef_cl_fs *fs, int slot, double dscale, cl_mem rhs, cl_m
   const cl_int max_it = fs->s.fs.viscous_max_iterations;
   const cl_long n = fs->n, groups = fs->assembly_groups, ngroups = fs->node_groups, vgroups = fs->visc_groups;
   const double nb = (double)fs->n;
+  const size_t vgrid = (size_t)fs_visc_groups(fs) * fs->wgs; /* fs_visc_update's and _direction's grid */
   for (fs_block blk = FS_BLOCK_START; fs_block_next(fs, &blk);) {
     EF_CL_SET_ARGS(fs->k[K_VISC_INIT], FS_BLOCK_ARGS(fs, blk), EF_CL_ARG(blk.lij), EF_CL_ARG(dscale), EF_CL_ARG(nu),
                    EF_CL_ARG(fs->mass), EF_CL_ARG(fs->kdiag), EF_CL_ARG(x), EF_CL_ARG(rhs), EF_CL_ARG(fs->vfix),
@@ -1218,9 +1268,10 @@ static int fs_visc_solve(ef_cl_fs *fs, int slot, double dscale, cl_mem rhs, cl_m
                           fs_edge_bytes(blk.rows, blk.edges, 0, 8.0, 8.0 * 8.0)));
         base += (cl_long)(global / fs->wgs);
       }
-      /* update: x, p, q, r (r written back), diag and x written; direction: r, diag and p (written back) */
-      EF_CALL(fs_launch_nodes(fs, K_VISC_UPDATE, phase, 8.0 * 19.0 * nb + 8.0 * (double)vgroups));
-      EF_CALL(fs_launch_nodes(fs, K_VISC_DIRECTION, phase, 8.0 * 10.0 * nb + 16.0 * (double)ngroups));
+      /* update: x, p, q, r (r written back), diag and x written; direction: r, diag and p (written back); the
+       * partial sums once (every work-group reads them, from the cache) */
+      EF_CALL(fs_launch(fs, K_VISC_UPDATE, phase, vgrid, fs->wgs, 8.0 * 19.0 * nb + 8.0 * (double)vgroups));
+      EF_CALL(fs_launch(fs, K_VISC_DIRECTION, phase, vgrid, fs->wgs, 8.0 * 10.0 * nb + 16.0 * (double)ngroups));
     }
     EF_CL_CALL(clEnqueueReadBuffer(fs->ctx->queue, fs->cgs, CL_TRUE, 0, 10 * 8, state, 0, NULL, NULL));
     if (state[8] != 0.0) break; /* FS_CG_DONE */

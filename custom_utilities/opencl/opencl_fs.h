@@ -81,6 +81,10 @@ typedef struct {
   /* Implicit viscosity (fs.viscous_implicit): the stage solves read their convergence state back every
    * this many CG iterations (>= 1; default 8), as the device pressure CG's check_every. */
   int viscous_check_every;
+  /* Implicit viscosity: work-groups of the stage CG's vector kernels (fs_visc_update, fs_visc_direction), each
+   * looping over blocks of as many nodes as a work-group has items; 0: automatic (4 a compute
+   * unit), more than the blocks: one a block. */
+  int64_t stage_cg_groups;
 } ef_cl_fs_settings;
 
 /* Defaults: ef_fs_settings_default, automatic work-group size and blocks, viscous_check_every 8. */
@@ -115,7 +119,10 @@ uint64_t ef_cl_fs_memory_bytes(const ef_edge_data *edges);
 
 /* Check the estimate against the device (printed), build the kernels, upload the edge data
  * and the pressure matrix's structure (built here on the host), allocate every vector.
- * ctx and edges are borrowed and must outlive the executor.  The state starts at zero
+ * ctx and edges are borrowed and must outlive the executor.  The records are read only here:
+ * kept ones (ef_edge_data_build) are copied, those of a structure-only build
+ * (ef_edge_data_build_structure) are computed into the pinned staging buffers, after which the
+ * caller may release the source (ef_edge_data_release_source).  The state starts at zero
  * with no boundary conditions: call ef_cl_fs_set_state and ef_cl_fs_set_bc. */
 int ef_cl_fs_create(ef_cl_context *ctx, const ef_edge_data *edges, const ef_cl_fs_settings *settings,
                      ef_cl_fs **out);
