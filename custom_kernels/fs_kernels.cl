@@ -662,9 +662,14 @@ EF_INLINE void fs_cg_beta(double *cg, const double rz, const double rr, const in
   }
 }
 
+/* The stage CG's vector kernels run on a grid of their own (the host's choice, at most one work-group per block):
+ * work-group g handles the FS_WGS-node blocks g, g + G, g + 2G, ... (G work-groups), block b's nodes
+ * b FS_WGS .. b FS_WGS + FS_WGS - 1, item l node b FS_WGS + l, as one work-group per block would, and each
+ * work-group adds the previous kernel's partial sums once, not once per block. */
+
 /* alpha from cgs_in and fs_visc_apply's count partials of p.q (fs_cg_alpha; state into cgs_out), then
- * x += alpha p, r -= alpha q (nothing once done); per work-group the sums of r.z and r.r, z = r/diag, into
- * partials[2 group + 0..1]. */
+ * x += alpha p, r -= alpha q (nothing once done); per block b the sums of r.z and r.r, z = r/diag, into
+ * partials[2 b + 0..1]. */
 FS_KERNEL void fs_visc_update(const long n, const long count, __global const double *restrict pq_partials,
                               __global const double *restrict cgs_in, __global double *restrict cgs_out,
                               __global double *restrict x, __global const double *restrict p,
@@ -676,27 +681,30 @@ FS_KERNEL void fs_visc_update(const long n, const long count, __global const dou
   fs_cg_load(cg, cgs_in);
   fs_cg_alpha(cg, pq);
   fs_cg_store(cg, cgs_out);
-  const long i = get_global_id(0);
   const double alpha = cg[FS_CG_ALPHA];
   const int live = cg[FS_CG_DONE] == 0.0;
-  double srz = 0.0, srr = 0.0;
-  if (i < n && live) {
-    const double dg = diag[i];
-    for (int c = 0; c < 3; ++c) {
-      const long k = 3 * i + c;
-      x[k] += alpha * p[k];
-      const double rk = r[k] - alpha * q[k];
-      const double zk = rk / dg;
-      r[k] = rk;
-      srz += rk * zk;
-      srr += rk * rk;
+  const long blocks = (n + FS_WGS - 1) / FS_WGS;
+  for (long b = get_group_id(0); b < blocks; b += get_num_groups(0)) {
+    const long i = b * FS_WGS + get_local_id(0);
+    double srz = 0.0, srr = 0.0;
+    if (i < n && live) {
+      const double dg = diag[i];
+      for (int c = 0; c < 3; ++c) {
+        const long k = 3 * i + c;
+        x[k] += alpha * p[k];
+        const double rk = r[k] - alpha * q[k];
+        const double zk = rk / dg;
+        r[k] = rk;
+        srz += rk * zk;
+        srr += rk * rk;
+      }
     }
-  }
-  srz = fs_group_sum(srz, scratch);
-  srr = fs_group_sum(srr, scratch);
-  if (get_local_id(0) == 0) {
-    partials[2 * get_group_id(0)] = srz;
-    partials[2 * get_group_id(0) + 1] = srr;
+    srz = fs_group_sum(srz, scratch);
+    srr = fs_group_sum(srr, scratch);
+    if (get_local_id(0) == 0) {
+      partials[2 * b] = srz;
+      partials[2 * b + 1] = srr;
+    }
   }
 }
 
@@ -713,12 +721,18 @@ FS_KERNEL void fs_visc_direction(const long n, const long count, __global const 
   fs_cg_load(cg, cgs_in);
   fs_cg_beta(cg, rz, rr, max_iterations);
   fs_cg_store(cg, cgs_out);
-  const long i = get_global_id(0);
-  if (i >= n || cg[FS_CG_DONE] != 0.0)
+  if (cg[FS_CG_DONE] != 0.0)
     return;
-  const double beta = cg[FS_CG_BETA], dg = diag[i];
-  for (int c = 0; c < 3; ++c)
-    p[3 * i + c] = r[3 * i + c] / dg + beta * p[3 * i + c];
+  const double beta = cg[FS_CG_BETA];
+  const long blocks = (n + FS_WGS - 1) / FS_WGS;
+  for (long b = get_group_id(0); b < blocks; b += get_num_groups(0)) {
+    const long i = b * FS_WGS + get_local_id(0);
+    if (i < n) {
+      const double dg = diag[i];
+      for (int c = 0; c < 3; ++c)
+        p[3 * i + c] = r[3 * i + c] / dg + beta * p[3 * i + c];
+    }
+  }
 }
 
 /* The stage CG's product on a rank's piece (opencl_fs_mpi.c: fractional_step_mpi.c's stage_solve in the

@@ -42,12 +42,13 @@ if(EF_WITH_OPENCL)
                          ENVIRONMENT "EDGEFLOW_PLUGIN_DIR=${CMAKE_LIBRARY_OUTPUT_DIRECTORY};OMP_NUM_THREADS=2;OMP_WAIT_POLICY=passive")
     # The stage CG with several work-groups in every kernel (8 items a group): each group of fs_visc_update and
     # fs_visc_direction forms the CG state from the previous launch's partial sums and group 0 alone writes it
-    # to the other state buffer; oclgrind checks that no group reads what another writes. Two steps of each
+    # to the other state buffer; oclgrind checks that no group reads what another writes. Those two kernels on 3
+    # work-groups (device.stage_cg_groups), each looping over several blocks of 8 nodes. Two steps of each
     # cavity, correction "lumped" (about 30 s).
     add_test(NAME test_ocl_fs_oclgrind_implicit_groups
              COMMAND sh ${EF_TEST_DATA}/opencl_strategy/oclgrind_check.sh ${EF_OCLGRIND_EXECUTABLE}
                      $<TARGET_FILE:test_ocl_fs_steps> ${CMAKE_CURRENT_BINARY_DIR}/ocl_fs_oclgrind_implicit_groups
-                     --implicit --case lumped --work-group-bits 3)
+                     --implicit --case lumped --work-group-bits 3 --stage-cg-groups 3)
     set_tests_properties(test_ocl_fs_oclgrind_implicit_groups PROPERTIES LABELS "opencl;unit" SKIP_RETURN_CODE 77
                          TIMEOUT 300
                          ENVIRONMENT "EDGEFLOW_PLUGIN_DIR=${CMAKE_LIBRARY_OUTPUT_DIRECTORY};OMP_NUM_THREADS=2;OMP_WAIT_POLICY=passive")

@@ -36,6 +36,9 @@
  * (with --implicit): only the cavities' case C (e.g. "converged"), no slip channel.  --cache DIR: program cache.
  * --work-group-bits B: the OpenCL strategy's device.work_group_bits (work-groups of 2^B items; with --tiny, several
  * work-groups in every kernel, so that oclgrind sees the stage CG's groups hand its state on between launches).
+ * --stage-cg-groups G: the OpenCL strategy's device.stage_cg_groups (the stage CG's vector kernels on G work-groups,
+ * each looping over several blocks of nodes).
+ * --implicit without --tiny and --case also checks that the stage CG's grid changes no bit (grid_identity).
  * --verbose: print iterations and differences.
  * Skips (77) without an OpenCL device. */
 #include <float.h>
@@ -57,6 +60,7 @@
 
 static int verbose = 0; /* --verbose: print the differences */
 static int work_group_bits = 0; /* --work-group-bits: device.work_group_bits of the OpenCL strategy (0: automatic) */
+static long long stage_cg_groups = 0; /* --stage-cg-groups: device.stage_cg_groups (0: automatic) */
 /* The fields' bound with the projection "converged" (relative max norm after 20 steps): its PCG runs the
  * pressure solve to 1e-10 four to five times a step on each side; measured on PoCL at most 5.5e-13 (the 3D
  * cavity's reaction; velocity 1.5e-14, pressure 6.5e-14). */
@@ -196,11 +200,11 @@ static int start(run *r, const char *name, const ef_test_mesh *m, bc_spec *b, do
            " \"check_every\": %d},"
            " \"linear_solver_settings\": {\"solver_type\": \"cg\", \"tolerance\": 1e-10, \"max_iteration\": 5000,"
            " \"check_every\": 1, \"cg_variant\": \"standard\", \"autotune\": %s, \"export_pressure_system\": \"%s\"},"
-           " \"device\": {\"verbose\": 0, \"work_group_bits\": %d}}",
+           " \"device\": {\"verbose\": 0, \"work_group_bits\": %d, \"stage_cg_groups\": %lld}}",
            name, implicit_correction ? "implicit" : "explicit",
            implicit_correction && strcmp(implicit_correction, "converged") ? implicit_correction : "lumped",
            converged() ? "converged" : "single", tiny ? 1 : 4, tiny ? "false" : "true", export_path ? export_path : "",
-           work_group_bits);
+           work_group_bits, stage_cg_groups);
   ASSERT_OK(ef_parameters_parse(json, "test solver_settings", &r->settings));
   ASSERT_OK(ef_parameters_parse("{}", "test summary", &r->summary));
   ASSERT_OK(ef_registry_find_strategy(name, &r->ops));
@@ -457,6 +461,83 @@ static int make_bc(const ef_test_mesh *m, bc_spec *b) {
   return 0;
 }
 
+/* The stage CG's grid changes no bit: the 3D cavity (slip walls, lid, a fixed pressure), implicit, correction
+ * "lumped", 3 steps of the OpenCL strategy with 8-item work-groups (43 blocks of 8 nodes) and device.stage_cg_groups
+ * 1e9 (one work-group a block, as before the grid), 1 (one work-group loops over all blocks) and 5 (uneven
+ * shares): velocity, pressure and reaction equal bit for bit, the stage CG iterations equal. */
+static int grid_identity(void) {
+  ef_test_mesh m;
+  ASSERT(ef_test_mesh_3d(6, 6, 6, 1.0, 1.0, 1.0, 0.2, 9, &m) == 0, "mesh generation failed");
+  bc_spec b;
+  ASSERT(make_bc(&m, &b) == 0, "out of memory");
+  for (int64_t i = 0; i < m.n_nodes; ++i)
+    if (m.boundary[i] == (EF_TM_XMAX | EF_TM_YMIN | EF_TM_ZMIN))
+      b.pressure_node = i;
+  const int64_t n = m.n_nodes;
+  ASSERT(n > 5 * 8 * 2, "%lld nodes: too few blocks for the grids", (long long)n);
+  const long long grids[3] = {1000000000LL, 1, 5};
+  const char *vars[] = {"VELOCITY", "PRESSURE", "REACTION"};
+  const int comps[] = {3, 1, 3};
+  double *ref[3];
+  for (int v = 0; v < 3; ++v) {
+    ref[v] = malloc((size_t)(comps[v] * n) * sizeof *ref[v]);
+    ASSERT(ref[v], "out of memory");
+  }
+  long ref_its = 0;
+  const int saved_bits = work_group_bits;
+  const char *saved_correction = implicit_correction;
+  work_group_bits = 3;
+  implicit_correction = "lumped";
+  for (int g = 0; g < 3; ++g) {
+    stage_cg_groups = grids[g];
+    run cl;
+    if (start(&cl, "opencl_edge_based", &m, &b, 1.0, NULL, 0))
+      return 1;
+    double t = 0.0;
+    for (int step = 1; step <= 3; ++step) {
+      double dt;
+      ASSERT_OK(cl.ops->compute_time_step(cl.data, &dt));
+      if (before_step(&cl, &b, t + dt))
+        return 1;
+      ef_step_info info;
+      memset(&info, 0, sizeof info);
+      ASSERT_OK(cl.ops->solve_step(cl.data, t, dt, &info));
+      t += dt;
+    }
+    ASSERT_OK(ef_model_part_sync_to_host(cl.mp));
+    ASSERT_OK(cl.ops->finalize(cl.data));
+    ef_parameters vs;
+    long its = 0;
+    ASSERT_OK(ef_parameters_get(cl.summary, "viscous_solver", &vs));
+    ASSERT_OK(ef_parameters_get_int(vs, "cg_iterations", &its));
+    if (verbose)
+      printf("stage CG grid %lld: %ld stage CG iterations\n", grids[g], its);
+    for (int v = 0; v < 3; ++v) {
+      const double *x = ef_model_part_find_variable(cl.mp, vars[v])->values;
+      if (g == 0)
+        memcpy(ref[v], x, (size_t)(comps[v] * n) * sizeof *x);
+      else
+        ASSERT(!memcmp(ref[v], x, (size_t)(comps[v] * n) * sizeof *x),
+               "stage CG on %lld work-groups: %s differs from one work-group a block (max %.3e relative)", grids[g],
+               vars[v], rel_diff(x, ref[v], comps[v] * n));
+    }
+    ASSERT(its > 0 && (g == 0 || its == ref_its), "stage CG on %lld work-groups: %ld iterations, one a block: %ld",
+           grids[g], its, ref_its);
+    if (g == 0)
+      ref_its = its;
+    run_free(&cl);
+  }
+  work_group_bits = saved_bits;
+  implicit_correction = saved_correction;
+  stage_cg_groups = 0;
+  for (int v = 0; v < 3; ++v)
+    free(ref[v]);
+  free(b.lid);
+  free(b.wall);
+  ef_test_mesh_free(&m);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   int tiny = 0;
   const char *cache = NULL, *only_case = NULL;
@@ -473,6 +554,8 @@ int main(int argc, char **argv) {
       cache = argv[++i];
     else if (!strcmp(argv[i], "--work-group-bits") && i + 1 < argc)
       work_group_bits = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--stage-cg-groups") && i + 1 < argc)
+      stage_cg_groups = atoll(argv[++i]);
   }
   if (cache)
     setenv("EDGEFLOW_CACHE_DIR", cache, 1);
@@ -492,6 +575,7 @@ int main(int argc, char **argv) {
     const char *needle;
   } bad[] = {
       {"explicit", "", "{\"type\": \"fpga\"}", EF_ERR_PARAMETER, "fpga"},
+      {"explicit", "", "{\"stage_cg_groups\": -1}", EF_ERR_PARAMETER, "stage_cg_groups"},
       {"implicit", ", \"check_every\": 0", "{}", EF_ERR_PARAMETER, "check_every"},
       {"implicit", ", \"pressure\": \"extrapolated\"", "{}", EF_ERR_UNSUPPORTED, "extrapolated"},
       {"implicit", ", \"projection\": \"converged\", \"correction\": \"viscous\"", "{}", EF_ERR_PARAMETER,
@@ -578,6 +662,8 @@ int main(int argc, char **argv) {
     if (rc)
       return rc;
   }
+  if (implicit_correction && !tiny && !only_case && grid_identity())
+    return 1;
   if (implicit_correction && !tiny && !only_case) {
     /* Test (d) of test_fs_implicit_viscosity.c: the 30 deg slip channel, "lumped" and "viscous". */
     slip_channel = 1;

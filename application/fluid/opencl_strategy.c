@@ -25,11 +25,12 @@
  * else first CPU), verbose 0|1|2 (device, memory estimate and tuning lines; 2: every build),
  * work_group_bits 0 (automatic: 128 items) or 1..10 for the edge kernels, mpi_overlap (several ranks: the
  * pressure CG's halo exchange overlapped with the interior rows' product; false: exchange, then product),
- * mpi_fixed_cg_iterations (several ranks: 0, or every pressure solve runs exactly that many iterations).
+ * mpi_fixed_cg_iterations (several ranks: 0, or every pressure solve runs exactly that many iterations),
+ * stage_cg_groups (one process, implicit viscosity: 0, or the work-groups of the stage CG's vector kernels).
  * EDGEFLOW_OPENCL_DEVICE overrides the choice (opencl_context.h). */
 #define EF_CL_DEVICE_DEFAULTS                                                                    \
   "{\"platform\": \"\", \"device_index\": -1, \"type\": \"default\", \"verbose\": 1," \
-  " \"work_group_bits\": 0, \"mpi_overlap\": true, \"mpi_fixed_cg_iterations\": 0}"
+  " \"work_group_bits\": 0, \"mpi_overlap\": true, \"mpi_fixed_cg_iterations\": 0, \"stage_cg_groups\": 0}"
 
 /* Variables a host change of which makes the strategy upload state or boundary arrays. */
 static const char *const ef_cl_bc_variables[] = {"IS_SLIP", "NORMAL", "SLIP_TANGENT", "BODY_FORCE"};
@@ -48,6 +49,7 @@ typedef struct {
   int work_group_bits;
   int mpi_overlap;          /* device.mpi_overlap (opencl_fs_mpi.h) */
   long mpi_fixed_iterations; /* device.mpi_fixed_cg_iterations */
+  long stage_cg_groups;      /* device.stage_cg_groups (ef_cl_fs_settings) */
   char platform[256];
   ef_cl_context *ctx;
   ef_cl_fs *fs;
@@ -137,6 +139,10 @@ static int ef_opencl_read_device(ef_opencl_strategy *s, ef_parameters settings) 
            "%s.mpi_fixed_cg_iterations must be 0 (the tolerance decides) or 1..1000000", ef_parameters_path(dev));
   EF_CHECK(wg_bits >= 0 && wg_bits <= 10, EF_ERR_PARAMETER, "%s.work_group_bits must be 0 (automatic) or 1..10",
            ef_parameters_path(dev));
+  EF_CALL(ef_parameters_get_int(dev, "stage_cg_groups", &s->stage_cg_groups));
+  EF_CHECK(s->stage_cg_groups >= 0 && s->stage_cg_groups <= 1000000000L, EF_ERR_PARAMETER,
+           "%s.stage_cg_groups must be 0 (automatic) or 1..1000000000, got %ld", ef_parameters_path(dev),
+           s->stage_cg_groups);
   s->work_group_bits = (int)wg_bits;
   ef_cl_settings_default(&s->device);
   EF_CHECK(index >= -1 && index < 1024, EF_ERR_PARAMETER, "%s.device_index must be -1 (first usable) or 0..1023",
@@ -605,6 +611,7 @@ static int ef_opencl_initialize(void *data) {
 
   ef_cl_fs_settings os;
   ef_cl_fs_settings_default(&os);
+  os.stage_cg_groups = s->stage_cg_groups;
   os.fs = s->settings;
   os.fs.velocity_bound = ef_divergence_bound_update(&s->divergence, mp, 1);
   if (s->config.partition) EF_CALL(ef_comm_allreduce(s->config.comm, &os.fs.velocity_bound, 1, EF_COMM_MAX));

@@ -18,6 +18,7 @@
 #define FS_SOURCE "fs_kernels.cl"
 #define FS_DEFAULT_WGS_BITS 7 /* 128 items: 4 warps, enough groups per SM for latency hiding */
 #define FS_DT_MAX_GROUPS 256  /* the dt reduction's fixed grid */
+#define FS_VISC_GROUPS_PER_CU 4 /* the stage CG's vector kernels' automatic grid (fs_visc_groups) */
 #define FS_STATE_SIZE 8       /* doubles: 0-2 null-space sums and mean, 3 dt minimum */
 
 /* Kernels of fs_kernels.cl and the other profiled commands (one row of the kernel table each). */
@@ -692,6 +693,8 @@ int ef_cl_fs_create(ef_cl_context *ctx, const ef_edge_data *ed, const ef_cl_fs_s
   }
   EF_CHECK(s.work_group_bits >= 0 && s.work_group_bits <= 10, EF_ERR_PARAMETER,
            "work_group_bits must be 0 (automatic) or 1..10, got %d", s.work_group_bits);
+  EF_CHECK(s.stage_cg_groups >= 0, EF_ERR_PARAMETER, "stage_cg_groups must be 0 (automatic) or positive, got %lld",
+           (long long)s.stage_cg_groups);
   /* Fixed dofs are int32 indices into [0, 4n). */
   EF_CHECK(ed->n_nodes <= INT32_MAX / 4, EF_ERR_UNSUPPORTED,
            "the OpenCL fractional step supports at most %d nodes, the mesh has %lld", INT32_MAX / 4,
@@ -1204,6 +1207,16 @@ static int fs_enqueue_imex_residual(ef_cl_fs *fs, int stage, cl_mem us, cl_mem p
   return EF_SUCCESS;
 }
 
+/* The work-groups of the stage CG's vector kernels (fs_visc_update, fs_visc_direction): each loops over blocks of
+ * wgs nodes (g, g + G, ...) and adds the previous kernel's partial sums (as many as a launch over one work-group a
+ * block has) once, so fewer groups read fewer of them; enough to keep every compute unit streaming.  The
+ * setting stage_cg_groups, else FS_VISC_GROUPS_PER_CU a compute unit; at most one a block. */
+static cl_long fs_visc_groups(const ef_cl_fs *fs) {
+  const int64_t cu = fs->ctx->compute_units > 0 ? (int64_t)fs->ctx->compute_units : 1;
+  const int64_t g = fs->s.stage_cg_groups > 0 ? fs->s.stage_cg_groups : FS_VISC_GROUPS_PER_CU * cu;
+  return (cl_long)(g < fs->node_groups ? g : fs->node_groups);
+}
+
 /* Projected Jacobi CG for P (D + K) P x = P rhs, D_I = M_II dscale/nu (viscous_solve of fractional_step.c):
  * x enters with the prescribed values and a start.  Device-side reductions: fs_visc_init and fs_visc_reduce
  * start (state into cgs), then three launches an iteration, fs_visc_apply (q = P A p; reads cgs),
@@ -1218,6 +1231,7 @@ static int fs_visc_solve(ef_cl_fs *fs, int slot, double dscale, cl_mem rhs, cl_m
   const cl_int max_it = fs->s.fs.viscous_max_iterations;
   const cl_long n = fs->n, groups = fs->assembly_groups, ngroups = fs->node_groups, vgroups = fs->visc_groups;
   const double nb = (double)fs->n;
+  const size_t vgrid = (size_t)fs_visc_groups(fs) * fs->wgs; /* fs_visc_update's and _direction's grid */
   for (fs_block blk = FS_BLOCK_START; fs_block_next(fs, &blk);) {
     EF_CL_SET_ARGS(fs->k[K_VISC_INIT], FS_BLOCK_ARGS(fs, blk), EF_CL_ARG(blk.lij), EF_CL_ARG(dscale), EF_CL_ARG(nu),
                    EF_CL_ARG(fs->mass), EF_CL_ARG(fs->kdiag), EF_CL_ARG(x), EF_CL_ARG(rhs), EF_CL_ARG(fs->vfix),
@@ -1254,9 +1268,10 @@ static int fs_visc_solve(ef_cl_fs *fs, int slot, double dscale, cl_mem rhs, cl_m
                           fs_edge_bytes(blk.rows, blk.edges, 0, 8.0, 8.0 * 8.0)));
         base += (cl_long)(global / fs->wgs);
       }
-      /* update: x, p, q, r (r written back), diag and x written; direction: r, diag and p (written back) */
-      EF_CALL(fs_launch_nodes(fs, K_VISC_UPDATE, phase, 8.0 * 19.0 * nb + 8.0 * (double)vgroups));
-      EF_CALL(fs_launch_nodes(fs, K_VISC_DIRECTION, phase, 8.0 * 10.0 * nb + 16.0 * (double)ngroups));
+      /* update: x, p, q, r (r written back), diag and x written; direction: r, diag and p (written back); the
+       * partial sums once (every work-group reads them, from the cache) */
+      EF_CALL(fs_launch(fs, K_VISC_UPDATE, phase, vgrid, fs->wgs, 8.0 * 19.0 * nb + 8.0 * (double)vgroups));
+      EF_CALL(fs_launch(fs, K_VISC_DIRECTION, phase, vgrid, fs->wgs, 8.0 * 10.0 * nb + 16.0 * (double)ngroups));
     }
     EF_CL_CALL(clEnqueueReadBuffer(fs->ctx->queue, fs->cgs, CL_TRUE, 0, 10 * 8, state, 0, NULL, NULL));
     if (state[8] != 0.0) break; /* FS_CG_DONE */

@@ -81,6 +81,10 @@ typedef struct {
   /* Implicit viscosity (fs.viscous_implicit): the stage solves read their convergence state back every
    * this many CG iterations (>= 1; default 8), as the device pressure CG's check_every. */
   int viscous_check_every;
+  /* Implicit viscosity: work-groups of the stage CG's vector kernels (fs_visc_update, fs_visc_direction), each
+   * looping over blocks of as many nodes as a work-group has items; 0: automatic (4 a compute
+   * unit), more than the blocks: one a block. */
+  int64_t stage_cg_groups;
 } ef_cl_fs_settings;
 
 /* Defaults: ef_fs_settings_default, automatic work-group size and blocks, viscous_check_every 8. */
