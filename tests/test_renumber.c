@@ -179,12 +179,12 @@ static void check_order(ef_model_part mp) {
   }
 }
 
-/* The committed cavity, one level finer (new nodes at the end: a wide band). */
-static void test_cavity(void) {
+/* The committed cavity with a PRESSURE variable and a part "fluid.left" holding the elements whose centre
+ * has x < 0.3, so that element lists really get remapped. */
+static ef_model_part cavity_with_left_part(void) {
   ef_model_part mp = NULL;
   ASSERT_OK(ef_read_mesh(EF_SOURCE_DIR "/test_examples/cavity3d/cavity3d.msh", NULL, &mp));
   ASSERT_OK(ef_model_part_add_variable(mp, "PRESSURE", 1));
-  /* a part holding some of the elements, so that element lists really get remapped */
   ef_sub_model_part *fluid = NULL, *left = NULL;
   ASSERT_OK(ef_model_part_get_sub_model_part(mp, "fluid", &fluid));
   ASSERT_OK(ef_model_part_add_sub_model_part(mp, fluid, "left", &left));
@@ -195,6 +195,12 @@ static void test_cavity(void) {
     if (x < 0.3) ASSERT_OK(ef_sub_model_part_add_elements(left, &idx, 1));
   }
   ASSERT_OK(ef_model_part_finalize_sub_model_parts(mp));
+  return mp;
+}
+
+/* The committed cavity, one level finer (new nodes at the end: a wide band). */
+static void test_cavity(void) {
+  ef_model_part mp = cavity_with_left_part();
   const int64_t bw_file = ef_mesh_bandwidth(mp);
   {
     /* the reader's numbering already improves under RCM */
@@ -251,17 +257,7 @@ static double mean_edge_span(ef_model_part mp) {
 
 /* "morton" on the refined cavity: the same mesh, the same invariants, neighbours stored close. */
 static void test_cavity_morton(void) {
-  ef_model_part mp = NULL;
-  ASSERT_OK(ef_read_mesh(EF_SOURCE_DIR "/test_examples/cavity3d/cavity3d.msh", NULL, &mp));
-  ASSERT_OK(ef_model_part_add_variable(mp, "PRESSURE", 1));
-  ef_sub_model_part *fluid = NULL, *left = NULL;
-  ASSERT_OK(ef_model_part_get_sub_model_part(mp, "fluid", &fluid));
-  ASSERT_OK(ef_model_part_add_sub_model_part(mp, fluid, "left", &left));
-  for (int64_t e = 0; e < mp->n_elements; e += 3) {
-    const ef_index idx = (ef_index)e;
-    ASSERT_OK(ef_sub_model_part_add_elements(left, &idx, 1));
-  }
-  ASSERT_OK(ef_model_part_finalize_sub_model_parts(mp));
+  ef_model_part mp = cavity_with_left_part();
   ASSERT_OK(ef_mesh_refine_uniform(mp, 1));
   ef_variable *p = ef_model_part_find_variable(mp, "PRESSURE");
   for (int64_t i = 0; i < mp->n_nodes; ++i) p->values[i] = mp->coords[3 * i] - 3.0 * mp->coords[3 * i + 2];
