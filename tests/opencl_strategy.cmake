@@ -94,6 +94,13 @@ if(EF_WITH_OPENCL AND EF_WITH_VTK_TESTS AND EF_WITH_GMSH_TESTS AND EF_GMSH_PROGR
                    --linear-solver fcg 1e-12 --preconditioner amg)
   set_tests_properties(strategies_agree_fcg_amg PROPERTIES LABELS "opencl;unit" SKIP_RETURN_CODE 77
                        TIMEOUT 300 ENVIRONMENT "OMP_WAIT_POLICY=passive")
+  # Both strategies with the nodes in Morton order against the OpenMP run in RCM order (aligned by NODE_ID).
+  add_test(NAME strategies_agree_morton
+           COMMAND ${EF_SYSTEM_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/strategies_agree.py $<TARGET_FILE:edgeflow>
+                   ${EF_GMSH_PROGRAM} ${CMAKE_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/strategies_agree_morton
+                   --renumbering morton)
+  set_tests_properties(strategies_agree_morton PROPERTIES LABELS "opencl;unit" SKIP_RETURN_CODE 77
+                       TIMEOUT 300 ENVIRONMENT "OMP_WAIT_POLICY=passive")
   # The implicit viscosity option through the command line on the same duct, corrections "lumped" and
   # "viscous" (the cavities and the slip channel: strategies_agree_implicit above).
   foreach(correction lumped viscous)

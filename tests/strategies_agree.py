@@ -23,9 +23,14 @@ With --implicit [CORRECTION] both strategies run the duct with viscous_time_inte
 the step is that cap): the same 20 steps and bound 1e-7, the whole run through the command line (processes,
 prescribed pressures, open-boundary traction, output).
 
+With --renumbering NAME (e.g. morton) both strategies run with model_import_settings.renumbering NAME
+and are compared with the OpenMP run of the case's own renumbering ("rcm"), the same bound: the node order
+changes only the rounding.  Every comparison aligns the nodes by the files' NODE_ID, not by position.
+
 usage: strategies_agree.py EDGEFLOW GMSH SOURCE_DIR WORK_DIR [--linear-solver NAME [TOLERANCE]
                                                              [--preconditioner NAME]]
        strategies_agree.py EDGEFLOW GMSH SOURCE_DIR WORK_DIR --implicit [CORRECTION]
+       strategies_agree.py EDGEFLOW GMSH SOURCE_DIR WORK_DIR --renumbering NAME
 """
 import glob
 import json
@@ -42,8 +47,11 @@ def main():
         print(__doc__)
         return 2
     edgeflow, gmsh, source, work = sys.argv[1:5]
-    solver, solver_tolerance, preconditioner, implicit = None, 1e-10, None, None
+    solver, solver_tolerance, preconditioner, implicit, renumbering = None, 1e-10, None, None, None
     rest = sys.argv[5:]
+    if rest[:1] == ["--renumbering"] and len(rest) == 2:
+        renumbering = rest[1]
+        rest = []
     if rest[:1] == ["--implicit"] and len(rest) <= 2:
         implicit = rest[1] if len(rest) == 2 else "lumped"
         rest = []
@@ -80,11 +88,21 @@ def main():
     vtk_params = params["output_processes"]["vtk_output"][0]["Parameters"]
     vtk_params["output_control_type"] = "step"
     vtk_params["output_interval"] = 20
+    vtk_params.pop("write_properties_id", None)  # the Kratos spelling of write_ids
+    vtk_params["write_ids"] = True  # NODE_ID: the comparison aligns the nodes by id
     path = os.path.join(work, "ProjectParameters.json")
     with open(path, "w") as f:
         json.dump(params, f)
     # (label, strategy, parameters): the first run is the reference of the others.
     runs = [("openmp_edge_based", "openmp_edge_based", path), ("opencl_edge_based", "opencl_edge_based", path)]
+    if renumbering:
+        params["solver_settings"]["model_import_settings"]["renumbering"] = renumbering
+        renumbered_path = os.path.join(work, f"ProjectParameters_{renumbering}.json")
+        with open(renumbered_path, "w") as f:
+            json.dump(params, f)
+        runs = [("openmp_edge_based", "openmp_edge_based", path)] + [
+            (f"{strategy} {renumbering}", strategy, renumbered_path)
+            for strategy in ("openmp_edge_based", "opencl_edge_based")]
     if solver:
         params["solver_settings"]["linear_solver_settings"]["solver_type"] = solver
         params["solver_settings"]["linear_solver_settings"]["tolerance"] = solver_tolerance
@@ -114,7 +132,8 @@ def main():
         r.SetFileName(files[0])
         r.Update()
         pd = r.GetOutput().GetPointData()
-        fields[label] = (vtk_to_numpy(pd.GetArray("VELOCITY")), vtk_to_numpy(pd.GetArray("PRESSURE")))
+        order = vtk_to_numpy(pd.GetArray("NODE_ID")).argsort(kind="stable")  # nodes by id, whatever their order
+        fields[label] = (vtk_to_numpy(pd.GetArray("VELOCITY"))[order], vtk_to_numpy(pd.GetArray("PRESSURE"))[order])
     u0, p0 = fields[runs[0][0]]
     ok = True
     for label, _, _ in runs[1:]:
