@@ -1,6 +1,7 @@
 /* model_part.c -- the mesh, its sub model parts, properties and nodal variables. */
 #include "edgeflow/ef_model_part.h"
 #include "edgeflow/ef_error.h"
+#include "mesh_io/renumber_private.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -678,24 +679,10 @@ int ef_model_part_take_modified(ef_model_part mp, const char *variable_name) {
 /* --------------------------------------------------------------------------
  * Renumbering. */
 
-/* Map the node lists of smp and its subtree through perm, re-sorted.  A long list is sorted by
- * clearing its entries in flags (n_nodes bytes, all 1 on entry and on return) and reading them
- * back in order (linear), a short one by ef_sort_unique. */
+/* Map the node lists of smp and its subtree through perm, re-sorted (ef_index_list_remap; flags: n_nodes
+ * bytes, all 0). */
 static void ef_smp_permute(ef_sub_model_part *smp, const ef_index *perm, int64_t n_nodes, uint8_t *flags) {
-  const int64_t n = smp->n_nodes;
-  if (n > 0 && (double)n * log2((double)n + 1.0) > (double)n_nodes) {
-    for (int64_t i = 0; i < n; ++i) flags[perm[smp->nodes[i]]] = 0;
-    int64_t out = 0;
-    for (int64_t v = 0; v < n_nodes && out < n; ++v)
-      if (!flags[v]) {
-        flags[v] = 1;
-        smp->nodes[out++] = (ef_index)v;
-      }
-    smp->n_nodes = out;
-  } else {
-    for (int64_t i = 0; i < n; ++i) smp->nodes[i] = perm[smp->nodes[i]];
-    smp->n_nodes = ef_sort_unique(smp->nodes, n);
-  }
+  smp->n_nodes = ef_index_list_remap(smp->nodes, smp->n_nodes, perm, n_nodes, flags);
   for (int i = 0; i < smp->n_children; ++i) ef_smp_permute(smp->children[i], perm, n_nodes, flags);
 }
 
@@ -764,7 +751,7 @@ int ef_model_part_permute_nodes(ef_model_part mp, const ef_index *perm) {
     mp->elements[k] = perm[mp->elements[k]];
   for (int64_t k = 0; k < mp->n_conditions * mp->nodes_per_condition; ++k)
     mp->conditions[k] = perm[mp->conditions[k]];
-  /* seen[] is all 1 now (perm is a permutation): the flags of ef_smp_permute */
+  memset(seen, 0, (size_t)n); /* the flags of ef_smp_permute */
   for (int i = 0; i < mp->n_children; ++i) ef_smp_permute(mp->children[i], perm, n, seen);
 
   free(mp->coords);

@@ -197,30 +197,38 @@ static int ef_compare_index(const void *pa, const void *pb) {
   return (a > b) - (a < b);
 }
 
+int64_t ef_index_list_remap(ef_index *list, int64_t n, const ef_index *map, int64_t range, uint8_t *flags) {
+  if (n > 0 && (double)n * log2((double)n + 1.0) > (double)range) {
+    for (int64_t k = 0; k < n; ++k) flags[map[list[k]]] = 1;
+    int64_t out = 0;
+    for (int64_t c = 0; c < range && out < n; ++c)
+      if (flags[c]) {
+        flags[c] = 0;
+        list[out++] = (ef_index)c;
+      }
+    return out;
+  }
+  for (int64_t k = 0; k < n; ++k) list[k] = map[list[k]];
+  if (n <= 1) return n;
+  qsort(list, (size_t)n, sizeof *list, ef_compare_index);
+  int64_t out = 1;
+  for (int64_t k = 1; k < n; ++k)
+    if (list[k] != list[out - 1]) list[out++] = list[k];
+  return out;
+}
+
 /* Which list of a sub model part is being renumbered. */
 enum { EF_LIST_ELEMENTS, EF_LIST_CONDITIONS };
 
-/* Map a sub model part tree's element or condition lists through where[] and
- * re-sort them: a long list is sorted by marking its entries in a flag array
- * of all n_cells and reading them back in order (linear), a short one by qsort. */
+/* Map a sub model part tree's element or condition lists through where[], re-sorted (ef_index_list_remap). */
 static void ef_renumber_smp_lists(ef_sub_model_part **children, int n_children, int which, const ef_index *where,
                                   int64_t n_cells, uint8_t *flags) {
   for (int i = 0; i < n_children; ++i) {
     ef_sub_model_part *smp = children[i];
-    ef_index *list = which == EF_LIST_ELEMENTS ? smp->elements : smp->conditions;
-    const int64_t n = which == EF_LIST_ELEMENTS ? smp->n_elements : smp->n_conditions;
-    if (n > 0 && (double)n * log2((double)n + 1.0) > (double)n_cells) {
-      for (int64_t k = 0; k < n; ++k) flags[where[list[k]]] = 1;
-      int64_t out = 0;
-      for (int64_t c = 0; c < n_cells && out < n; ++c)
-        if (flags[c]) {
-          flags[c] = 0;
-          list[out++] = (ef_index)c;
-        }
-    } else {
-      for (int64_t k = 0; k < n; ++k) list[k] = where[list[k]];
-      if (n > 1) qsort(list, (size_t)n, sizeof *list, ef_compare_index);
-    }
+    if (which == EF_LIST_ELEMENTS)
+      smp->n_elements = ef_index_list_remap(smp->elements, smp->n_elements, where, n_cells, flags);
+    else
+      smp->n_conditions = ef_index_list_remap(smp->conditions, smp->n_conditions, where, n_cells, flags);
     ef_renumber_smp_lists(smp->children, smp->n_children, which, where, n_cells, flags);
   }
 }
