@@ -54,6 +54,7 @@ def run(a):
     ss["time_stepping"] = {"automatic_time_step": True, "CFL_number": a.cfl}
     ss["viscous_time_integration"] = a.scheme
     ss.setdefault("linear_solver_settings", {}).update(json.loads(a.linear_solver))
+    ss.update(json.loads(a.solver_settings))
     p["output_processes"] = {}
     if a.rim == "rest":
         bc = p["processes"]["boundary_conditions_process_list"]
@@ -92,7 +93,7 @@ def run(a):
         summary = json.loads(sp.read_text())
     strat = summary.get("strategy", {})
     res = {"case": "cavity3d Re 100", "level": a.level, "nodes": int(len(X)), "strategy": a.strategy,
-           "scheme": a.scheme, "cfl": a.cfl, "renumbering": a.renumbering or "rcm", "t_end": t_end,
+           "scheme": a.scheme, "cfl": a.cfl, "renumbering": summary.get("mesh", {}).get("renumbering", a.renumbering or "auto"), "t_end": t_end,
            "linear_solver": json.loads(a.linear_solver),
            "initialize_s": t1 - t0, "loop_s": t2 - t1, "total_s": t2 - t0, "steps": len(dts),
            "dt_first": dts[0], "dt_last": dts[-1], "dt_min": min(dts), "dt_max": max(dts),
@@ -133,9 +134,10 @@ def main():
     r.add_argument("--scheme", default="implicit", choices=["implicit", "explicit"])
     r.add_argument("--cfl", type=float, default=1.0)
     r.add_argument("--t-end", type=float, default=1.0)
-    r.add_argument("--renumbering", default=None, choices=["rcm", "morton", "none"],
-                   help="model_import_settings.renumbering (default: the case's, \"rcm\")")
+    r.add_argument("--renumbering", default=None, choices=["auto", "rcm", "morton", "none"],
+                   help="model_import_settings.renumbering (default: the case's, \"auto\")")
     r.add_argument("--linear-solver", default='{"solver_type": "fcg", "preconditioner_type": "amg"}')
+    r.add_argument("--solver-settings", default="{}", help="JSON merged into solver_settings (e.g. '{\"pressure_initial_guess\": \"linear\"}')")
     r.add_argument("--rim", default="moving", choices=["moving", "rest"],
                    help="the lid's rim nodes: moving with the lid (the case as committed: the lid process after the "
                         "walls') or at rest (the walls' process last, as ProjectParameters_re1000.json)")

@@ -36,6 +36,7 @@ def main():
     ap.add_argument("--linear-solver", default="{}", help="JSON merged into linear_solver_settings")
     ap.add_argument("--renumbering", default="", help="model_import_settings.renumbering (default: the case's)")
     ap.add_argument("--tag", default="")
+    ap.add_argument("--solver-settings", default="{}", help="JSON merged into solver_settings (e.g. '{\"pressure_initial_guess\": \"linear\"}')")
     a = ap.parse_args()
     lib = str(pathlib.Path(a.build).resolve() / "lib")
     os.environ.setdefault("EDGEFLOW_LIB_DIR", lib)
@@ -60,6 +61,7 @@ def main():
         ss["time_stepping"] = {"automatic_time_step": False, "time_step": a.dt}
         pd["end_time"] = pd.get("start_time", 0.0) + (a.steps + 1) * a.dt
     ss.setdefault("linear_solver_settings", {}).update(json.loads(a.linear_solver))
+    ss.update(json.loads(a.solver_settings))
     p["output_processes"] = {}
     case = out / f"{tag}.case.json"
     case.write_text(json.dumps(p, indent=1))
