@@ -101,6 +101,30 @@ EF_INLINE double ef_node_tau(const double h, const double unorm, const double nu
  * lumped P1 Laplacian, whose Gershgorin bound is 2 (d+1) nu / hmin^2: 0.25 hmin^2/nu is
  * below 2.78 / (2 (d+1)) hmin^2/nu in 2D and 3D.  Returns 1e300 when the node has neither
  * velocity nor viscosity, and NaN for a non-finite velocity. */
+/* The pressure solve's initial guess at a free node (pressure_guess, fractional_step.h): p_n + a (p_n - p1) +
+ * b (p1 - p2), p1 = p_{n-1}, p2 = p_{n-2}; linear: a = dt/dt_{n-1}, b = 0; previous: a = b = 0 (p_n itself). */
+EF_INLINE double ef_node_pressure_guess(const double pn, const double p1, const double p2, const double a,
+                                        const double b) {
+  return pn + a * (pn - p1) + b * (p1 - p2);
+}
+
+/* The weights (a, b) of ef_node_pressure_guess for the step dt after the steps h1 = dt_{n-1}, h2 = dt_{n-2}:
+ * order 1 linear, order 2 the parabola through the three levels (Lagrange at t_n + dt). */
+EF_INLINE void ef_pressure_guess_weights(const int order, const double dt, const double h1, const double h2,
+                                         double *a, double *b) {
+  if (order == 2) {
+    const double l0 = (dt + h1) * (dt + h1 + h2) / (h1 * (h1 + h2)), l2 = dt * (dt + h1) / ((h1 + h2) * h2);
+    *a = l0 - 1.0;
+    *b = -l2;
+  } else if (order == 1) {
+    *a = dt / h1;
+    *b = 0.0;
+  } else {
+    *a = 0.0;
+    *b = 0.0;
+  }
+}
+
 EF_INLINE double ef_node_dt(const double hmin, const double unorm, const double nu, const double cfl) {
   const double rate = unorm / hmin + 4.0 * nu / (hmin * hmin);
   return rate == 0.0 ? 1.0e300 : cfl / rate;

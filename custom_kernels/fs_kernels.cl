@@ -902,6 +902,18 @@ FS_KERNEL void fs_imex_rotational(const long n, const double g2_nu, __global con
   p[i] -= g2_nu * q[3 * i];
 }
 
+/* The pressure solve's initial guess (pressure_guess, fractional_step.h) at the free-pressure nodes:
+ * ef_node_pressure_guess from p_n, p_{n-1} (p1), p_{n-2} (p2) with weights a, b; the fixed nodes keep the prescribed
+ * values the last RK stage wrote into p. */
+FS_KERNEL void fs_pressure_guess(const long n, __global const double *restrict pn, __global const double *restrict p1,
+                                 __global const double *restrict p2, __global const uchar *restrict pfix,
+                                 const double a, const double b, __global double *restrict p) {
+  const long i = get_global_id(0);
+  if (i >= n || pfix[i])
+    return;
+  p[i] = ef_node_pressure_guess(pn[i], p1[i], p2[i], a, b);
+}
+
 /* ---------------------------------------------------------------------------
  * The projection "converged" (viscous_projection 1; fs_cp_solve of opencl_fs.c, cp_solve of
  * fractional_step.c). */

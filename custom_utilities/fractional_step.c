@@ -43,6 +43,11 @@ struct ef_fs_s {
    * trial pressure, the PCG vectors. */
   double *cp_u0, *cp_u, *cp_p0, *cp_r0, *cp_r, *cp_z, *cp_d, *cp_q, *cp_x, *cp_t;
   int cp_iterations;
+  /* pressure_guess: the input pressures of the last two steps, their steps, the pressure the last step returned,
+   * how many levels are known (0-2). */
+  double *pg_prev, *pg_prev2, *pg_last;
+  double pg_dt[2];
+  int pg_levels;
   double tau_dt; /* TAU_TIME_STEP: tau's step bound from ef_fs_compute_dt for the next step (0: none) */
 };
 
@@ -99,6 +104,9 @@ static int check_settings(const ef_fs_settings *s) {
            s->viscous_correction);
   EF_CHECK(s->viscous_pressure == 0 || s->viscous_pressure == 1, EF_ERR_PARAMETER,
            "fractional step: viscous pressure must be 0 (frozen) or 1 (extrapolated), got %d", s->viscous_pressure);
+  EF_CHECK(s->pressure_guess >= 0 && s->pressure_guess <= 2, EF_ERR_PARAMETER,
+           "fractional step: pressure guess must be 0 (previous), 1 (linear) or 2 (quadratic), got %d",
+           s->pressure_guess);
   EF_CHECK(s->viscous_projection == 0 || (s->viscous_projection == 1 && s->viscous_correction == 0), EF_ERR_PARAMETER,
            "fractional step: viscous projection must be 0 (single) or 1 (converged, with the lumped correction), got "
            "%d with correction %d",
@@ -133,6 +141,52 @@ static int imex_alloc(ef_fs *fs) {
   EF_OMP(omp parallel for schedule(static))
   for (int64_t i = 0; i < fs->n; ++i)
     ef_row_edge_laplacians(ed->dim, (int)(rp[i + 1] - rp[i]), ed->values + rp[i] * ed->stride, lij + rp[i]);
+  return EF_SUCCESS;
+}
+
+/* The arrays of pressure_guess, once. */
+static int pg_alloc(ef_fs *fs) {
+  if (fs->pg_prev) return EF_SUCCESS;
+  const size_t n = (size_t)fs->n;
+  fs->pg_prev = calloc(n, sizeof(double));
+  fs->pg_prev2 = calloc(n, sizeof(double));
+  fs->pg_last = calloc(n, sizeof(double));
+  EF_CHECK(fs->pg_prev && fs->pg_prev2 && fs->pg_last, EF_ERR_MEMORY,
+           "fractional step: out of memory for the pressure guess's history (%lld nodes)", (long long)fs->n);
+  return EF_SUCCESS;
+}
+
+int ef_fs_get_pressure_history(const ef_fs *fs, ef_fs_pressure_history *h) {
+  EF_CHECK(fs && h, EF_ERR_PARAMETER, "fractional step: NULL argument to ef_fs_get_pressure_history");
+  memset(h, 0, sizeof *h);
+  if (!fs->pg_prev || fs->pg_levels == 0) return EF_SUCCESS;
+  h->levels = fs->pg_levels;
+  h->prev = fs->pg_prev;
+  h->prev2 = fs->pg_prev2;
+  h->last = fs->pg_last;
+  h->dt[0] = fs->pg_dt[0];
+  h->dt[1] = fs->pg_dt[1];
+  return EF_SUCCESS;
+}
+
+int ef_fs_set_pressure_history(ef_fs *fs, const ef_fs_pressure_history *h) {
+  EF_CHECK(fs && h, EF_ERR_PARAMETER, "fractional step: NULL argument to ef_fs_set_pressure_history");
+  EF_CHECK(h->levels >= 0 && h->levels <= 2, EF_ERR_PARAMETER,
+           "fractional step: pressure history levels must be 0, 1 or 2, got %d", h->levels);
+  fs->pg_levels = 0;
+  if (h->levels == 0 || !fs->s.pressure_guess) return EF_SUCCESS;
+  EF_CHECK(h->prev && h->last && (h->levels < 2 || h->prev2), EF_ERR_PARAMETER,
+           "fractional step: pressure history of %d levels without its arrays", h->levels);
+  EF_CHECK(h->dt[0] > 0.0 && (h->levels < 2 || h->dt[1] > 0.0), EF_ERR_PARAMETER,
+           "fractional step: pressure history steps must be positive, got %g, %g", h->dt[0], h->dt[1]);
+  EF_CALL(pg_alloc(fs));
+  const size_t n = (size_t)fs->n;
+  memcpy(fs->pg_prev, h->prev, n * sizeof(double));
+  memcpy(fs->pg_last, h->last, n * sizeof(double));
+  if (h->levels == 2) memcpy(fs->pg_prev2, h->prev2, n * sizeof(double));
+  fs->pg_dt[0] = h->dt[0];
+  fs->pg_dt[1] = h->levels == 2 ? h->dt[1] : 0.0;
+  fs->pg_levels = h->levels;
   return EF_SUCCESS;
 }
 
@@ -221,6 +275,9 @@ void ef_fs_destroy(ef_fs **fsp) {
   free(fs->ext_g);
   free(fs->ext_zero);
   free(fs->ext_hat);
+  free(fs->pg_prev);
+  free(fs->pg_prev2);
+  free(fs->pg_last);
   free(fs->cp_u0);
   free(fs->cp_u);
   free(fs->cp_p0);
@@ -1456,6 +1513,27 @@ int ef_fs_step(ef_fs *fs, double t, double dt, double *velocity, double *pressur
   }
   EF_CALL(ef_fs_momentum(fs, t, dt, velocity, pressure, fs->uh, fs->pnew, reaction));
   ef_fs_viscous_stats(fs, &st);
+  /* pressure_guess: the levels the history holds for this input pressure (0: it is not the one the last step
+   * returned), and the guess at the free nodes (ef_fs_momentum put p_n there, the prescribed values at the fixed). */
+  const int guess = fs->s.pressure_guess;
+  int pg_known = 0;
+  if (guess) {
+    EF_CALL(pg_alloc(fs));
+    pg_known = fs->pg_levels;
+    const uint8_t *pfix = fs->s.pressure_fixed;
+    for (int64_t i = 0; pg_known && i < n; ++i)
+      if (!(pfix && pfix[i]) && memcmp(fs->pg_last + i, pressure + i, sizeof(double)) != 0) pg_known = 0;
+    const int order = pg_known < guess ? pg_known : guess;
+    if (order > 0) {
+      double a, b;
+      ef_pressure_guess_weights(order, dt, fs->pg_dt[0], fs->pg_dt[1], &a, &b);
+      const double *p1 = fs->pg_prev, *p2 = order == 2 ? fs->pg_prev2 : fs->pg_prev;
+      double *pw = fs->pnew;
+      EF_OMP(omp parallel for schedule(static))
+      for (int64_t i = 0; i < n; ++i)
+        if (!(pfix && pfix[i])) pw[i] = ef_node_pressure_guess(pressure[i], p1[i], p2[i], a, b);
+    }
+  }
   const double t2 = ef_wtime();
   EF_CALL(ef_fs_pressure(fs, dt, fs->uh, pold, fs->pnew, &st));
   const double t3 = ef_wtime();
@@ -1477,6 +1555,18 @@ int ef_fs_step(ef_fs *fs, double t, double dt, double *velocity, double *pressur
     EF_OMP(omp parallel for schedule(static))
     for (int64_t i = 0; i < n; ++i)
       if (!(pfix && pfix[i])) pw[i] -= g2 * (nun ? nun[i] : nu) * q[3 * i];
+  }
+  if (guess) { /* the history for the next step: this step's input pressure and step in front */
+    if (guess == 2 && pg_known > 0) {
+      double *swap = fs->pg_prev2;
+      fs->pg_prev2 = fs->pg_prev;
+      fs->pg_prev = swap;
+      fs->pg_dt[1] = fs->pg_dt[0];
+    }
+    memcpy(fs->pg_prev, pressure, (size_t)n * sizeof(double));
+    memcpy(fs->pg_last, fs->pnew, (size_t)n * sizeof(double));
+    fs->pg_dt[0] = dt;
+    fs->pg_levels = guess == 2 && pg_known > 0 ? 2 : 1;
   }
   if (extrap) {
     memcpy(fs->ext_prev, pressure, (size_t)n * sizeof(double));

@@ -164,6 +164,17 @@ typedef struct {
    *     stabilised discretisation, and the steady state, are the explicit scheme's;
    * 1 = step: the step taken (tau grows with the implicit step, and the steady state moves with it). */
   int tau_time_step;
+  /* The initial guess of the pressure solve (issue 12, "A better start"; ef_fs_step only, the phases called one by
+   * one start from p_n; solver_settings.pressure_initial_guess, docs/parameters.md).  The prescribed values stay at
+   * the fixed-pressure nodes; at the free ones:
+   * 0 = previous: p_n (default);
+   * 1 = linear: p_n + (dt/dt_{n-1}) (p_n - p_{n-1});
+   * 2 = quadratic: the parabola through (t_{n-2}, p_{n-2}), (t_{n-1}, p_{n-1}), (t_n, p_n) at t_n + dt
+   *     (linear on the second step).
+   * p_{n-1}, p_{n-2} and their steps are the input pressures of the previous ef_fs_step calls; the first step, and
+   * any step whose input pressure at the free nodes is not the one the previous step returned (a changed field, a
+   * restart without ef_fs_set_pressure_history), start from p_n and the history restarts there. */
+  int pressure_guess;
 } ef_fs_settings;
 
 /* Defaults: nu = 0, stabilisation on with (c1, c2, c3) = (1, 4, 2), the constants of Kratos'
@@ -250,6 +261,18 @@ int ef_fs_compute_dt(ef_fs *fs, const double *velocity, const ef_fs_dt_settings 
  * are unchanged. */
 int ef_fs_step(ef_fs *fs, double t, double dt, double *velocity, double *pressure, double *reaction,
                ef_fs_stats *stats);
+
+/* The history of pressure_guess (restarts): levels (0-2) previous input pressures p_{n-1} (prev) and p_{n-2}
+ * (prev2, used with 2 levels), their steps dt_{n-1} (dt[0]) and dt_{n-2} (dt[1]), and the pressure the last step
+ * returned (last).  get: pointers into the executor (NULL when levels is 0); set copies them (levels 0, or
+ * pressure_guess 0, clears). */
+typedef struct {
+  int levels;
+  const double *prev, *prev2, *last;
+  double dt[2];
+} ef_fs_pressure_history;
+int ef_fs_get_pressure_history(const ef_fs *fs, ef_fs_pressure_history *h);
+int ef_fs_set_pressure_history(ef_fs *fs, const ef_fs_pressure_history *h);
 
 /* ---------------------------------------------------------------------------
  * The phases of ef_fs_step, for tests and for strategies that interleave their own work.

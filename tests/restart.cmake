@@ -15,7 +15,17 @@ if(EXISTS ${EF_SYSTEM_PYTHON})
   add_test(NAME restart_identity_implicit_openmp COMMAND ${EF_RESTART_TEST} identity_implicit openmp_edge_based)
   set_tests_properties(restart_identity_implicit_openmp PROPERTIES LABELS "unit;io" TIMEOUT 300
                        ENVIRONMENT "${EF_RESTART_ENV}")
+  # pressure_initial_guess "linear" (issue 12): the guess's history comes back; "quadratic" with growing steps.
+  add_test(NAME restart_identity_linear_openmp COMMAND ${EF_RESTART_TEST} identity_linear openmp_edge_based)
+  set_tests_properties(restart_identity_linear_openmp PROPERTIES LABELS "unit;io" TIMEOUT 300
+                       ENVIRONMENT "${EF_RESTART_ENV}")
+  add_test(NAME restart_identity_quadratic_openmp COMMAND ${EF_RESTART_TEST} identity_quadratic openmp_edge_based)
+  set_tests_properties(restart_identity_quadratic_openmp PROPERTIES LABELS "unit;io" TIMEOUT 300
+                       ENVIRONMENT "${EF_RESTART_ENV}")
   if(EF_WITH_OPENCL)
+    add_test(NAME restart_identity_linear_opencl COMMAND ${EF_RESTART_TEST} identity_linear opencl_edge_based)
+    set_tests_properties(restart_identity_linear_opencl PROPERTIES LABELS "opencl;unit;io" TIMEOUT 600
+                         SKIP_RETURN_CODE 77 ENVIRONMENT "${EF_RESTART_ENV}")
     add_test(NAME restart_identity_amg_opencl COMMAND ${EF_RESTART_TEST} identity_amg opencl_edge_based)
     set_tests_properties(restart_identity_amg_opencl PROPERTIES LABELS "opencl;unit;io" TIMEOUT 600
                          SKIP_RETURN_CODE 77 ENVIRONMENT "${EF_RESTART_ENV}")

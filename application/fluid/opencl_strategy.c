@@ -193,6 +193,9 @@ static int ef_opencl_check_mpi(const ef_opencl_strategy *s) {
   EF_CHECK(!s->settings.viscous_implicit || (s->settings.viscous_correction == 0 && s->settings.viscous_pressure == 0 &&
                                               s->settings.viscous_projection == 0),
            EF_ERR_UNSUPPORTED, EF_CL_FS_MPI_IMPLICIT_REFUSAL);
+  EF_CHECK(s->settings.pressure_guess == 0, EF_ERR_UNSUPPORTED,
+           "opencl_edge_based on several ranks: pressure_initial_guess \"linear\" and \"quadratic\" run on one rank "
+           "only; use \"previous\" (docs/mpi.md)");
   return EF_SUCCESS;
 }
 
@@ -872,6 +875,17 @@ static int ef_opencl_save_state(void *data, ef_restart_writer *w) {
   EF_CALL(ef_fluid_save_state(w, s->mp->n_nodes, s->scratch, 0.0, s->steps, s->iterations));
   EF_CALL(ef_restart_write_double(w, "velocity_scale", s->divergence.scale));
   EF_CALL(ef_restart_write_double(w, "dt_previous", s->dt_settings.dt_previous));
+  if (s->settings.pressure_guess) { /* the guess's history, read back (the pressure it continues: scratch) */
+    const int64_t n = s->mp->n_nodes;
+    double *hist = malloc(2 * (size_t)(n > 0 ? n : 1) * sizeof *hist);
+    EF_CHECK(hist, EF_ERR_MEMORY, "opencl_edge_based: out of memory saving the pressure guess's history");
+    ef_fs_pressure_history h;
+    int err = ef_cl_fs_get_pressure_history(s->fs, hist, hist + n, &h);
+    h.last = s->scratch;
+    if (!err) err = ef_fluid_save_pressure_history(w, n, &h);
+    free(hist);
+    EF_CALL(err);
+  }
   if (!s->solver) return EF_SUCCESS; /* MPI with the distributed Jacobi CG (opencl_fs_mpi.c) */
   EF_CALL(ef_restart_writer_section(w, "linear_solver"));
   return ef_linear_solver_save_state(s->solver, w);
@@ -887,6 +901,17 @@ static int ef_opencl_load_state(void *data, ef_restart_reader *r, int same_kind)
   s->mp->device_newer = 0;
   if (ef_restart_count(r, "velocity_scale") == 1) EF_CALL(ef_restart_read_double(r, "velocity_scale", &s->divergence.scale));
   if (ef_restart_count(r, "dt_previous") == 1) EF_CALL(ef_restart_read_double(r, "dt_previous", &s->dt_settings.dt_previous));
+  if (s->settings.pressure_guess) { /* the guess's history, where it continues the pressure just uploaded */
+    const int64_t n = s->mp->n_nodes;
+    double *hist = malloc(3 * (size_t)(n > 0 ? n : 1) * sizeof *hist);
+    EF_CHECK(hist, EF_ERR_MEMORY, "opencl_edge_based: out of memory reading the pressure guess's history");
+    ef_fs_pressure_history h;
+    int err = ef_fluid_load_pressure_history(r, n, hist, hist + n, hist + 2 * n, &h);
+    if (!err && h.levels > 0 && memcmp(h.last, s->scratch, (size_t)n * sizeof *s->scratch) == 0)
+      err = ef_cl_fs_set_pressure_history(s->fs, &h);
+    free(hist);
+    EF_CALL(err);
+  }
   if (same_kind && s->solver && ef_restart_reader_section(r, "linear_solver"))
     EF_CALL(ef_linear_solver_load_state(s->solver, r));
   return EF_SUCCESS;

@@ -93,6 +93,9 @@ static int ef_openmp_check_mpi(const ef_openmp_strategy *s) {
            "openmp_edge_based on several ranks: viscous_time_integration \"implicit\" runs with "
            "implicit_viscosity.correction \"lumped\", pressure \"frozen\" and projection \"single\" (the defaults) "
            "only (docs/mpi.md)");
+  EF_CHECK(fss->pressure_guess == 0, EF_ERR_UNSUPPORTED,
+           "openmp_edge_based on several ranks: pressure_initial_guess \"linear\" and \"quadratic\" run on one rank "
+           "only; use \"previous\" (docs/mpi.md)");
   return EF_SUCCESS;
 }
 
@@ -372,6 +375,9 @@ static int ef_openmp_save_state(void *data, ef_restart_writer *w) {
   EF_CALL(ef_restart_write_doubles(w, "pressure_previous", s->pressure_prev, s->mp->n_nodes));
   EF_CALL(ef_restart_write_double(w, "velocity_scale", s->divergence.scale));
   EF_CALL(ef_restart_write_double(w, "dt_previous", s->dt_settings.dt_previous));
+  ef_fs_pressure_history h = {0};
+  if (s->fs) EF_CALL(ef_fs_get_pressure_history(s->fs, &h));
+  EF_CALL(ef_fluid_save_pressure_history(w, s->mp->n_nodes, &h));
   EF_CALL(ef_restart_writer_section(w, "linear_solver"));
   return ef_linear_solver_save_state(s->solver, w);
 }
@@ -383,6 +389,16 @@ static int ef_openmp_load_state(void *data, ef_restart_reader *r, int same_kind)
   if (ef_restart_count(r, "dt_previous") == 1) EF_CALL(ef_restart_read_double(r, "dt_previous", &s->dt_settings.dt_previous));
   if (ef_restart_count(r, "pressure_previous") == s->mp->n_nodes)
     EF_CALL(ef_restart_read_doubles(r, "pressure_previous", s->pressure_prev, s->mp->n_nodes));
+  if (s->fs) { /* the guess's history (a file without it: the first step starts from p_n) */
+    const int64_t n = s->mp->n_nodes;
+    double *hist = malloc(3 * (size_t)(n > 0 ? n : 1) * sizeof *hist);
+    EF_CHECK(hist, EF_ERR_MEMORY, "openmp_edge_based: out of memory reading the pressure guess's history");
+    ef_fs_pressure_history h;
+    int err = ef_fluid_load_pressure_history(r, n, hist, hist + n, hist + 2 * n, &h);
+    if (!err) err = ef_fs_set_pressure_history(s->fs, &h);
+    free(hist);
+    EF_CALL(err);
+  }
   /* The executor reads VELOCITY's array itself; the pressure is the one just read, not rho p / rho. */
   ef_model_part_take_modified(s->mp, "VELOCITY");
   ef_model_part_take_modified(s->mp, "PRESSURE");

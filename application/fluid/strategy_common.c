@@ -123,6 +123,16 @@ int ef_strategy_read_settings(const ef_strategy_config *config, ef_fs_settings *
   EF_CHECK(fs->viscous_number_max >= 0, EF_ERR_PARAMETER,
            "solver_settings.implicit_viscosity.maximum_viscous_number must be >= 0 (0: no cap)");
 
+  /* The pressure solve's initial guess (issue 12; optional: settings built without the defaults lack it). */
+  const char *pig = "previous";
+  if (ef_parameters_has(config->settings, "pressure_initial_guess"))
+    EF_CALL(ef_parameters_get_string(config->settings, "pressure_initial_guess", &pig));
+  EF_CHECK(!strcmp(pig, "previous") || !strcmp(pig, "linear") || !strcmp(pig, "quadratic"), EF_ERR_PARAMETER,
+           "%s: solver_settings.pressure_initial_guess must be \"previous\" (p_n), \"linear\" or \"quadratic\" "
+           "(extrapolated from the previous steps; docs/parameters.md), got \"%s\"",
+           ef_parameters_origin(config->settings), pig);
+  fs->pressure_guess = !strcmp(pig, "linear") ? 1 : !strcmp(pig, "quadratic") ? 2 : 0;
+
   int automatic;
   memset(dt, 0, sizeof *dt);
   EF_CALL(ef_parameters_get(config->settings, "time_stepping", &ts));
@@ -171,6 +181,35 @@ int ef_fluid_load_state(ef_restart_reader *r, int64_t n, double *kinematic_press
   EF_CALL(ef_restart_read_int64s(r, "counters", counters, 2));
   *steps = (long)counters[0];
   *iterations = (long)counters[1];
+  return EF_SUCCESS;
+}
+
+int ef_fluid_save_pressure_history(ef_restart_writer *w, int64_t n, const ef_fs_pressure_history *h) {
+  if (!h || h->levels <= 0) return EF_SUCCESS;
+  const int64_t levels = h->levels;
+  EF_CALL(ef_restart_write_int64s(w, "pressure_guess_levels", &levels, 1));
+  EF_CALL(ef_restart_write_doubles(w, "pressure_guess_dt", h->dt, 2));
+  EF_CALL(ef_restart_write_doubles(w, "pressure_guess_previous", h->prev, n));
+  if (levels == 2) EF_CALL(ef_restart_write_doubles(w, "pressure_guess_previous2", h->prev2, n));
+  return ef_restart_write_doubles(w, "pressure_guess_last", h->last, n);
+}
+
+int ef_fluid_load_pressure_history(ef_restart_reader *r, int64_t n, double *prev, double *prev2, double *last,
+                                   ef_fs_pressure_history *h) {
+  memset(h, 0, sizeof *h);
+  if (ef_restart_count(r, "pressure_guess_levels") != 1) return EF_SUCCESS;
+  int64_t levels = 0;
+  EF_CALL(ef_restart_read_int64s(r, "pressure_guess_levels", &levels, 1));
+  EF_CHECK(levels == 1 || levels == 2, EF_ERR_PARSE, "restart file %s: pressure_guess_levels must be 1 or 2, got %lld",
+           ef_restart_reader_path(r), (long long)levels);
+  EF_CALL(ef_restart_read_doubles(r, "pressure_guess_dt", h->dt, 2));
+  EF_CALL(ef_restart_read_doubles(r, "pressure_guess_previous", prev, n));
+  if (levels == 2) EF_CALL(ef_restart_read_doubles(r, "pressure_guess_previous2", prev2, n));
+  EF_CALL(ef_restart_read_doubles(r, "pressure_guess_last", last, n));
+  h->levels = (int)levels;
+  h->prev = prev;
+  h->prev2 = prev2;
+  h->last = last;
   return EF_SUCCESS;
 }
 

@@ -52,6 +52,14 @@ int ef_fluid_save_state(ef_restart_writer *w, int64_t n, const double *kinematic
 int ef_fluid_load_state(ef_restart_reader *r, int64_t n, double *kinematic_pressure, double *last_dt, long *steps,
                         long *iterations);
 
+/* The history of solver_settings.pressure_initial_guess (ef_fs_pressure_history), alike for both strategies:
+ * records pressure_guess_levels, pressure_guess_dt, pressure_guess_previous(2) and pressure_guess_last (none when
+ * no level is known).  load reads them into prev, prev2, last (n each) and sets *h; a file without them (older, or
+ * from a run with "previous") gives levels 0, so the first step starts from p_n. */
+int ef_fluid_save_pressure_history(ef_restart_writer *w, int64_t n, const ef_fs_pressure_history *h);
+int ef_fluid_load_pressure_history(ef_restart_reader *r, int64_t n, double *prev, double *prev2, double *last,
+                                   ef_fs_pressure_history *h);
+
 /* MPI: summary "mpi": {"ranks", "exchange_seconds": [per rank]} from this rank's exchange time
  * (collective: every rank's time reaches rank 0). */
 int ef_fluid_summary_mpi(const ef_strategy_config *config, double exchange_seconds);

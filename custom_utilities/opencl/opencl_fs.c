@@ -53,6 +53,7 @@ enum {
   K_CP_DOT,
   K_STAGE_OPERATOR, /* set-up of the implicit option */
   K_VISC_APPLY_DOTS, /* the implicit option on several ranks (opencl_fs_mpi.c) */
+  K_PRESSURE_GUESS,  /* pressure_guess */
   K_N_KERNELS,
   R_UPLOAD = K_N_KERNELS, /* boundary values to the device */
   R_FLAGS,                /* flag/sum fill and read-back of a step */
@@ -66,7 +67,7 @@ static const char *const fs_record_names[R_COUNT] = {
     "fs_imex_final",    "fs_visc_init",    "fs_visc_apply",      "fs_visc_reduce",  "fs_visc_update",
     "fs_visc_direction", "fs_dt_partial_convective", "fs_imex_correction_start", "fs_imex_correct",
     "fs_imex_continuity", "fs_imex_filter", "fs_imex_rotational", "fs_cp_residual", "fs_cp_axpby", "fs_cp_dot",
-    "fs_stage_operator", "fs_visc_apply_dots",
+    "fs_stage_operator", "fs_visc_apply_dots", "fs_pressure_guess",
     "boundary values upload", "step flags fill/read",
     "CG solve (opencl_cg, wall)"};
 
@@ -166,6 +167,11 @@ struct ef_cl_fs_s {
   cl_mem cp_u0, cp_u, cp_f, cp_p0, cp_r0, cp_r, cp_z, cp_d, cp_q, cp_t, cp_part, cp_one;
   double *cp_hpart;
   int cp_iterations;
+  /* pressure_guess: the input pressures of the last two steps (pg[1] with "quadratic" only), their steps, how many
+   * levels are known (0-2; an upload of the pressure forgets them). */
+  cl_mem pg[2];
+  double pg_dt[2];
+  int pg_levels;
   /* The last step. */
   int stepped;
   double last_dt, last_residual;
@@ -509,6 +515,7 @@ int ef_cl_fs_write_array(ef_cl_fs *fs, ef_cl_fs_array which, const double *host)
   EF_CL_CALL(clEnqueueWriteBuffer(fs->ctx->queue, fs_array(fs, which), CL_TRUE, 0,
                                   (size_t)ef_cl_fs_array_size(fs, which) * 8, host, 0, NULL, NULL));
   if (which == EF_CL_FS_VELOCITY || which == EF_CL_FS_PRESSURE) fs->fixed_cur_valid = 0;
+  if (which == EF_CL_FS_PRESSURE) fs->pg_levels = 0; /* not the pressure the last step returned */
   return EF_SUCCESS;
 }
 
@@ -560,7 +567,7 @@ void ef_cl_fs_destroy(ef_cl_fs **pfs) {
                    &fs->imex_f, &fs->imex_v, &fs->imex_u, &fs->imex_rhs, &fs->cg_r, &fs->cg_z, &fs->cg_p,
                    &fs->cg_q, &fs->vdiag, &fs->kdiag, &fs->vpart, &fs->vpart2, &fs->cgs, &fs->cgs2, &fs->cp_u0,
                    &fs->cp_u, &fs->cp_f, &fs->cp_p0, &fs->cp_r0, &fs->cp_r, &fs->cp_z, &fs->cp_d, &fs->cp_q,
-                   &fs->cp_t, &fs->cp_part, &fs->cp_one};
+                   &fs->cp_t, &fs->cp_part, &fs->cp_one, &fs->pg[0], &fs->pg[1]};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i) fs_release_mem(all[i]);
   for (int i = 0; i < K_N_KERNELS; ++i)
     if (fs->k[i]) clReleaseKernel(fs->k[i]);
@@ -1422,6 +1429,89 @@ static int fs_enqueue_imex_rotational(ef_cl_fs *fs, cl_mem pnew, int phase) {
 }
 
 /* ---------------------------------------------------------------------------
+ * pressure_guess (fractional_step.h): the history on the device, the guess by fs_pressure_guess. */
+
+static int fs_pg_alloc(ef_cl_fs *fs) {
+  const size_t n8 = (size_t)fs->n * 8;
+  if (!fs->pg[0]) EF_CALL(fs_buffer(fs, n8, NULL, "the pressure guess's history", &fs->pg[0]));
+  if (fs->s.fs.pressure_guess == 2 && !fs->pg[1])
+    EF_CALL(fs_buffer(fs, n8, NULL, "the pressure guess's second history level", &fs->pg[1]));
+  return EF_SUCCESS;
+}
+
+/* The guess into pnew at the free nodes from the known levels; returns them (0: pnew keeps p_n). */
+static int fs_enqueue_pressure_guess(ef_cl_fs *fs, double dt, cl_mem pn, cl_mem pnew, int *known) {
+  *known = 0;
+  const int guess = fs->s.fs.pressure_guess;
+  if (!guess) return EF_SUCCESS;
+  EF_CALL(fs_pg_alloc(fs));
+  *known = fs->pg_levels;
+  const int order = *known < guess ? *known : guess;
+  if (order == 0) return EF_SUCCESS;
+  double a, b;
+  ef_pressure_guess_weights(order, dt, fs->pg_dt[0], fs->pg_dt[1], &a, &b);
+  const cl_long n = fs->n;
+  cl_mem p2 = order == 2 ? fs->pg[1] : fs->pg[0];
+  EF_CL_SET_ARGS(fs->k[K_PRESSURE_GUESS], EF_CL_ARG(n), EF_CL_ARG(pn), EF_CL_ARG(fs->pg[0]), EF_CL_ARG(p2),
+                 EF_CL_ARG(fs->pfix), EF_CL_ARG(a), EF_CL_ARG(b), EF_CL_ARG(pnew));
+  return fs_launch_nodes(fs, K_PRESSURE_GUESS, FS_PHASE_1, (order == 2 ? 33.0 : 25.0) * (double)fs->n);
+}
+
+/* After a step: its input pressure pn and step dt in front of the history. */
+static int fs_pressure_guess_push(ef_cl_fs *fs, double dt, cl_mem pn, int known) {
+  const int guess = fs->s.fs.pressure_guess;
+  if (!guess) return EF_SUCCESS;
+  if (guess == 2 && known > 0) {
+    cl_mem swap = fs->pg[1];
+    fs->pg[1] = fs->pg[0];
+    fs->pg[0] = swap;
+    fs->pg_dt[1] = fs->pg_dt[0];
+  }
+  EF_CL_CALL(clEnqueueCopyBuffer(fs->ctx->queue, pn, fs->pg[0], 0, 0, (size_t)fs->n * 8, 0, NULL, NULL));
+  fs->pg_dt[0] = dt;
+  fs->pg_levels = guess == 2 && known > 0 ? 2 : 1;
+  return EF_SUCCESS;
+}
+
+int ef_cl_fs_get_pressure_history(ef_cl_fs *fs, double *prev, double *prev2, ef_fs_pressure_history *h) {
+  EF_CHECK(fs && prev && prev2 && h, EF_ERR_PARAMETER, "ef_cl_fs_get_pressure_history: NULL argument");
+  memset(h, 0, sizeof *h);
+  if (fs->pg_levels == 0 || !fs->pg[0]) return EF_SUCCESS;
+  const size_t n8 = (size_t)fs->n * 8;
+  EF_CL_CALL(clEnqueueReadBuffer(fs->ctx->queue, fs->pg[0], CL_TRUE, 0, n8, prev, 0, NULL, NULL));
+  if (fs->pg_levels == 2)
+    EF_CL_CALL(clEnqueueReadBuffer(fs->ctx->queue, fs->pg[1], CL_TRUE, 0, n8, prev2, 0, NULL, NULL));
+  h->levels = fs->pg_levels;
+  h->prev = prev;
+  h->prev2 = prev2;
+  h->dt[0] = fs->pg_dt[0];
+  h->dt[1] = fs->pg_levels == 2 ? fs->pg_dt[1] : 0.0;
+  return EF_SUCCESS;
+}
+
+int ef_cl_fs_set_pressure_history(ef_cl_fs *fs, const ef_fs_pressure_history *h) {
+  EF_CHECK(fs && h, EF_ERR_PARAMETER, "ef_cl_fs_set_pressure_history: NULL argument");
+  EF_CHECK(h->levels >= 0 && h->levels <= 2, EF_ERR_PARAMETER,
+           "fractional step: pressure history levels must be 0, 1 or 2, got %d", h->levels);
+  fs->pg_levels = 0;
+  if (h->levels == 0 || !fs->s.fs.pressure_guess) return EF_SUCCESS;
+  EF_CHECK(h->prev && (h->levels < 2 || h->prev2), EF_ERR_PARAMETER,
+           "fractional step: pressure history of %d levels without its arrays", h->levels);
+  EF_CHECK(h->dt[0] > 0.0 && (h->levels < 2 || h->dt[1] > 0.0), EF_ERR_PARAMETER,
+           "fractional step: pressure history steps must be positive, got %g, %g", h->dt[0], h->dt[1]);
+  EF_CALL(fs_pg_alloc(fs));
+  const int levels = h->levels == 2 && fs->pg[1] ? 2 : 1; /* "linear" keeps one level */
+  const size_t n8 = (size_t)fs->n * 8;
+  EF_CL_CALL(clEnqueueWriteBuffer(fs->ctx->queue, fs->pg[0], CL_TRUE, 0, n8, h->prev, 0, NULL, NULL));
+  if (levels == 2)
+    EF_CL_CALL(clEnqueueWriteBuffer(fs->ctx->queue, fs->pg[1], CL_TRUE, 0, n8, h->prev2, 0, NULL, NULL));
+  fs->pg_dt[0] = h->dt[0];
+  fs->pg_dt[1] = levels == 2 ? h->dt[1] : 0.0;
+  fs->pg_levels = levels;
+  return EF_SUCCESS;
+}
+
+/* ---------------------------------------------------------------------------
  * The projection "converged" (viscous_projection 1; cp_solve of fractional_step.c, the same operator,
  * stopping test and breakdown rules).  Phase 3; the host sees only scalars (the dot products' per-group
  * partial sums) and the pressure solver's own read-backs. */
@@ -1782,6 +1872,8 @@ int ef_cl_fs_step(ef_cl_fs *fs, double t, double dt, ef_cl_fs_stats *stats) {
     EF_CALL(fs_enqueue_stage(fs, 2, dt, un, pn, fs->ub, fs->ua, fixed_values, pnew, FS_PHASE_1));
     EF_CALL(fs_enqueue_stage(fs, 3, dt, un, pn, fs->ua, fs->uh, fixed_values, pnew, FS_PHASE_1));
   }
+  int pg_known = 0;
+  EF_CALL(fs_enqueue_pressure_guess(fs, dt, pn, pnew, &pg_known));
   EF_CL_CALL(clFlush(fs->ctx->queue));
 
   /* Step 2: assembly, then the solver (its own reads are the step's only other syncs). */
@@ -1879,6 +1971,7 @@ int ef_cl_fs_step(ef_cl_fs *fs, double t, double dt, ef_cl_fs_stats *stats) {
     return ef_error_push(err, __FILE__, __LINE__, "pressure equation not solved");
   }
   if (fs->h_flags[0] != INT_MAX) return fs_divergence_error(fs, fs->h_flags[0], unew, pnew);
+  EF_CALL(fs_pressure_guess_push(fs, dt, pn, pg_known));
   fs->cur = 1 - cur;
   fs->stepped = 1;
   fs->last_dt = dt;

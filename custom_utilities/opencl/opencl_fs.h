@@ -131,6 +131,11 @@ void ef_cl_fs_destroy(ef_cl_fs **fs);
 
 /* Upload velocity (3 per node) and/or kinematic pressure (1 per node); NULL skips. */
 int ef_cl_fs_set_state(ef_cl_fs *fs, const double *velocity, const double *pressure);
+/* The history of settings.fs.pressure_guess (fractional_step.h), for restarts: get reads the known levels back into
+ * prev and prev2 (n each; blocking) and points *h at them (h->last NULL); set uploads them (levels beyond what the
+ * setting uses are dropped).  An upload of the pressure (ef_cl_fs_set_state) forgets the history: set it after. */
+int ef_cl_fs_get_pressure_history(ef_cl_fs *fs, double *prev, double *prev2, ef_fs_pressure_history *h);
+int ef_cl_fs_set_pressure_history(ef_cl_fs *fs, const ef_fs_pressure_history *h);
 /* Upload the boundary arrays of settings (velocity_fixed, pressure_fixed, slip_type,
  * slip_normal, slip_tangent, body_force; NULL = none) and rebuild the list of fixed dofs. */
 int ef_cl_fs_set_bc(ef_cl_fs *fs, const ef_fs_settings *settings);

@@ -6,7 +6,9 @@
       kinematic pressure p / rho is not the stored rho p / rho) active: the last .vtu, the .pvd and every
       .csv are byte-identical (identity_amg: the same with Kratos' "amgcl" block, i.e. the
       AMG-preconditioned flexible CG, and its one warning; identity_implicit: the implicit viscosity
-      at its automatic step, whose growth limit needs the previous step back); a later output of the first run's longer continuation is cut (CSV rows,
+      at its automatic step, whose growth limit needs the previous step back; identity_linear: with
+      solver_settings.pressure_initial_guess "linear", whose history p_{n-1} and dt_{n-1} must come back, and
+      identity_quadratic: "quadratic" with the implicit viscosity's growing steps, two levels and their steps); a later output of the first run's longer continuation is cut (CSV rows,
       .pvd entries, .vtu files); max_files_to_keep holds; the Python workflow continues the same way.
   refusals: a restart file of another mesh, of a newer format version, or damaged is refused with a
       message naming the cause; a fresh run into another run's folder is refused, --overwrite removes
@@ -40,7 +42,7 @@ def expect(cond, msg):
         print("FAIL:", msg, file=sys.stderr)
 
 
-def case(source, strategy, end_time=0.8, amg=False, implicit=False):
+def case(source, strategy, end_time=0.8, amg=False, implicit=False, guess=None):
     folder = os.path.join(source, "test_examples", "channel_forces")
     with open(os.path.join(folder, "ProjectParameters.json")) as f:
         p = json.load(f)
@@ -58,6 +60,8 @@ def case(source, strategy, end_time=0.8, amg=False, implicit=False):
     if implicit:  # steps growing by at most 1.2x from the explicit rule's: the previous step is state
         ss["viscous_time_integration"] = "implicit"
         ss["time_stepping"] = {"automatic_time_step": True, "CFL_number": 0.5}
+    if guess:
+        ss["pressure_initial_guess"] = guess
     p["problem_data"]["end_time"] = end_time
     p["problem_data"]["steady_state"] = {"velocity_rate_tolerance": 1e-12, "check_interval": 4}
     # A time-dependent inlet: boundary values are evaluated at stage times inside the step.
@@ -117,10 +121,10 @@ def no_device(cli):
     return r.returncode != 0 or "fp64 yes" not in r.stdout
 
 
-def check_identity(source, cli, work, strategy, amg=False, implicit=False):
+def check_identity(source, cli, work, strategy, amg=False, implicit=False, guess=None):
     if strategy.startswith("opencl") and no_device(cli):
         return 77
-    p = case(source, strategy, amg=amg, implicit=implicit)
+    p = case(source, strategy, amg=amg, implicit=implicit, guess=guess)
     path = write(work, "case", p)
     ref, split = os.path.join(work, "ref"), os.path.join(work, "split")
     r = run(cli, [path, "--steps", "20", "--output", ref])
@@ -321,9 +325,10 @@ def main():
     work = os.path.join(work, check + ("_" + strategy if check.startswith("identity") else ""))
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
-    if check in ("identity", "identity_amg", "identity_implicit"):
+    if check in ("identity", "identity_amg", "identity_implicit", "identity_linear", "identity_quadratic"):
         rc = check_identity(source, cli, work, strategy, amg=check == "identity_amg",
-                            implicit=check == "identity_implicit")
+                            implicit=check in ("identity_implicit", "identity_quadratic"),
+                            guess={"identity_linear": "linear", "identity_quadratic": "quadratic"}.get(check))
     elif check == "refusals":
         rc = check_refusals(source, cli, work)
     elif check == "divergence":
