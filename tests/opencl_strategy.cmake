@@ -17,6 +17,13 @@ if(EF_WITH_OPENCL)
   set_tests_properties(test_ocl_fs_kernels test_ocl_fs_steps strategies_agree_implicit PROPERTIES TIMEOUT 300
                        ENVIRONMENT "EDGEFLOW_PLUGIN_DIR=${CMAKE_LIBRARY_OUTPUT_DIRECTORY};OMP_NUM_THREADS=2;OMP_WAIT_POLICY=passive;EDGEFLOW_CACHE_DIR=${EF_OCLFS_CACHE}")
   set_tests_properties(strategies_agree_implicit PROPERTIES LABELS "opencl;unit" SKIP_RETURN_CODE 77)
+  # pressure_initial_guess "quadratic" (issue 12) on both strategies: the host's guess and the device's
+  # fs_pressure_guess give the same iterations and fields within the same bounds (2 s).
+  add_test(NAME strategies_agree_pressure_guess
+           COMMAND test_ocl_fs_steps --pressure-guess quadratic --cache ${EF_OCLFS_CACHE})
+  set_tests_properties(strategies_agree_pressure_guess PROPERTIES LABELS "opencl;unit" SKIP_RETURN_CODE 77
+                       TIMEOUT 300
+                       ENVIRONMENT "EDGEFLOW_PLUGIN_DIR=${CMAKE_LIBRARY_OUTPUT_DIRECTORY};OMP_NUM_THREADS=2;OMP_WAIT_POLICY=passive;EDGEFLOW_CACHE_DIR=${EF_OCLFS_CACHE}")
   # Two steps on tiny meshes under oclgrind: no data races, no invalid accesses.
   find_program(EF_OCLGRIND_EXECUTABLE oclgrind)
   if(EF_OCLGRIND_EXECUTABLE)
@@ -52,9 +59,17 @@ if(EF_WITH_OPENCL)
     set_tests_properties(test_ocl_fs_oclgrind_implicit_groups PROPERTIES LABELS "opencl;unit" SKIP_RETURN_CODE 77
                          TIMEOUT 300
                          ENVIRONMENT "EDGEFLOW_PLUGIN_DIR=${CMAKE_LIBRARY_OUTPUT_DIRECTORY};OMP_NUM_THREADS=2;OMP_WAIT_POLICY=passive")
+    # fs_pressure_guess: 3 steps of the tiny cavities with "quadratic" (the guess linear on step 2, quadratic on 3).
+    add_test(NAME test_ocl_fs_oclgrind_pressure_guess
+             COMMAND sh ${EF_TEST_DATA}/opencl_strategy/oclgrind_check.sh ${EF_OCLGRIND_EXECUTABLE}
+                     $<TARGET_FILE:test_ocl_fs_steps> ${CMAKE_CURRENT_BINARY_DIR}/ocl_fs_oclgrind_pressure_guess
+                     --pressure-guess quadratic)
+    set_tests_properties(test_ocl_fs_oclgrind_pressure_guess PROPERTIES LABELS "opencl;unit" SKIP_RETURN_CODE 77
+                         TIMEOUT 300
+                         ENVIRONMENT "EDGEFLOW_PLUGIN_DIR=${CMAKE_LIBRARY_OUTPUT_DIRECTORY};OMP_NUM_THREADS=2;OMP_WAIT_POLICY=passive")
     if(EF_SANITIZE)
       set_property(TEST test_ocl_fs_oclgrind test_ocl_fs_oclgrind_implicit test_ocl_fs_oclgrind_converged
-                   test_ocl_fs_oclgrind_implicit_groups APPEND PROPERTY ENVIRONMENT "ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0")
+                   test_ocl_fs_oclgrind_implicit_groups test_ocl_fs_oclgrind_pressure_guess APPEND PROPERTY ENVIRONMENT "ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0")
     endif()
   endif()
 endif()

@@ -39,6 +39,9 @@
  * --stage-cg-groups G: the OpenCL strategy's device.stage_cg_groups (the stage CG's vector kernels on G work-groups,
  * each looping over several blocks of nodes).
  * --implicit without --tiny and --case also checks that the stage CG's grid changes no bit (grid_identity).
+ * --pressure-guess G: solver_settings.pressure_initial_guess G on both strategies (issue 12: the host's and the
+ * device's guess, fs_pressure_guess, the same arithmetic, so the same checks and bounds hold); with --tiny, 3 steps
+ * (a "quadratic" guess first runs on the third).
  * --verbose: print iterations and differences.
  * Skips (77) without an OpenCL device. */
 #include <float.h>
@@ -59,6 +62,7 @@
 #include "ef_test_mesh.h"
 
 static int verbose = 0; /* --verbose: print the differences */
+static const char *pressure_guess = "previous"; /* --pressure-guess */
 static int work_group_bits = 0; /* --work-group-bits: device.work_group_bits of the OpenCL strategy (0: automatic) */
 static long long stage_cg_groups = 0; /* --stage-cg-groups: device.stage_cg_groups (0: automatic) */
 /* The fields' bound with the projection "converged" (relative max norm after 20 steps): its PCG runs the
@@ -195,13 +199,14 @@ static int start(run *r, const char *name, const ef_test_mesh *m, bc_spec *b, do
            " \"time_step\": 0.0, \"minimum_delta_time\": 1e-12, \"maximum_delta_time\": 1e30},"
            " \"stabilization\": {\"tau_c1\": 1.0, \"tau_c2\": 4.0, \"tau_c3\": 2.0, \"use_oss\": true},"
            " \"divergence_velocity_bound\": 1e6, \"viscous_time_integration\": \"%s\","
+           " \"pressure_initial_guess\": \"%s\","
            " \"implicit_viscosity\": {\"tolerance\": 1e-10, \"max_iteration\": 10000,"
            " \"maximum_viscous_number\": 100.0, \"correction\": \"%s\", \"projection\": \"%s\","
            " \"check_every\": %d},"
            " \"linear_solver_settings\": {\"solver_type\": \"cg\", \"tolerance\": 1e-10, \"max_iteration\": 5000,"
            " \"check_every\": 1, \"cg_variant\": \"standard\", \"autotune\": %s, \"export_pressure_system\": \"%s\"},"
            " \"device\": {\"verbose\": 0, \"work_group_bits\": %d, \"stage_cg_groups\": %lld}}",
-           name, implicit_correction ? "implicit" : "explicit",
+           name, implicit_correction ? "implicit" : "explicit", pressure_guess,
            implicit_correction && strcmp(implicit_correction, "converged") ? implicit_correction : "lumped",
            converged() ? "converged" : "single", tiny ? 1 : 4, tiny ? "false" : "true", export_path ? export_path : "",
            work_group_bits, stage_cg_groups);
@@ -556,6 +561,8 @@ int main(int argc, char **argv) {
       work_group_bits = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--stage-cg-groups") && i + 1 < argc)
       stage_cg_groups = atoll(argv[++i]);
+    else if (!strcmp(argv[i], "--pressure-guess") && i + 1 < argc)
+      pressure_guess = argv[++i];
   }
   if (cache)
     setenv("EDGEFLOW_CACHE_DIR", cache, 1);
@@ -624,7 +631,7 @@ int main(int argc, char **argv) {
   snprintf(export_path, sizeof export_path, "%s/ocl_fs_steps_pressure.bin", cache ? cache : ".");
   if (cache)
     mkdir(cache, 0755);
-  const int steps = tiny ? 2 : 20;
+  const int steps = tiny ? (strcmp(pressure_guess, "previous") ? 3 : 2) : 20;
   /* The corrections of each dimension (explicit: one pass). */
   /* ("converged": the correction "lumped" with the projection "converged".) */
   const char *corrections[2][5] = {{"lumped", "converged", "viscous", "viscous_unfiltered", "rotational"},
