@@ -102,6 +102,13 @@ if(EF_HAVE_MPI)
                    -DSECONDS=60 -P ${CMAKE_SOURCE_DIR}/cmake/expect_failure.cmake)
   set_tests_properties(mpi_unsupported_openmp_implicit_correction_np2 PROPERTIES LABELS "mpi" TIMEOUT 90 PROCESSORS 2
                        ENVIRONMENT "${EF_MPI_ENV}")
+  # pressure_initial_guess "linear" (issue 12) runs on one rank only: every rank stops with its message.
+  add_test(NAME mpi_unsupported_openmp_pressure_guess_np2
+           COMMAND ${CMAKE_COMMAND} "-DCOMMAND=${EF_MPIRUN};${MPIEXEC_NUMPROC_FLAG};2;$<TARGET_FILE:edgeflow>;run;${CMAKE_CURRENT_SOURCE_DIR}/data/mpi/cavity2d_pressure_guess.json;--quiet;--overwrite;--output;${CMAKE_CURRENT_BINARY_DIR}/mpi_unsupported_openmp_pressure_guess"
+                   "-DEXPECT=rank [01] of 2: error .EF_ERR_UNSUPPORTED.: .*openmp_edge_based on several ranks: pressure_initial_guess .linear. and .quadratic. run on one rank only"
+                   -DSECONDS=60 -P ${CMAKE_SOURCE_DIR}/cmake/expect_failure.cmake)
+  set_tests_properties(mpi_unsupported_openmp_pressure_guess_np2 PROPERTIES LABELS "mpi" TIMEOUT 90 PROCESSORS 2
+                       ENVIRONMENT "${EF_MPI_ENV}")
   # The channel with an obstacle: apply_inlet_process along its automatic_inwards_normal (faces summed over
   # the ranks), an outlet (open boundary), forces, drag and probes on the ranks.
   ef_add_mpi_run(mpi_run_channel_inlet_np3 3 channel_inlet)
@@ -219,11 +226,16 @@ if(EF_HAVE_MPI)
              COMMAND ${CMAKE_COMMAND} "-DCOMMAND=${EF_MPIRUN};${MPIEXEC_NUMPROC_FLAG};2;$<TARGET_FILE:edgeflow>;run;${CMAKE_CURRENT_SOURCE_DIR}/data/mpi/cavity2d_implicit_viscous.json;--solver-type;opencl_edge_based;--quiet;--overwrite;--output;${CMAKE_CURRENT_BINARY_DIR}/mpi_unsupported_opencl_implicit_correction"
                      "-DEXPECT=rank [01] of 2: error .EF_ERR_UNSUPPORTED.: .*opencl_edge_based on several ranks: viscous_time_integration .implicit. runs with implicit_viscosity.correction .lumped."
                      -DSECONDS=60 -P ${CMAKE_SOURCE_DIR}/cmake/expect_failure.cmake)
+    add_test(NAME mpi_unsupported_opencl_pressure_guess_np2
+             COMMAND ${CMAKE_COMMAND} "-DCOMMAND=${EF_MPIRUN};${MPIEXEC_NUMPROC_FLAG};2;$<TARGET_FILE:edgeflow>;run;${CMAKE_CURRENT_SOURCE_DIR}/data/mpi/cavity2d_pressure_guess.json;--solver-type;opencl_edge_based;--quiet;--overwrite;--output;${CMAKE_CURRENT_BINARY_DIR}/mpi_unsupported_opencl_pressure_guess"
+                     "-DEXPECT=rank [01] of 2: error .EF_ERR_UNSUPPORTED.: .*opencl_edge_based on several ranks: pressure_initial_guess .linear. and .quadratic. run on one rank only"
+                     -DSECONDS=60 -P ${CMAKE_SOURCE_DIR}/cmake/expect_failure.cmake)
     add_test(NAME mpi_unsupported_opencl_solver_np2
              COMMAND ${CMAKE_COMMAND} "-DCOMMAND=${EF_MPIRUN};${MPIEXEC_NUMPROC_FLAG};2;$<TARGET_FILE:edgeflow>;run;${CMAKE_CURRENT_SOURCE_DIR}/data/mpi/cavity2d_bicgstab.json;--solver-type;opencl_edge_based;--quiet;--overwrite;--output;${CMAKE_CURRENT_BINARY_DIR}/mpi_unsupported_opencl_solver"
                      "-DEXPECT=rank [01] of 2: error .EF_ERR_UNSUPPORTED.: .*opencl_edge_based on several ranks: linear_solver_settings asks for solver_type .bicgstab."
                      -DSECONDS=60 -P ${CMAKE_SOURCE_DIR}/cmake/expect_failure.cmake)
-    set_tests_properties(mpi_unsupported_opencl_implicit_correction_np2 mpi_unsupported_opencl_solver_np2 PROPERTIES LABELS "mpi"
+    set_tests_properties(mpi_unsupported_opencl_implicit_correction_np2 mpi_unsupported_opencl_solver_np2
+                         mpi_unsupported_opencl_pressure_guess_np2 PROPERTIES LABELS "mpi"
                          TIMEOUT 90 PROCESSORS 2 ENVIRONMENT "${EF_MPI_ENV};POCL_MAX_PTHREAD_COUNT=1")
   endif()
   # problem_data.max_wall_time (2 s) on 3 ranks: the ranks' clocks differ, one reduction per step stops them
