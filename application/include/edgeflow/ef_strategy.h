@@ -60,7 +60,8 @@ typedef struct {
   double *values_full;         /* before the elimination (may be NULL) */
   double *rhs;                 /* right-hand side as solved */
   double *solution;            /* the solver's solution */
-  double *initial_guess;       /* the warm start (p_n with fixed values) */
+  double *initial_guess;       /* p_n with fixed values: the warm start of "previous" (pressure_initial_guess
+                                * "linear" and "quadratic" start from their extrapolation, not given here) */
   uint8_t *fixed;              /* n: 1 for fixed-pressure rows */
   double tolerance;            /* the requested relative tolerance */
   int iterations;              /* iterations the solver used */
