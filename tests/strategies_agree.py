@@ -24,7 +24,7 @@ the step is that cap): the same 20 steps and bound 1e-7, the whole run through t
 prescribed pressures, open-boundary traction, output).
 
 With --renumbering NAME (e.g. morton) both strategies run with model_import_settings.renumbering NAME
-and are compared with the OpenMP run of the case's own renumbering ("rcm"), the same bound: the node order
+and are compared with the OpenMP run of the case's own renumbering ("auto": "rcm" for OpenMP), the same bound: the node order
 changes only the rounding.  Every comparison aligns the nodes by the files' NODE_ID, not by position.
 
 usage: strategies_agree.py EDGEFLOW GMSH SOURCE_DIR WORK_DIR [--linear-solver NAME [TOLERANCE]

@@ -41,7 +41,7 @@ static const char ef_solver_defaults[] =
     "{\"solver_type\": \"\", \"model_part_name\": \"" EF_DEFAULT_MODEL_PART_NAME "\", \"domain_size\": -1,"
     " \"echo_level\": 0,"
     " \"model_import_settings\": {\"input_type\": \"mdpa\", \"input_filename\": \"\","
-    "     \"refinement_levels\": 0, \"renumbering\": \"rcm\"}}";
+    "     \"refinement_levels\": 0, \"renumbering\": \"auto\"}}";
 
 static const char ef_process_block_defaults[] =
     "{\"python_module\": \"\", \"kratos_module\": \"\", \"process_name\": \"\", \"help\": null,"
@@ -70,6 +70,7 @@ struct ef_analysis_s {
   ef_partition partition;
   int distributed;
   uint64_t global_fingerprint; /* MPI: the global mesh's (ef_model_part_fingerprint), for restart points */
+  char renumbering[16];        /* the node ordering applied ("rcm", "morton", "none"; "auto" resolved) */
 
   ef_process_entry *processes;
   int n_processes;
@@ -181,6 +182,30 @@ static int ef_analysis_check_mesh(ef_analysis a, const char *source) {
   return err;
 }
 
+/* The ordering "auto" stands for: a restart file's (so that a run continues in the numbering that wrote it,
+ * whichever strategy continues it; "rcm" for files from before the ordering was recorded, the default then),
+ * else the strategy's own (ef_strategy_ops.renumbering), else "rcm".  A one-process restart file stays open
+ * for ef_analysis_restart_open. */
+static int ef_analysis_auto_renumbering(ef_analysis a, char *out, size_t size) {
+  const char *strategy = a->strategy_ops && a->strategy_ops->renumbering ? a->strategy_ops->renumbering : "rcm";
+  snprintf(out, size, "%s", strategy);
+  if (!a->options.restart_file || a->options.load_only) return EF_SUCCESS;
+  ef_restart_reader *r = a->run.reader;
+  if (!r) EF_CALL(ef_restart_reader_open(a->options.restart_file, &r));
+  const int point = ef_restart_reader_section(r, "ranks"); /* MPI: a restart point (small: read, then closed) */
+  int err = EF_SUCCESS;
+  if (point || ef_restart_reader_section(r, "analysis")) {
+    char text[16] = "rcm";
+    if (ef_restart_count(r, "renumbering") > 0) err = ef_restart_read_string(r, "renumbering", text, sizeof text);
+    if (!err) snprintf(out, size, "%s", text);
+  }
+  if (point || err)
+    ef_restart_reader_close(&r);
+  else
+    a->run.reader = r;
+  return err;
+}
+
 /* Read the mesh named by model_import_settings, refine and renumber it. */
 static int ef_analysis_read_mesh(ef_analysis a) {
   ef_parameters import;
@@ -231,10 +256,18 @@ static int ef_analysis_read_mesh(ef_analysis a) {
     EF_CALL(ef_mesh_refine_uniform(a->mp, (int)levels));
     ef_log_event_end(a->ev_refine);
   }
-  EF_CHECK(!strcmp(renumbering, "rcm") || !strcmp(renumbering, "morton") || !strcmp(renumbering, "none"),
+  EF_CHECK(!strcmp(renumbering, "auto") || !strcmp(renumbering, "rcm") || !strcmp(renumbering, "morton") ||
+               !strcmp(renumbering, "none"),
            EF_ERR_PARAMETER,
-           "%s: solver_settings.model_import_settings.renumbering is '%s', expected \"rcm\", \"morton\" or \"none\"",
+           "%s: solver_settings.model_import_settings.renumbering is '%s', expected \"auto\", \"rcm\", \"morton\" "
+           "or \"none\"",
            a->parameters_path, renumbering);
+  if (!strcmp(renumbering, "auto")) {
+    EF_CALL(ef_analysis_auto_renumbering(a, a->renumbering, sizeof a->renumbering));
+    renumbering = a->renumbering;
+  } else {
+    snprintf(a->renumbering, sizeof a->renumbering, "%s", renumbering);
+  }
   if (strcmp(renumbering, "none")) {
     int event = ef_log_event("setup", !strcmp(renumbering, "rcm") ? "renumber mesh (rcm)" : "renumber mesh (morton)");
     ef_log_event_begin(event);
@@ -914,10 +947,11 @@ int ef_analysis_finalize(ef_analysis a) {
   EF_CALL(ef_parameters_set_string(s, "parameters_file", a->parameters_path));
   char json[1024];
   snprintf(json, sizeof json,
-           "{\"dimension\": %d, \"nodes\": %lld, \"elements\": %lld, \"conditions\": %lld, \"source\": \"%s\"}",
+           "{\"dimension\": %d, \"nodes\": %lld, \"elements\": %lld, \"conditions\": %lld, \"source\": \"%s\","
+           " \"renumbering\": \"%s\"}",
            a->mp ? a->mp->dim : 0, a->mp ? (long long)a->mp->n_nodes : 0LL,
            a->mp ? (long long)a->mp->n_elements : 0LL, a->mp ? (long long)a->mp->n_conditions : 0LL,
-           a->mp && a->mp->source_file ? a->mp->source_file : "");
+           a->mp && a->mp->source_file ? a->mp->source_file : "", a->renumbering);
   EF_CALL(ef_parameters_set_json(s, "mesh", json));
   double loop_wall = a->wall_loop_start > 0 ? ef_wtime() - a->wall_loop_start : 0.0;
   snprintf(json, sizeof json,
@@ -1275,6 +1309,7 @@ static int ef_analysis_save_sections(ef_analysis a, ef_restart_writer *w) {
   EF_CALL(ef_restart_write_string(w, "parameters_file", a->parameters_path));
   EF_CALL(ef_restart_write_string(w, "strategy", a->strategy_ops->name));
   EF_CALL(ef_restart_write_string(w, "where", where));
+  EF_CALL(ef_restart_write_string(w, "renumbering", a->renumbering));
   EF_CALL(ef_restart_write_double(w, "time", a->time));
   EF_CALL(ef_restart_write_int64(w, "step", a->step));
   EF_CALL(ef_restart_write_double(w, "dt", a->dt));
@@ -1411,16 +1446,23 @@ int ef_analysis_write_restart(ef_analysis a, char *out, size_t size) {
 
 /* Open the restart file, check it belongs to this mesh, take its time and step. */
 static int ef_analysis_restart_open(ef_analysis a) {
-  ef_restart_reader *r = NULL;
-  EF_CALL(ef_restart_reader_open(a->options.restart_file, &r));
+  ef_restart_reader *r = a->run.reader; /* already open where "auto" renumbering read its ordering */
+  if (!r) EF_CALL(ef_restart_reader_open(a->options.restart_file, &r));
   a->run.reader = r;
   const uint64_t mine = ef_model_part_fingerprint(a->mp), theirs = ef_restart_reader_fingerprint(r);
-  EF_CHECK(mine == theirs, EF_ERR_PARAMETER,
-           "restart file '%s' was written for another mesh (fingerprint %016llx; this case's mesh '%s' after "
-           "refinement and renumbering has %016llx, %lld nodes): restart with the case, refinement level and "
-           "renumbering that wrote it",
-           a->options.restart_file, (unsigned long long)theirs, a->mp->source_file ? a->mp->source_file : "",
-           (unsigned long long)mine, (long long)a->mp->n_nodes);
+  if (mine != theirs) {
+    char written[16] = "", note[96] = "";
+    if (ef_restart_reader_section(r, "analysis") && ef_restart_count(r, "renumbering") > 0 &&
+        ef_restart_read_string(r, "renumbering", written, sizeof written) == EF_SUCCESS && strcmp(written, a->renumbering))
+      snprintf(note, sizeof note, "; the file was written with renumbering \"%s\", this run used \"%s\"", written,
+               a->renumbering);
+    return EF_ERROR(EF_ERR_PARAMETER,
+                    "restart file '%s' was written for another mesh (fingerprint %016llx; this case's mesh '%s' after "
+                    "refinement and renumbering has %016llx, %lld nodes%s): restart with the case, refinement level "
+                    "and renumbering that wrote it",
+                    a->options.restart_file, (unsigned long long)theirs, a->mp->source_file ? a->mp->source_file : "",
+                    (unsigned long long)mine, (long long)a->mp->n_nodes, note);
+  }
   int64_t ranks = 0;
   if (ef_restart_reader_section(r, "ranks")) { /* MPI: a restart point of several ranks */
     EF_CALL(ef_restart_read_int64(r, "ranks", &ranks));
@@ -1700,6 +1742,7 @@ static int ef_analysis_write_restart_ranks(ef_analysis a, char *out, size_t size
     if (!err) err = ef_restart_write_int64(w, "step", a->step);
     if (!err) err = ef_restart_write_double(w, "time", a->time);
     if (!err) err = ef_restart_write_string(w, "pieces", names);
+    if (!err) err = ef_restart_write_string(w, "renumbering", a->renumbering);
     for (int k = 0; !err && k < 3; k++) {
       static const char *keys[3] = {"piece_checksums", "piece_bytes", "piece_partitions"};
       for (int q = 0; q < ranks; q++) v[q] = (int64_t)all[3 * q + k];

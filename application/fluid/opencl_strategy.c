@@ -932,6 +932,7 @@ static const ef_strategy_ops ef_opencl_ops = {
     .ignored_settings = ef_fluid_kratos_keys,
     .steady_state_variable = "VELOCITY",
     .begin_setup = ef_opencl_begin_setup,
+    .renumbering = "morton", /* as fast a step as "rcm" on GPUs, in half the set-up time (docs/parameters.md) */
     .add_variables = ef_fluid_add_variables,
     .prepare = ef_fluid_prepare,
     .create = ef_opencl_create,

@@ -111,6 +111,11 @@ def same_outputs(a, b, what):
         expect(filecmp.cmp(os.path.join(a, n), os.path.join(b, n), shallow=False), f"{what}: {n} differs")
 
 
+def summary_renumbering(folder):
+    with open(os.path.join(folder, "run_summary.json")) as f:
+        return json.load(f)["mesh"].get("renumbering")
+
+
 def rest_files(folder):
     d = os.path.join(folder, "FluidModelPart__restart_files")
     return sorted(os.listdir(d)) if os.path.isdir(d) else []
@@ -170,9 +175,21 @@ def check_identity(source, cli, work, strategy, amg=False, implicit=False, guess
         cross = os.path.join(work, "cross")
         r = run(cli, [path, "--steps", "10", "--output", cross])
         rest = os.path.join(cross, "FluidModelPart__restart_files", "FluidModelPart_10.rest")
+        expect(summary_renumbering(cross) == "morton", f"{strategy}: \"auto\" renumbering gave "
+               f"{summary_renumbering(cross)!r}, expected \"morton\"")
         r = run(cli, [path, "--restart", rest, "--steps", "10", "--output", cross, "--solver-type", other])
         expect(r.returncode == 0 and "differ in the last bits" in r.stderr,
                f"restart on another strategy: exit {r.returncode}, {r.stderr}")
+        expect(summary_renumbering(cross) == "morton", f"{other} continuing a morton file: ordering "
+               f"{summary_renumbering(cross)!r}, expected the file's \"morton\"")
+        # And back: the device continues the host's file in the host's ordering.
+        back = os.path.join(work, "back")
+        r = run(cli, [path, "--steps", "10", "--output", back, "--solver-type", other])
+        rest = os.path.join(back, "FluidModelPart__restart_files", "FluidModelPart_10.rest")
+        r = run(cli, [path, "--restart", rest, "--steps", "10", "--output", back])
+        expect(r.returncode == 0 and "differ in the last bits" in r.stderr and summary_renumbering(back) == "rcm",
+               f"{strategy} continuing an {other} file: exit {r.returncode}, ordering "
+               f"{summary_renumbering(back)!r}, {r.stderr}")
     return 0
 
 
@@ -185,11 +202,31 @@ def check_refusals(source, cli, work):
     expect(r.returncode == 0, f"run failed: {r.stderr}")
     rest = os.path.join(out, "FluidModelPart__restart_files", "FluidModelPart_5.rest")
     expect(os.path.exists(rest), "no restart file at the end of a run with save_restart_process")
+    expect(summary_renumbering(out) == "rcm", f"run_summary mesh.renumbering {summary_renumbering(out)!r}, "
+           "expected \"rcm\" (\"auto\" on openmp_edge_based)")
 
     # Another mesh (one refinement level more).
     r = run(cli, [path, "--restart", rest, "--refine", "1", "--output", out])
     expect(r.returncode != 0 and "another mesh" in r.stderr and rest in r.stderr,
            f"restart on another mesh not refused clearly: {r.stderr}")
+    # The node ordering: "auto" (the default) is the strategy's own ("rcm" here) and is recorded in the file; a
+    # case that asks for another ordering explicitly meets another mesh, and is told which orderings differ.
+    pm = case(source, strategy)
+    pm["solver_settings"]["model_import_settings"]["renumbering"] = "morton"
+    morton = write(work, "case_morton", pm)
+    r = run(cli, [morton, "--restart", rest, "--output", out])
+    expect(r.returncode != 0 and "another mesh" in r.stderr and
+           'written with renumbering "rcm", this run used "morton"' in r.stderr,
+           f"restart in another node ordering not refused clearly: {r.stderr}")
+    # "auto" continues a file in the ordering that wrote it, whatever the strategy's own.
+    out_m = os.path.join(work, "m")
+    r = run(cli, [morton, "--steps", "5", "--output", out_m])
+    expect(r.returncode == 0 and summary_renumbering(out_m) == "morton", f"morton run: {r.stderr}")
+    rest_m = os.path.join(out_m, "FluidModelPart__restart_files", "FluidModelPart_5.rest")
+    r = run(cli, [path, "--restart", rest_m, "--steps", "3", "--output", out_m])
+    expect(r.returncode == 0 and summary_renumbering(out_m) == "morton",
+           f"\"auto\" restart of a morton file: exit {r.returncode}, ordering {summary_renumbering(out_m)!r}, "
+           f"{r.stderr}")
     # A newer format version.
     with open(rest, "rb") as f:
         data = bytearray(f.read())

@@ -98,6 +98,9 @@ typedef struct {
    * OpenCL strategy creates its device context on a thread; initialize takes it over).  Reports no
    * error: initialize repeats whatever failed here and reports it there. */
   void (*begin_setup)(ef_parameters settings);
+  /* Optional: the node ordering the strategy steps fastest with ("rcm", "morton" or "none"), used where
+   * model_import_settings.renumbering is "auto" (NULL: "rcm"). */
+  const char *renumbering;
   /* Optional: add the nodal variables the strategy needs to the model part just read. */
   int (*add_variables)(ef_model_part mp);
   /* Optional: read what the strategy needs besides the mesh (materials, loads) into the
