@@ -19,7 +19,7 @@ const char ef_fluid_settings_defaults[] =
     "     \"minimum_delta_time\": 1e-12, \"maximum_delta_time\": 1e30},"
     " \"stabilization\": {\"tau_c1\": 1.0, \"tau_c2\": 4.0, \"tau_c3\": 2.0, \"use_oss\": true},"
     " \"divergence_velocity_bound\": 1e6, \"divergence_velocity_factor\": 100.0,"
-    " \"viscous_time_integration\": \"explicit\", \"pressure_initial_guess\": \"previous\","
+    " \"viscous_time_integration\": \"explicit\", \"pressure_initial_guess\": \"auto\","
     " \"implicit_viscosity\": {\"tolerance\": 1e-10, \"max_iteration\": 10000, \"maximum_viscous_number\": 100.0,"
     "     \"maximum_time_step_growth\": 1.2, \"correction\": \"lumped\", \"pressure\": \"frozen\", \"check_every\": 8,"
     "     \"projection\": \"single\", \"tau_time_step\": \"explicit_limit\"},"

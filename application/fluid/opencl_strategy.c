@@ -195,7 +195,7 @@ static int ef_opencl_check_mpi(const ef_opencl_strategy *s) {
            EF_ERR_UNSUPPORTED, EF_CL_FS_MPI_IMPLICIT_REFUSAL);
   EF_CHECK(s->settings.pressure_guess == 0, EF_ERR_UNSUPPORTED,
            "opencl_edge_based on several ranks: pressure_initial_guess \"linear\" and \"quadratic\" run on one rank "
-           "only; use \"previous\" (docs/mpi.md)");
+           "only; use \"previous\" or \"auto\" (docs/mpi.md)");
   return EF_SUCCESS;
 }
 

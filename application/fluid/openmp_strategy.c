@@ -95,7 +95,7 @@ static int ef_openmp_check_mpi(const ef_openmp_strategy *s) {
            "only (docs/mpi.md)");
   EF_CHECK(fss->pressure_guess == 0, EF_ERR_UNSUPPORTED,
            "openmp_edge_based on several ranks: pressure_initial_guess \"linear\" and \"quadratic\" run on one rank "
-           "only; use \"previous\" (docs/mpi.md)");
+           "only; use \"previous\" or \"auto\" (docs/mpi.md)");
   return EF_SUCCESS;
 }
 

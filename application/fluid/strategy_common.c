@@ -124,13 +124,16 @@ int ef_strategy_read_settings(const ef_strategy_config *config, ef_fs_settings *
            "solver_settings.implicit_viscosity.maximum_viscous_number must be >= 0 (0: no cap)");
 
   /* The pressure solve's initial guess (issue 12; optional: settings built without the defaults lack it). */
-  const char *pig = "previous";
+  const char *pig = "auto";
   if (ef_parameters_has(config->settings, "pressure_initial_guess"))
     EF_CALL(ef_parameters_get_string(config->settings, "pressure_initial_guess", &pig));
-  EF_CHECK(!strcmp(pig, "previous") || !strcmp(pig, "linear") || !strcmp(pig, "quadratic"), EF_ERR_PARAMETER,
-           "%s: solver_settings.pressure_initial_guess must be \"previous\" (p_n), \"linear\" or \"quadratic\" "
-           "(extrapolated from the previous steps; docs/parameters.md), got \"%s\"",
+  EF_CHECK(!strcmp(pig, "auto") || !strcmp(pig, "previous") || !strcmp(pig, "linear") || !strcmp(pig, "quadratic"),
+           EF_ERR_PARAMETER,
+           "%s: solver_settings.pressure_initial_guess must be \"auto\", \"previous\" (p_n), \"linear\" or "
+           "\"quadratic\" (extrapolated from the previous steps; docs/parameters.md), got \"%s\"",
            ef_parameters_origin(config->settings), pig);
+  /* "auto": "quadratic" on one process; the distributed steps start from p_n ("previous"). */
+  if (!strcmp(pig, "auto")) pig = config->partition ? "previous" : "quadratic";
   fs->pressure_guess = !strcmp(pig, "linear") ? 1 : !strcmp(pig, "quadratic") ? 2 : 0;
 
   int automatic;
