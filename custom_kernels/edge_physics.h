@@ -96,11 +96,6 @@ EF_INLINE double ef_node_tau(const double h, const double unorm, const double nu
   return 1.0 / (c1 / dt + c2 * nu / (h * h) + c3 * unorm / h);
 }
 
-/* Local stable time step of a node for explicit RK4: dt = cfl / (|u|/hmin + 4 nu/hmin^2).
- * The 4 keeps cfl = 1 inside RK4's stability interval (2.78 on the real axis) for the
- * lumped P1 Laplacian, whose Gershgorin bound is 2 (d+1) nu / hmin^2: 0.25 hmin^2/nu is
- * below 2.78 / (2 (d+1)) hmin^2/nu in 2D and 3D.  Returns 1e300 when the node has neither
- * velocity nor viscosity, and NaN for a non-finite velocity. */
 /* The pressure solve's initial guess at a free node (pressure_guess, fractional_step.h): p_n + a (p_n - p1) +
  * b (p1 - p2), p1 = p_{n-1}, p2 = p_{n-2}; linear: a = dt/dt_{n-1}, b = 0; previous: a = b = 0 (p_n itself). */
 EF_INLINE double ef_node_pressure_guess(const double pn, const double p1, const double p2, const double a,
@@ -125,6 +120,11 @@ EF_INLINE void ef_pressure_guess_weights(const int order, const double dt, const
   }
 }
 
+/* Local stable time step of a node for explicit RK4: dt = cfl / (|u|/hmin + 4 nu/hmin^2).
+ * The 4 keeps cfl = 1 inside RK4's stability interval (2.78 on the real axis) for the
+ * lumped P1 Laplacian, whose Gershgorin bound is 2 (d+1) nu / hmin^2: 0.25 hmin^2/nu is
+ * below 2.78 / (2 (d+1)) hmin^2/nu in 2D and 3D.  Returns 1e300 when the node has neither
+ * velocity nor viscosity, and NaN for a non-finite velocity. */
 EF_INLINE double ef_node_dt(const double hmin, const double unorm, const double nu, const double cfl) {
   const double rate = unorm / hmin + 4.0 * nu / (hmin * hmin);
   return rate == 0.0 ? 1.0e300 : cfl / rate;

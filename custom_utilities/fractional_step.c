@@ -169,16 +169,23 @@ int ef_fs_get_pressure_history(const ef_fs *fs, ef_fs_pressure_history *h) {
   return EF_SUCCESS;
 }
 
-int ef_fs_set_pressure_history(ef_fs *fs, const ef_fs_pressure_history *h) {
-  EF_CHECK(fs && h, EF_ERR_PARAMETER, "fractional step: NULL argument to ef_fs_set_pressure_history");
+int ef_fs_pressure_history_check(const ef_fs_pressure_history *h, int need_last) {
+  EF_CHECK(h, EF_ERR_PARAMETER, "fractional step: no pressure history");
   EF_CHECK(h->levels >= 0 && h->levels <= 2, EF_ERR_PARAMETER,
            "fractional step: pressure history levels must be 0, 1 or 2, got %d", h->levels);
-  fs->pg_levels = 0;
-  if (h->levels == 0 || !fs->s.pressure_guess) return EF_SUCCESS;
-  EF_CHECK(h->prev && h->last && (h->levels < 2 || h->prev2), EF_ERR_PARAMETER,
+  if (h->levels == 0) return EF_SUCCESS;
+  EF_CHECK(h->prev && (h->last || !need_last) && (h->levels < 2 || h->prev2), EF_ERR_PARAMETER,
            "fractional step: pressure history of %d levels without its arrays", h->levels);
   EF_CHECK(h->dt[0] > 0.0 && (h->levels < 2 || h->dt[1] > 0.0), EF_ERR_PARAMETER,
            "fractional step: pressure history steps must be positive, got %g, %g", h->dt[0], h->dt[1]);
+  return EF_SUCCESS;
+}
+
+int ef_fs_set_pressure_history(ef_fs *fs, const ef_fs_pressure_history *h) {
+  EF_CHECK(fs && h, EF_ERR_PARAMETER, "fractional step: NULL argument to ef_fs_set_pressure_history");
+  EF_CALL(ef_fs_pressure_history_check(h, 1));
+  fs->pg_levels = 0;
+  if (h->levels == 0 || !fs->s.pressure_guess) return EF_SUCCESS;
   EF_CALL(pg_alloc(fs));
   const size_t n = (size_t)fs->n;
   memcpy(fs->pg_prev, h->prev, n * sizeof(double));

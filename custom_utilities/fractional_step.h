@@ -273,6 +273,9 @@ typedef struct {
 } ef_fs_pressure_history;
 int ef_fs_get_pressure_history(const ef_fs *fs, ef_fs_pressure_history *h);
 int ef_fs_set_pressure_history(ef_fs *fs, const ef_fs_pressure_history *h);
+/* The checks both executors' set_pressure_history make: 0-2 levels, their arrays (last where need_last), positive
+ * steps. */
+int ef_fs_pressure_history_check(const ef_fs_pressure_history *h, int need_last);
 
 /* ---------------------------------------------------------------------------
  * The phases of ef_fs_step, for tests and for strategies that interleave their own work.

@@ -389,7 +389,7 @@ static int ef_openmp_load_state(void *data, ef_restart_reader *r, int same_kind)
   if (ef_restart_count(r, "dt_previous") == 1) EF_CALL(ef_restart_read_double(r, "dt_previous", &s->dt_settings.dt_previous));
   if (ef_restart_count(r, "pressure_previous") == s->mp->n_nodes)
     EF_CALL(ef_restart_read_doubles(r, "pressure_previous", s->pressure_prev, s->mp->n_nodes));
-  if (s->fs) { /* the guess's history (a file without it: the first step starts from p_n) */
+  if (s->fs && s->settings.pressure_guess) { /* the guess's history (a file without it: the first step starts from p_n) */
     const int64_t n = s->mp->n_nodes;
     double *hist = malloc(3 * (size_t)(n > 0 ? n : 1) * sizeof *hist);
     EF_CHECK(hist, EF_ERR_MEMORY, "openmp_edge_based: out of memory reading the pressure guess's history");

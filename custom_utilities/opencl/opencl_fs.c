@@ -1491,14 +1491,9 @@ int ef_cl_fs_get_pressure_history(ef_cl_fs *fs, double *prev, double *prev2, ef_
 
 int ef_cl_fs_set_pressure_history(ef_cl_fs *fs, const ef_fs_pressure_history *h) {
   EF_CHECK(fs && h, EF_ERR_PARAMETER, "ef_cl_fs_set_pressure_history: NULL argument");
-  EF_CHECK(h->levels >= 0 && h->levels <= 2, EF_ERR_PARAMETER,
-           "fractional step: pressure history levels must be 0, 1 or 2, got %d", h->levels);
+  EF_CALL(ef_fs_pressure_history_check(h, 0)); /* the device keeps no "last": an upload forgets the history */
   fs->pg_levels = 0;
   if (h->levels == 0 || !fs->s.fs.pressure_guess) return EF_SUCCESS;
-  EF_CHECK(h->prev && (h->levels < 2 || h->prev2), EF_ERR_PARAMETER,
-           "fractional step: pressure history of %d levels without its arrays", h->levels);
-  EF_CHECK(h->dt[0] > 0.0 && (h->levels < 2 || h->dt[1] > 0.0), EF_ERR_PARAMETER,
-           "fractional step: pressure history steps must be positive, got %g, %g", h->dt[0], h->dt[1]);
   EF_CALL(fs_pg_alloc(fs));
   const int levels = h->levels == 2 && fs->pg[1] ? 2 : 1; /* "linear" keeps one level */
   const size_t n8 = (size_t)fs->n * 8;
