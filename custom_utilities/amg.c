@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "edgeflow/ef_error.h"
+#include "edgeflow/ef_log.h"
 #include "edgeflow/ef_util.h"
 
 #include "amg_rows.h"
@@ -507,6 +508,10 @@ static int amg_create(const ef_amg_settings *s, const ef_amg_matrix *A, const ef
            s->strength, (long long)s->small_rows, s->small_group);
   EF_CHECK(A->n < INT32_MAX, EF_ERR_UNSUPPORTED, "AMG: %lld rows exceed int32 indices", (long long)A->n);
   double t0 = ef_wtime();
+  /* Set-up phases in the timing table (the aggregation's passes include their own Galerkin products). */
+  const int ev_aggregate = ef_log_event("setup", "AMG set-up: aggregation");
+  const int ev_galerkin = ef_log_event("setup", "AMG set-up: members and Galerkin products");
+  const int ev_rest = ef_log_event("setup", "AMG set-up: level vectors, host values");
   ef_amg *h = calloc(1, sizeof *h);
   EF_CHECK(h, EF_ERR_MEMORY, "AMG: out of memory");
   h->s = *s;
@@ -552,8 +557,10 @@ static int amg_create(const ef_amg_settings *s, const ef_amg_matrix *A, const ef
     } else {
       ef_amg_settings sl = *s; /* coarse levels: every negative coupling is strong (see amg.h) */
       if (h->n_levels > 1) sl.strength = s->coarse_strength;
-      EF_CALL_GOTO(h->distributed ? amg_aggregate_owned(&sl, &v, F->agg, &nc) : amg_aggregate(&sl, &v, F->agg, &nc),
-                   fail);
+      ef_log_event_begin(ev_aggregate);
+      err = h->distributed ? amg_aggregate_owned(&sl, &v, F->agg, &nc) : amg_aggregate(&sl, &v, F->agg, &nc);
+      ef_log_event_end(ev_aggregate);
+      if (err) goto fail;
     }
     int64_t nc_total = nc, nc_first = 0; /* several ranks: over all of them, and this rank's first */
     if (h->distributed) EF_CALL_GOTO(amg_dist_count(ranks->comm, nc, &nc_total, &nc_first), fail);
@@ -564,9 +571,12 @@ static int amg_create(const ef_amg_settings *s, const ef_amg_matrix *A, const ef
     }
     C->n_global = nc_total;
     if (h->distributed) EF_CALL_GOTO(amg_dist_coarse(F, C, nc, nc_first, nc_total, h->n_levels - 1), fail);
-    EF_CALL_GOTO(amg_members(F->n, F->agg, nc, &F->mem_ptr, &F->mem), fail);
     amg_csr Cm;
-    EF_CALL_GOTO(amg_galerkin(&v, F->agg, nc, nc + C->n_ghost, F->mem_ptr, F->mem, &Cm), fail);
+    ef_log_event_begin(ev_galerkin);
+    err = amg_members(F->n, F->agg, nc, &F->mem_ptr, &F->mem);
+    if (!err) err = amg_galerkin(&v, F->agg, nc, nc + C->n_ghost, F->mem_ptr, F->mem, &Cm);
+    ef_log_event_end(ev_galerkin);
+    if (err) goto fail;
     EF_CHECK_GOTO(Cm.nnz < INT32_MAX, EF_ERR_UNSUPPORTED, fail, "AMG: coarse matrix too large");
     C->n = Cm.n;
     C->nnz = Cm.nnz;
@@ -582,6 +592,7 @@ static int amg_create(const ef_amg_settings *s, const ef_amg_matrix *A, const ef
     C->val = C->own_val = Cm.val;
     h->n_levels++;
   }
+  ef_log_event_begin(ev_rest);
   ef_amg_level *Lc = &h->lev[h->n_levels - 1];
   h->nc = Lc->n_global;
   EF_CHECK_GOTO(h->nc <= 4096, EF_ERR_UNSUPPORTED, fail,
@@ -606,6 +617,7 @@ static int amg_create(const ef_amg_settings *s, const ef_amg_matrix *A, const ef
                   fail, "AMG: out of memory for level vectors");
   }
   EF_CALL_GOTO(ef_amg_refresh_host_part(h, NULL, 0), fail); /* the Galerkin products made the coarse values */
+  ef_log_event_end(ev_rest);
   h->setup_seconds = ef_wtime() - t0;
   *out = h;
   return EF_SUCCESS;

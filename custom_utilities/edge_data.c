@@ -9,6 +9,7 @@
 #include "edge_physics.h"
 #include "ef_omp.h"
 #include "edgeflow/ef_error.h"
+#include "edgeflow/ef_log.h"
 
 /* Gradients of the barycentric coordinates of a simplex and its measure:
  * grad lambda_k (k = 1..d) are the rows of J^-1, J = [x_1 - x_0, ..., x_d - x_0],
@@ -260,7 +261,15 @@ static int edge_data_build(int dim, int64_t n_nodes, const double *coords, int64
            "edge data: node count %lld outside 1..2^31-2 (columns are int32)", (long long)n_nodes);
   EF_CHECK(n_elements > 0, EF_ERR_MESH, "edge data: the mesh has no elements");
   EF_CHECK(coords && elements, EF_ERR_PARAMETER, "edge data: coordinates or connectivity is NULL");
+  /* Phases in the timing table, inside the caller's "edge data build". */
+  const int ev_check = ef_log_event("setup", "edge data build: element check");
+  const int ev_adjacency = ef_log_event("setup", "edge data build: node-element adjacency");
+  const int ev_pass1 = ef_log_event("setup", "edge data build: row lengths (pass 1)");
+  const int ev_pass2 = ef_log_event("setup", structure_only ? "edge data build: columns, node values (pass 2)"
+                                                            : "edge data build: columns, node values, records (pass 2)");
+  ef_log_event_begin(ev_check);
   EF_CALL(check_elements(dim, n_nodes, coords, n_elements, nodes_per_element, elements));
+  ef_log_event_end(ev_check);
 
   const int npe = nodes_per_element, S = EF_EDGE_STRIDE(dim);
   int err = EF_SUCCESS;
@@ -273,6 +282,7 @@ static int edge_data_build(int dim, int64_t n_nodes, const double *coords, int64
 
   /* Node -> element adjacency, elements ascending within each node (this fixes the order
    * of every sum below, so the result is independent of the thread count). */
+  ef_log_event_begin(ev_adjacency);
   ef_edge_source *src = ed.source = calloc(1, sizeof *ed.source);
   EF_CHECK_GOTO(src, EF_ERR_MEMORY, fail, "edge data: out of memory for the adjacency");
   src->coords = coords;
@@ -313,6 +323,8 @@ static int edge_data_build(int dim, int64_t n_nodes, const double *coords, int64
   EF_CHECK_GOTO(markers && scratch, EF_ERR_MEMORY, fail,
                 "edge data: out of memory for %d thread work arrays", nthreads);
 
+  ef_log_event_end(ev_adjacency);
+  ef_log_event_begin(ev_pass1);
   /* Pass 1: row lengths. */
   ed.row_ptr = calloc((size_t)n_nodes + 1, sizeof *ed.row_ptr);
   EF_CHECK_GOTO(ed.row_ptr, EF_ERR_MEMORY, fail, "edge data: out of memory");
@@ -336,6 +348,8 @@ static int edge_data_build(int dim, int64_t n_nodes, const double *coords, int64
   }
   ed.n_edges = ed.row_ptr[n_nodes];
   ed.max_row = (int)max_row;
+  ef_log_event_end(ev_pass1);
+  ef_log_event_begin(ev_pass2);
 
   ed.col = malloc((size_t)ed.n_edges * sizeof *ed.col);
   if (!structure_only) ed.values = malloc((size_t)ed.n_edges * (size_t)S * sizeof *ed.values);
@@ -372,6 +386,7 @@ static int edge_data_build(int dim, int64_t n_nodes, const double *coords, int64
   double measure = 0.0;
   for (int64_t i = 0; i < n_nodes; ++i) measure += ed.mass[i];
   ed.measure = measure;
+  ef_log_event_end(ev_pass2);
 
   free(markers);
   free(scratch);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "edgeflow/ef_log.h"
 #include "edgeflow/ef_util.h"
 
 #define AMG_SOURCE "amg.cl"
@@ -424,7 +425,11 @@ int ef_cl_amg_create_from_maps(ef_cl_context *ctx, const ef_cl_csr *A, const ef_
   if (host_A) {
     M = *host_A;
   } else {
-    EF_CALL_GOTO(ef_cl_csr_download(ctx, A, &a->host_rp, &a->host_col, &a->host_values), fail);
+    const int ev_download = ef_log_event("setup", "AMG set-up: matrix download (waits for the queue)");
+    ef_log_event_begin(ev_download);
+    err = ef_cl_csr_download(ctx, A, &a->host_rp, &a->host_col, &a->host_values);
+    ef_log_event_end(ev_download);
+    if (err) goto fail;
     M = (ef_amg_matrix){A->n, A->nnz, a->host_rp, a->host_col, a->host_values, constant_null_space};
   }
   EF_CHECK_GOTO(M.n == A->n && M.nnz == A->nnz, EF_ERR_PARAMETER, fail,
@@ -432,6 +437,8 @@ int ef_cl_amg_create_from_maps(ef_cl_context *ctx, const ef_cl_csr *A, const ef_
                 (long long)M.n, (long long)M.nnz, (long long)A->n, (long long)A->nnz);
   if (maps) EF_CALL_GOTO(ef_amg_create_from_maps(settings, &M, n_maps, maps, &a->h), fail);
   else EF_CALL_GOTO(ef_amg_create(settings, &M, &a->h), fail);
+  const int ev_device = ef_log_event("setup", "AMG set-up: device kernels, upload, refresh");
+  ef_log_event_begin(ev_device);
   {
     size_t wg = ctx->max_work_group_size ? ctx->max_work_group_size : 64;
     a->small_wgs = 1;
@@ -486,6 +493,7 @@ int ef_cl_amg_create_from_maps(ef_cl_context *ctx, const ef_cl_csr *A, const ef_
   }
   EF_CALL_GOTO(ef_cl_amg_refresh(a), fail);
   EF_CL_CALL_GOTO(clFinish(ctx->queue), fail);
+  ef_log_event_end(ev_device);
   a->setup_seconds = ef_wtime() - t0;
   *out = a;
   return EF_SUCCESS;

@@ -263,6 +263,11 @@ static int fs_upload_records(ef_cl_fs *fs, cl_mem dst, int64_t r0, int64_t r1) {
   char *host[2] = {NULL, NULL};
   cl_event written[2] = {NULL, NULL};
   int err = EF_SUCCESS;
+  /* Phases in the timing table, inside "device executor: edge records to the device". */
+  const int ev_stage = ef_log_event("setup", "edge records: staging buffers (create, map, release)");
+  const int ev_compute = ef_log_event("setup", "edge records: compute into staging (host)");
+  const int ev_wait = ef_log_event("setup", "edge records: wait for the writes");
+  ef_log_event_begin(ev_stage);
   for (int k = 0; k < 2 && !err; ++k) {
     cl_int st;
     stage[k] = clCreateBuffer(fs->ctx->context, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, chunk, NULL, &st);
@@ -272,6 +277,7 @@ static int fs_upload_records(ef_cl_fs *fs, cl_mem dst, int64_t r0, int64_t r1) {
       err = EF_ERROR(EF_ERR_OPENCL, "a pinned staging buffer (%zu bytes) failed: %s (%d)", chunk, ef_cl_error_name(st),
                      (int)st);
   }
+  ef_log_event_end(ev_stage);
   const int64_t max_edges = (int64_t)(chunk / rec);
   for (int64_t a = r0, k = 0; a < r1 && !err; k ^= 1) {
     int64_t lo = a + 1, hi = r1; /* the last row end b with rp[b] - rp[a] <= max_edges (a row fits: b > a) */
@@ -284,7 +290,9 @@ static int fs_upload_records(ef_cl_fs *fs, cl_mem dst, int64_t r0, int64_t r1) {
     }
     const int64_t b = lo;
     if (written[k]) { /* the write from this buffer two chunks ago */
+      ef_log_event_begin(ev_wait);
       cl_int st = clWaitForEvents(1, &written[k]);
+      ef_log_event_end(ev_wait);
       clReleaseEvent(written[k]);
       written[k] = NULL;
       if (st != CL_SUCCESS) {
@@ -292,7 +300,10 @@ static int fs_upload_records(ef_cl_fs *fs, cl_mem dst, int64_t r0, int64_t r1) {
         break;
       }
     }
-    if ((err = ef_edge_data_records(ed, a, b, (double *)host[k]))) break;
+    ef_log_event_begin(ev_compute);
+    err = ef_edge_data_records(ed, a, b, (double *)host[k]);
+    ef_log_event_end(ev_compute);
+    if (err) break;
     const size_t off = (size_t)(rp[a] - rp[r0]) * rec, len = (size_t)(rp[b] - rp[a]) * rec;
     cl_int st = clEnqueueWriteBuffer(q, dst, CL_FALSE, off, len, host[k], 0, NULL, &written[k]);
     if (st == CL_SUCCESS) st = clFlush(q);
@@ -300,13 +311,17 @@ static int fs_upload_records(ef_cl_fs *fs, cl_mem dst, int64_t r0, int64_t r1) {
       err = EF_ERROR(EF_ERR_OPENCL, "writing to the device failed: %s (%d)", ef_cl_error_name(st), (int)st);
     a = b;
   }
+  ef_log_event_begin(ev_wait);
   clFinish(q);
+  ef_log_event_end(ev_wait);
+  ef_log_event_begin(ev_stage);
   for (int k = 0; k < 2; ++k) {
     if (written[k]) clReleaseEvent(written[k]);
     if (host[k]) clEnqueueUnmapMemObject(q, stage[k], host[k], 0, NULL, NULL);
   }
   clFinish(q);
   for (int k = 0; k < 2; ++k) fs_release_mem(&stage[k]);
+  ef_log_event_end(ev_stage);
   return err;
 }
 
@@ -624,6 +639,9 @@ static int fs_build(ef_cl_fs *fs, int bits) {
 static int fs_matrix_structure(ef_cl_fs *fs) {
   const ef_edge_data *ed = fs->ed;
   const int64_t n = fs->n;
+  const int ev_host = ef_log_event("setup", "pressure matrix structure: host pattern");
+  const int ev_upload = ef_log_event("setup", "pressure matrix structure: buffers, upload");
+  ef_log_event_begin(ev_host);
   EF_MALLOC(fs->h_row_ptr, n + 1);
   EF_MALLOC(fs->h_col, fs->nnz);
   fs->h_row_ptr[0] = 0;
@@ -640,6 +658,8 @@ static int fs_matrix_structure(ef_cl_fs *fs) {
     }
     if (!placed) fs->h_col[o++] = (int32_t)i;
   }
+  ef_log_event_end(ev_host);
+  ef_log_event_begin(ev_upload);
   /* The device CSR in opencl_csr.h's form, values writable (the assembly kernel fills them). */
   ef_cl_csr *H = &fs->H;
   H->n = n;
@@ -657,6 +677,7 @@ static int fs_matrix_structure(ef_cl_fs *fs) {
   }
   if (!err) err = fs_buffer(fs, (size_t)fs->nnz * 4, fs->h_col, "matrix columns", &H->col_idx);
   if (!err) err = fs_buffer(fs, (size_t)fs->nnz * 8, NULL, "matrix values", &H->values);
+  ef_log_event_end(ev_upload);
   return err;
 }
 
@@ -757,10 +778,14 @@ int ef_cl_fs_create(ef_cl_context *ctx, const ef_edge_data *ed, const ef_cl_fs_s
   EF_CALL_GOTO(ef_edge_data_row_blocks(ed, max_doubles, &nb, fs->row_begin), fail);
   fs->assembly_groups = fs->visc_groups = 0;
   const int ev_records = ef_log_event("setup", "device executor: edge records to the device");
+  const int ev_columns = ef_log_event("setup", "edge records: columns to the device");
   ef_log_event_begin(ev_records);
   for (int b = 0; b < fs->n_blocks; ++b) {
     const int64_t e0 = ed->row_ptr[fs->row_begin[b]], e1 = ed->row_ptr[fs->row_begin[b + 1]];
-    EF_CALL_GOTO(fs_buffer(fs, (size_t)(e1 - e0) * 4, ed->col + e0, "edge columns", &fs->col_b[b]), fail);
+    ef_log_event_begin(ev_columns);
+    err = fs_buffer(fs, (size_t)(e1 - e0) * 4, ed->col + e0, "edge columns", &fs->col_b[b]);
+    ef_log_event_end(ev_columns);
+    if (err) goto fail;
     const size_t record_bytes = (size_t)(e1 - e0) * (size_t)ed->stride * 8;
     EF_CALL_GOTO(fs_buffer_unset(fs, record_bytes, "edge records", &fs->ev_b[b]), fail);
     EF_CALL_GOTO(fs_upload_records(fs, fs->ev_b[b], fs->row_begin[b], fs->row_begin[b + 1]), fail);
