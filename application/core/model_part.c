@@ -2,6 +2,7 @@
 #include "edgeflow/ef_model_part.h"
 #include "edgeflow/ef_error.h"
 #include "mesh_io/renumber_private.h"
+#include "core_parallel.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -702,15 +703,22 @@ int ef_model_part_permute_nodes(ef_model_part mp, const ef_index *perm) {
   int64_t n = mp->n_nodes;
   if (n == 0) return EF_SUCCESS;
   for (int i = 0; i < mp->n_children; ++i) EF_CALL(ef_smp_check_nodes(mp->children[i], n));
-  for (int64_t k = 0; k < mp->n_elements * mp->nodes_per_element; ++k)
-    EF_CHECK(mp->elements[k] >= 0 && mp->elements[k] < n, EF_ERR_MESH,
-             "element %lld refers to node index %d outside [0, %lld)",
-             (long long)mp->element_ids[k / mp->nodes_per_element], (int)mp->elements[k], (long long)n);
-  for (int64_t k = 0; k < mp->n_conditions * mp->nodes_per_condition; ++k)
-    EF_CHECK(mp->conditions[k] >= 0 && mp->conditions[k] < n, EF_ERR_MESH,
-             "condition %lld refers to node index %d outside [0, %lld)",
-             (long long)mp->condition_ids[k / mp->nodes_per_condition], (int)mp->conditions[k],
-             (long long)n);
+  const int64_t n_entries = mp->n_elements * mp->nodes_per_element;
+  const int64_t n_centries = mp->n_conditions * mp->nodes_per_condition;
+  /* the first entry out of range (min is exact in any order), reported as the serial scan would */
+  int64_t bad = n_entries, cbad = n_centries;
+  EF_CORE_FOR(ef_core_parallel(n_entries), "omp parallel for schedule(static) reduction(min : bad)",
+              for (int64_t k = 0; k < n_entries; ++k) {
+                if ((mp->elements[k] < 0 || mp->elements[k] >= n) && k < bad) bad = k;
+              });
+  EF_CHECK(bad == n_entries, EF_ERR_MESH, "element %lld refers to node index %d outside [0, %lld)",
+           (long long)mp->element_ids[bad / mp->nodes_per_element], (int)mp->elements[bad], (long long)n);
+  EF_CORE_FOR(ef_core_parallel(n_centries), "omp parallel for schedule(static) reduction(min : cbad)",
+              for (int64_t k = 0; k < n_centries; ++k) {
+                if ((mp->conditions[k] < 0 || mp->conditions[k] >= n) && k < cbad) cbad = k;
+              });
+  EF_CHECK(cbad == n_centries, EF_ERR_MESH, "condition %lld refers to node index %d outside [0, %lld)",
+           (long long)mp->condition_ids[cbad / mp->nodes_per_condition], (int)mp->conditions[cbad], (long long)n);
 
   int err = EF_SUCCESS;
   uint8_t *seen = NULL;
@@ -731,26 +739,34 @@ int ef_model_part_permute_nodes(ef_model_part mp, const ef_index *perm) {
   EF_CHECK_GOTO(coords && ids && scratch && fscratch, EF_ERR_MEMORY, done,
                 "out of memory permuting %lld nodes", (long long)n);
 
-  for (int64_t i = 0; i < n; ++i) {
-    for (int c = 0; c < 3; ++c) coords[3 * perm[i] + c] = mp->coords[3 * i + c];
-    ids[perm[i]] = mp->node_ids[i];
-  }
+  /* perm is a permutation (checked above): the scatters below write disjoint entries */
+  EF_CORE_FOR(
+      ef_core_parallel(n), "omp parallel for schedule(static)", for (int64_t i = 0; i < n; ++i) {
+        for (int c = 0; c < 3; ++c) coords[3 * perm[i] + c] = mp->coords[3 * i + c];
+        ids[perm[i]] = mp->node_ids[i];
+      });
   for (int v = 0; v < mp->n_variables; ++v) {
     ef_variable *var = &mp->variables[v];
     int nc = var->n_components;
-    for (int64_t i = 0; i < n; ++i)
+    EF_CORE_FOR(ef_core_parallel(n), "omp parallel for schedule(static)", for (int64_t i = 0; i < n; ++i) {
       for (int c = 0; c < nc; ++c) {
         scratch[(int64_t)nc * perm[i] + c] = var->values[(int64_t)nc * i + c];
         fscratch[(int64_t)nc * perm[i] + c] = var->fixed[(int64_t)nc * i + c];
       }
-    memcpy(var->values, scratch, (size_t)n * (size_t)nc * sizeof *scratch);
-    memcpy(var->fixed, fscratch, (size_t)n * (size_t)nc * sizeof *fscratch);
+    });
+    /* copied back (the array keeps its address: processes may hold it) */
+    const int64_t nv = n * nc;
+    EF_CORE_FOR(
+        ef_core_parallel(n), "omp parallel for schedule(static)", for (int64_t k = 0; k < nv; ++k) {
+          var->values[k] = scratch[k];
+          var->fixed[k] = fscratch[k];
+        });
     var->host_modified = 1;
   }
-  for (int64_t k = 0; k < mp->n_elements * mp->nodes_per_element; ++k)
-    mp->elements[k] = perm[mp->elements[k]];
-  for (int64_t k = 0; k < mp->n_conditions * mp->nodes_per_condition; ++k)
-    mp->conditions[k] = perm[mp->conditions[k]];
+  EF_CORE_FOR(ef_core_parallel(n_entries), "omp parallel for schedule(static)",
+              for (int64_t k = 0; k < n_entries; ++k) mp->elements[k] = perm[mp->elements[k]];);
+  EF_CORE_FOR(ef_core_parallel(n_centries), "omp parallel for schedule(static)",
+              for (int64_t k = 0; k < n_centries; ++k) mp->conditions[k] = perm[mp->conditions[k]];);
   memset(seen, 0, (size_t)n); /* the flags of ef_smp_permute */
   for (int i = 0; i < mp->n_children; ++i) ef_smp_permute(mp->children[i], perm, n, seen);
 

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "edgeflow/ef_error.h"
+#include "core_parallel.h"
 
 static const double ef_pi = 3.14159265358979323846;
 
@@ -402,12 +403,14 @@ static int ef_refine_smp_entities(int64_t n, const ef_index *list, int children,
                                   int64_t *n_out, ef_index **out) {
   *n_out = n * children;
   EF_MALLOC(*out, *n_out);
-  for (int64_t k = 0; k < n; ++k) {
+  for (int64_t k = 0; k < n; ++k)
     EF_CHECK(list[k] >= 0 && list[k] < limit, EF_ERR_MESH,
              "sub model part references entity index %d outside [0, %lld)", (int)list[k],
              (long long)limit);
-    for (int c = 0; c < children; ++c) (*out)[k * children + c] = (ef_index)((int64_t)list[k] * children + c);
-  }
+  ef_index *o = *out;
+  EF_CORE_FOR(ef_core_parallel(n), "omp parallel for schedule(static)", for (int64_t k = 0; k < n; ++k) {
+    for (int c = 0; c < children; ++c) o[k * children + c] = (ef_index)((int64_t)list[k] * children + c);
+  });
   return EF_SUCCESS;
 }
 
@@ -443,6 +446,52 @@ static void ef_midpoint_slots(int npe, int slot[6]) {
   }
 }
 
+/* Children of condition k into out (its 2 or 4 children's nodes) and their properties; nonzero when a node
+ * index is out of range or an edge is not an element edge (with a message only when `report`). */
+static int ef_refine_condition(ef_model_part mp, int64_t k, const int64_t *row_ptr, const ef_index *cols,
+                               int cond_children, ef_index *conditions, int64_t *properties, int report) {
+  const int npc = mp->nodes_per_condition;
+  const int64_t n = mp->n_nodes;
+  const ef_index *v = mp->conditions + k * npc;
+  const int(*edges)[2] = NULL;
+  const int n_local_edges = ef_condition_edges(npc, &edges);
+  ef_index local[6];
+  for (int i = 0; i < npc; ++i) {
+    if (v[i] < 0 || v[i] >= n)
+      return report ? EF_ERROR(EF_ERR_MESH, "condition %lld references node index %d outside [0, %lld)",
+                               mp->condition_ids ? (long long)mp->condition_ids[k] : (long long)k + 1, (int)v[i],
+                               (long long)n)
+                    : EF_ERR_MESH;
+    local[i] = v[i];
+  }
+  for (int j = 0; j < n_local_edges; ++j) {
+    const ef_index a = v[edges[j][0]], b = v[edges[j][1]];
+    int64_t edge = ef_edge_find(row_ptr, cols, a, b);
+    if (edge < 0)
+      return report ? EF_ERROR(EF_ERR_MESH,
+                               "condition %lld: its edge between nodes %lld and %lld is not an edge of any element, "
+                               "so its refinement cannot match the element faces",
+                               mp->condition_ids ? (long long)mp->condition_ids[k] : (long long)k + 1,
+                               mp->node_ids ? (long long)mp->node_ids[a] : (long long)a + 1,
+                               mp->node_ids ? (long long)mp->node_ids[b] : (long long)b + 1)
+                    : EF_ERR_MESH;
+    local[npc + j] = (ef_index)(n + edge);
+  }
+  ef_index *out = conditions + k * cond_children * npc;
+  if (npc == 3) {
+    for (int c = 0; c < 4; ++c)
+      for (int i = 0; i < 3; ++i) out[3 * c + i] = local[ef_tri_children[c][i]];
+  } else {
+    out[0] = local[0];
+    out[1] = local[2];
+    out[2] = local[2];
+    out[3] = local[1];
+  }
+  const int64_t prop = mp->condition_properties ? mp->condition_properties[k] : 0;
+  for (int c = 0; c < cond_children; ++c) properties[k * cond_children + c] = prop;
+  return EF_SUCCESS;
+}
+
 /* Refine the model part once; on failure it is left as it was. */
 static int ef_refine_once(ef_model_part mp) {
   int err = EF_SUCCESS;
@@ -475,19 +524,22 @@ static int ef_refine_once(ef_model_part mp) {
   r.node_ids = malloc((size_t)r.n_nodes * sizeof *r.node_ids);
   EF_CHECK_GOTO(r.coords && r.node_ids, EF_ERR_MEMORY, fail, "out of memory for %lld refined nodes",
                 (long long)r.n_nodes);
+  /* The loops below write disjoint entries (or reduce with max), the same for any thread count. */
+  const int par_nodes = ef_core_parallel(n), par_elements = ef_core_parallel(mp->n_elements);
   int64_t max_id = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    r.node_ids[i] = mp->node_ids ? mp->node_ids[i] : i + 1;
-    if (r.node_ids[i] > max_id) max_id = r.node_ids[i];
-  }
-  memcpy(r.coords, mp->coords, (size_t)(3 * n) * sizeof *r.coords);
-  for (int64_t a = 0; a < n; ++a)
+  EF_CORE_FOR(
+      par_nodes, "omp parallel for schedule(static) reduction(max : max_id)", for (int64_t i = 0; i < n; ++i) {
+        r.node_ids[i] = mp->node_ids ? mp->node_ids[i] : i + 1;
+        if (r.node_ids[i] > max_id) max_id = r.node_ids[i];
+        for (int c = 0; c < 3; ++c) r.coords[3 * i + c] = mp->coords[3 * i + c];
+      });
+  EF_CORE_FOR(par_nodes, "omp parallel for schedule(static)", for (int64_t a = 0; a < n; ++a) {
     for (int64_t k = row_ptr[a]; k < row_ptr[a + 1]; ++k) {
       const int64_t b = cols[k];
-      for (int c = 0; c < 3; ++c)
-        r.coords[3 * (n + k) + c] = 0.5 * (mp->coords[3 * a + c] + mp->coords[3 * b + c]);
+      for (int c = 0; c < 3; ++c) r.coords[3 * (n + k) + c] = 0.5 * (mp->coords[3 * a + c] + mp->coords[3 * b + c]);
       r.node_ids[n + k] = max_id + 1 + k;
     }
+  });
 
   /* Elements. */
   r.n_elements = mp->n_elements * elem_children;
@@ -496,34 +548,43 @@ static int ef_refine_once(ef_model_part mp) {
   r.element_properties = malloc((size_t)(r.n_elements + 1) * sizeof *r.element_properties);
   EF_CHECK_GOTO(r.elements && r.element_ids && r.element_properties, EF_ERR_MEMORY, fail,
                 "out of memory for %lld refined elements", (long long)r.n_elements);
-  for (int64_t e = 0; e < mp->n_elements; ++e) {
-    const ef_index *v = mp->elements + e * npe;
-    ef_index local[10]; /* parent nodes, then midpoints in edge-table order */
-    const int n_local_edges = npe == 4 ? 6 : 3;
-    const int(*edges)[2] = npe == 4 ? ef_tet_edges : ef_tri_edges;
-    for (int i = 0; i < npe; ++i) local[i] = v[i];
-    for (int j = 0; j < n_local_edges; ++j) {
-      int64_t edge = ef_edge_find(row_ptr, cols, v[edges[j][0]], v[edges[j][1]]);
-      EF_CHECK_GOTO(edge >= 0, EF_ERR_INTERNAL, fail, "element %lld: edge missing from the node graph",
-                    (long long)e);
-      local[npe + j] = (ef_index)(n + edge);
-    }
-    ef_index *out = r.elements + e * elem_children * npe;
-    if (npe == 4) {
-      const int diagonal = ef_shortest_diagonal(mp->coords, v);
-      for (int c = 0; c < 4; ++c)
-        for (int i = 0; i < 4; ++i) {
-          out[4 * c + i] = local[ef_tet_corners[c][i]];
-          out[16 + 4 * c + i] = local[ef_tet_octahedron[diagonal][c][i]];
+  int64_t missing = mp->n_elements; /* the first element with an edge not in the graph (none can be) */
+  EF_CORE_FOR(
+      par_elements, "omp parallel for schedule(static) reduction(min : missing)",
+      for (int64_t e = 0; e < mp->n_elements; ++e) {
+        const ef_index *v = mp->elements + e * npe;
+        ef_index local[10]; /* parent nodes, then midpoints in edge-table order */
+        const int n_local_edges = npe == 4 ? 6 : 3;
+        const int(*edges)[2] = npe == 4 ? ef_tet_edges : ef_tri_edges;
+        for (int i = 0; i < npe; ++i) local[i] = v[i];
+        for (int j = 0; j < n_local_edges; ++j) {
+          int64_t edge = ef_edge_find(row_ptr, cols, v[edges[j][0]], v[edges[j][1]]);
+          if (edge < 0) {
+            if (e < missing) missing = e;
+            edge = 0;
+          }
+          local[npe + j] = (ef_index)(n + edge);
         }
-    } else {
-      for (int c = 0; c < 4; ++c)
-        for (int i = 0; i < 3; ++i) out[3 * c + i] = local[ef_tri_children[c][i]];
-    }
-    const int64_t prop = mp->element_properties ? mp->element_properties[e] : 0;
-    for (int c = 0; c < elem_children; ++c) r.element_properties[e * elem_children + c] = prop;
-  }
-  for (int64_t e = 0; e < r.n_elements; ++e) r.element_ids[e] = e + 1;
+        ef_index *out = r.elements + e * elem_children * npe;
+        if (npe == 4) {
+          const int diagonal = ef_shortest_diagonal(mp->coords, v);
+          for (int c = 0; c < 4; ++c)
+            for (int i = 0; i < 4; ++i) {
+              out[4 * c + i] = local[ef_tet_corners[c][i]];
+              out[16 + 4 * c + i] = local[ef_tet_octahedron[diagonal][c][i]];
+            }
+        } else {
+          for (int c = 0; c < 4; ++c)
+            for (int i = 0; i < 3; ++i) out[3 * c + i] = local[ef_tri_children[c][i]];
+        }
+        const int64_t prop = mp->element_properties ? mp->element_properties[e] : 0;
+        for (int c = 0; c < elem_children; ++c) {
+          r.element_properties[e * elem_children + c] = prop;
+          r.element_ids[e * elem_children + c] = e * elem_children + c + 1;
+        }
+      });
+  EF_CHECK_GOTO(missing == mp->n_elements, EF_ERR_INTERNAL, fail, "element %lld: edge missing from the node graph",
+                (long long)missing);
 
   /* Conditions: each of their edges must be an element edge for the faces to match. */
   r.n_conditions = mp->n_conditions * cond_children;
@@ -534,43 +595,22 @@ static int ef_refine_once(ef_model_part mp) {
     EF_CHECK_GOTO(r.conditions && r.condition_ids && r.condition_properties, EF_ERR_MEMORY, fail,
                   "out of memory for %lld refined conditions", (long long)r.n_conditions);
   }
-  for (int64_t k = 0; k < mp->n_conditions; ++k) {
-    const ef_index *v = mp->conditions + k * npc;
-    const int(*edges)[2] = NULL;
-    const int n_local_edges = ef_condition_edges(npc, &edges);
-    ef_index local[6];
-    for (int i = 0; i < npc; ++i) {
-      EF_CHECK_GOTO(v[i] >= 0 && v[i] < n, EF_ERR_MESH, fail,
-                    "condition %lld references node index %d outside [0, %lld)",
-                    mp->condition_ids ? (long long)mp->condition_ids[k] : (long long)k + 1, (int)v[i],
-                    (long long)n);
-      local[i] = v[i];
-    }
-    for (int j = 0; j < n_local_edges; ++j) {
-      const ef_index a = v[edges[j][0]], b = v[edges[j][1]];
-      int64_t edge = ef_edge_find(row_ptr, cols, a, b);
-      EF_CHECK_GOTO(edge >= 0, EF_ERR_MESH, fail,
-                    "condition %lld: its edge between nodes %lld and %lld is not an edge of any element, "
-                    "so its refinement cannot match the element faces",
-                    mp->condition_ids ? (long long)mp->condition_ids[k] : (long long)k + 1,
-                    mp->node_ids ? (long long)mp->node_ids[a] : (long long)a + 1,
-                    mp->node_ids ? (long long)mp->node_ids[b] : (long long)b + 1);
-      local[npc + j] = (ef_index)(n + edge);
-    }
-    ef_index *out = r.conditions + k * cond_children * npc;
-    if (npc == 3) {
-      for (int c = 0; c < 4; ++c)
-        for (int i = 0; i < 3; ++i) out[3 * c + i] = local[ef_tri_children[c][i]];
-    } else {
-      out[0] = local[0];
-      out[1] = local[2];
-      out[2] = local[2];
-      out[3] = local[1];
-    }
-    const int64_t prop = mp->condition_properties ? mp->condition_properties[k] : 0;
-    for (int c = 0; c < cond_children; ++c) r.condition_properties[k * cond_children + c] = prop;
+  /* In parallel without messages, recording the first condition that fails; its message comes from the
+   * checks run again on it alone (below), as the serial loop would have stopped there. */
+  int64_t bad_condition = mp->n_conditions;
+  EF_CORE_FOR(ef_core_parallel(mp->n_conditions), "omp parallel for schedule(static) reduction(min : bad_condition)",
+              for (int64_t k = 0; k < mp->n_conditions; ++k) {
+                if (ef_refine_condition(mp, k, row_ptr, cols, cond_children, r.conditions, r.condition_properties, 0) &&
+                    k < bad_condition)
+                  bad_condition = k;
+              });
+  if (bad_condition < mp->n_conditions) {
+    err = ef_refine_condition(mp, bad_condition, row_ptr, cols, cond_children, r.conditions,
+                              r.condition_properties, 1);
+    goto fail;
   }
-  for (int64_t k = 0; k < r.n_conditions; ++k) r.condition_ids[k] = k + 1;
+  EF_CORE_FOR(ef_core_parallel(r.n_conditions), "omp parallel for schedule(static)",
+              for (int64_t k = 0; k < r.n_conditions; ++k) r.condition_ids[k] = k + 1;);
 
   /* Nodal variables: mean of the end values, free (not fixed). */
   if (mp->n_variables > 0) {
@@ -587,11 +627,13 @@ static int ef_refine_once(ef_model_part mp) {
                   "out of memory refining variable %s", var->name);
     if (var->values) memcpy(r.values[iv], var->values, (size_t)(n * nc) * sizeof **r.values);
     if (var->fixed) memcpy(r.fixed[iv], var->fixed, (size_t)(n * nc) * sizeof **r.fixed);
-    for (int64_t a = 0; a < n; ++a)
+    double *out = r.values[iv];
+    const double *in = var->values;
+    EF_CORE_FOR(par_nodes, "omp parallel for schedule(static)", for (int64_t a = 0; a < n; ++a) {
       for (int64_t k = row_ptr[a]; k < row_ptr[a + 1]; ++k)
         for (int c = 0; c < nc; ++c)
-          r.values[iv][(n + k) * nc + c] =
-              var->values ? 0.5 * (var->values[a * nc + c] + var->values[(int64_t)cols[k] * nc + c]) : 0.0;
+          out[(n + k) * nc + c] = in ? 0.5 * (in[a * nc + c] + in[(int64_t)cols[k] * nc + c]) : 0.0;
+    });
   }
 
   /* Sub model parts. */

@@ -8,6 +8,7 @@
 
 #include "edgeflow/ef_error.h"
 #include "renumber_private.h"
+#include "core_parallel.h"
 
 /* Bandwidth max_e (max_{i in e} i - min_{i in e} i): the largest |i - j| over the node graph's edges. */
 int64_t ef_mesh_bandwidth(ef_model_part mp) {
@@ -174,21 +175,26 @@ done:
   return err;
 }
 
-/* Stable counting sort of cells by their smallest node index: new position of old cell c is where[c]. */
-static int ef_order_cells(const ef_index *cells, int64_t n_cells, int per, int64_t n_nodes, ef_index *where) {
-  int64_t *start = NULL;
-  EF_CALLOC(start, n_nodes + 1);
-  for (int64_t c = 0; c < n_cells; ++c) {
-    ef_index lo = cells[c * per];
-    for (int i = 1; i < per; ++i)
-      if (cells[c * per + i] < lo) lo = cells[c * per + i];
-    where[c] = lo; /* key for now */
-    start[lo + 1]++;
-  }
-  for (int64_t i = 0; i < n_nodes; ++i) start[i + 1] += start[i];
-  for (int64_t c = 0; c < n_cells; ++c) where[c] = (ef_index)start[where[c]]++;
-  free(start);
-  return EF_SUCCESS;
+/* Cells sorted stably by their smallest node index (a radix sort of (smallest node, cell)): order[new] = old
+ * and where[old] = new. */
+static int ef_order_cells(const ef_index *cells, int64_t n_cells, int per, ef_index *order, ef_index *where) {
+  int err = EF_SUCCESS;
+  uint64_t *key = malloc((size_t)n_cells * sizeof *key);
+  EF_CHECK(key, EF_ERR_MEMORY, "out of memory ordering %lld cells", (long long)n_cells);
+  EF_CORE_FOR(
+      ef_core_parallel(n_cells), "omp parallel for schedule(static)", for (int64_t c = 0; c < n_cells; ++c) {
+        ef_index lo = cells[c * per];
+        for (int i = 1; i < per; ++i)
+          if (cells[c * per + i] < lo) lo = cells[c * per + i];
+        key[c] = (uint64_t)lo;
+        order[c] = (ef_index)c;
+      });
+  EF_CALL_GOTO(ef_radix_sort_pairs(key, order, n_cells), done);
+  EF_CORE_FOR(ef_core_parallel(n_cells), "omp parallel for schedule(static)",
+              for (int64_t c = 0; c < n_cells; ++c) where[order[c]] = (ef_index)c;);
+done:
+  free(key);
+  return err;
 }
 
 /* qsort order of indices: ascending. */
@@ -251,9 +257,9 @@ static int ef_check_smp_lists(ef_sub_model_part **children, int n_children, int6
   return EF_SUCCESS;
 }
 
-/* Move cells (connectivity, ids, properties) to the positions where[] gives; all-or-nothing. */
+/* Reorder cells (connectivity, ids, properties): new cell i is old cell order[i] (a gather); all-or-nothing. */
 static int ef_permute_cells(ef_index **cells, int64_t **ids, int64_t **props, int64_t n, int per,
-                            const ef_index *where) {
+                            const ef_index *order) {
   if (n == 0) return EF_SUCCESS;
   ef_index *c2 = malloc((size_t)(n * per) * sizeof *c2);
   int64_t *i2 = *ids ? malloc((size_t)n * sizeof *i2) : NULL;
@@ -264,12 +270,15 @@ static int ef_permute_cells(ef_index **cells, int64_t **ids, int64_t **props, in
     free(p2);
     return EF_ERROR(EF_ERR_MEMORY, "out of memory reordering %lld cells", (long long)n);
   }
-  for (int64_t c = 0; c < n; ++c) {
-    const int64_t to = where[c];
-    for (int i = 0; i < per; ++i) c2[to * per + i] = (*cells)[c * per + i];
-    if (i2) i2[to] = (*ids)[c];
-    if (p2) p2[to] = (*props)[c];
-  }
+  const ef_index *cells_in = *cells;
+  const int64_t *ids_in = *ids, *props_in = *props;
+  EF_CORE_FOR(
+      ef_core_parallel(n), "omp parallel for schedule(static)", for (int64_t c = 0; c < n; ++c) {
+        const int64_t from = order[c];
+        for (int i = 0; i < per; ++i) c2[c * per + i] = cells_in[from * per + i];
+        if (i2) i2[c] = ids_in[from];
+        if (p2) p2[c] = props_in[from];
+      });
   free(*cells);
   *cells = c2;
   if (i2) {
@@ -302,7 +311,7 @@ int ef_mesh_renumber(ef_model_part mp, const char *method) {
 
   int err = EF_SUCCESS;
   int64_t *ptr = NULL;
-  ef_index *adj = NULL, *perm = NULL, *where = NULL;
+  ef_index *adj = NULL, *perm = NULL, *where = NULL, *order = NULL;
   uint8_t *flags = NULL;
   perm = malloc((size_t)n * sizeof *perm);
   EF_CHECK(perm, EF_ERR_MEMORY, "out of memory for a permutation of %lld nodes", (long long)n);
@@ -322,19 +331,20 @@ int ef_mesh_renumber(ef_model_part mp, const char *method) {
   /* Elements, then conditions, by their smallest new node index. */
   const int64_t n_cells_max = mp->n_elements > mp->n_conditions ? mp->n_elements : mp->n_conditions;
   where = malloc((size_t)(n_cells_max ? n_cells_max : 1) * sizeof *where);
+  order = malloc((size_t)(n_cells_max ? n_cells_max : 1) * sizeof *order);
   flags = calloc((size_t)(n_cells_max ? n_cells_max : 1), 1);
-  EF_CHECK_GOTO(where && flags, EF_ERR_MEMORY, done, "out of memory reordering elements");
+  EF_CHECK_GOTO(where && order && flags, EF_ERR_MEMORY, done, "out of memory reordering elements");
   if (mp->n_elements > 0) {
-    EF_CALL_GOTO(ef_order_cells(mp->elements, mp->n_elements, mp->nodes_per_element, n, where), done);
+    EF_CALL_GOTO(ef_order_cells(mp->elements, mp->n_elements, mp->nodes_per_element, order, where), done);
     EF_CALL_GOTO(ef_permute_cells(&mp->elements, &mp->element_ids, &mp->element_properties, mp->n_elements,
-                                  mp->nodes_per_element, where),
+                                  mp->nodes_per_element, order),
                  done);
     ef_renumber_smp_lists(mp->children, mp->n_children, EF_LIST_ELEMENTS, where, mp->n_elements, flags);
   }
   if (mp->n_conditions > 0) {
-    EF_CALL_GOTO(ef_order_cells(mp->conditions, mp->n_conditions, mp->nodes_per_condition, n, where), done);
+    EF_CALL_GOTO(ef_order_cells(mp->conditions, mp->n_conditions, mp->nodes_per_condition, order, where), done);
     EF_CALL_GOTO(ef_permute_cells(&mp->conditions, &mp->condition_ids, &mp->condition_properties,
-                                  mp->n_conditions, mp->nodes_per_condition, where),
+                                  mp->n_conditions, mp->nodes_per_condition, order),
                  done);
     ef_renumber_smp_lists(mp->children, mp->n_children, EF_LIST_CONDITIONS, where, mp->n_conditions, flags);
   }
@@ -343,6 +353,7 @@ done:
   free(adj);
   free(perm);
   free(where);
+  free(order);
   free(flags);
   return err;
 }
