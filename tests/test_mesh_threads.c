@@ -1,7 +1,7 @@
 /* test_mesh_threads.c -- the core's Initialize phases (uniform refinement, mesh check, Morton and
- * RCM renumbering) give bit-identical results for 1, 2 and 3 OpenMP threads, and the same results
- * as the serial code they replaced (FNV-1a hashes of the meshes, recorded before the phases ran
- * in parallel).  The cavity mesh refined once (24k nodes, 134k tetrahedra) is above every size at
+ * RCM renumbering) give bit-identical results for 1, 2 and 3 OpenMP threads (the check of a mesh with
+ * a duplicated element too), and the same results as the serial code they replaced (FNV-1a hashes of
+ * the meshes and the report, recorded before the phases ran in parallel).  The cavity mesh refined once (24k nodes, 134k tetrahedra) is above every size at
  * which the phases go parallel.  Without OpenMP the single run still checks the hashes. */
 #include <stdint.h>
 #include <stdio.h>
@@ -74,12 +74,13 @@ static uint64_t hash_report(const ef_mesh_report *r) {
 }
 
 typedef struct {
-  uint64_t refined, checked, morton, rcm;
+  uint64_t refined, checked, morton, rcm, broken;
 } hashes;
 
-/* Read the mesh, give it a variable, refine it, check, renumber (Morton; RCM on a second copy). */
+/* Read the mesh, give it a variable, refine it, check, renumber (Morton; RCM on a second copy), and check
+ * the Morton-ordered mesh again with one element turned into a duplicate of another. */
 static hashes run(const char *path, int levels) {
-  hashes out = {0, 0, 0, 0};
+  hashes out = {0, 0, 0, 0, 0};
   for (int method = 0; method < 2; ++method) {
     ef_model_part mp = NULL;
     ASSERT_OK(ef_read_mesh(path, NULL, &mp));
@@ -98,6 +99,15 @@ static hashes run(const char *path, int levels) {
     out.checked = hash_report(&report);
     ASSERT_OK(ef_mesh_renumber(mp, method == 0 ? "morton" : "rcm"));
     *(method == 0 ? &out.morton : &out.rcm) = hash_mesh(mp);
+    if (method == 0) {
+      /* An element made a copy of another far away in the order: the findings (duplicate, faces of three
+       * elements, the first of each) come from the serial pass over the flagged elements. */
+      const int npe = mp->nodes_per_element;
+      memcpy(mp->elements + (mp->n_elements / 2) * npe, mp->elements + 10 * npe, (size_t)npe * sizeof *mp->elements);
+      ASSERT_OK(ef_mesh_check(mp, NULL, &report));
+      EXPECT(report.n_duplicate_elements == 1 && report.n_overshared_faces > 0, "the copied element was not found");
+      out.broken = hash_report(&report);
+    }
     ef_model_part_destroy(&mp);
   }
   return out;
@@ -112,7 +122,7 @@ int main(int argc, char **argv) {
 #ifdef _OPENMP
   max_threads = 3;
 #endif
-  hashes first = {0, 0, 0, 0};
+  hashes first = {0, 0, 0, 0, 0};
   for (int threads = 1; threads <= max_threads; ++threads) {
 #ifdef _OPENMP
     omp_set_num_threads(threads);
@@ -130,6 +140,7 @@ int main(int argc, char **argv) {
     EXPECT(h.checked == first.checked, "%d threads report a different mesh check from 1", threads);
     EXPECT(h.morton == first.morton, "%d threads give a different Morton renumbering from 1", threads);
     EXPECT(h.rcm == first.rcm, "%d threads give a different RCM renumbering from 1", threads);
+    EXPECT(h.broken == first.broken, "%d threads report a different check of a broken mesh from 1", threads);
   }
   if (argc <= 1) {
     /* The serial code's results (before the phases ran in parallel), on this mesh. */

@@ -4,6 +4,7 @@
  * mean number of elements around a node. */
 #include "edgeflow/ef_mesh_check.h"
 #include "edgeflow/ef_error.h"
+#include "core_parallel.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -191,11 +192,73 @@ static int ef_check_coverage(const ef_model_part mp, const char *const *covered,
   return err;
 }
 
-/* One pass over the elements and their faces; see ef_mesh_check.h. */
+/* Flags of one element's faces: which are boundary faces (bits 0-3), how many interior faces it is the
+ * lower-numbered element of (bits 5-7), and whether it meets a duplicate, an over-shared or a tangled face
+ * (bit 4).  With r, those three findings are also counted and the first ones recorded there (the serial
+ * pass does this for the few elements whose bit 4 is set). */
+enum { EF_FACE_ANOMALY = 1 << 4, EF_FACE_INTERIOR_SHIFT = 5 };
+static unsigned ef_element_faces(const ef_model_part mp, const ef_adjacency *adj, int64_t e, ef_mesh_report *r) {
+  const int npe = mp->nodes_per_element, m = npe - 1;
+  const ef_index *c = mp->elements + e * npe;
+  unsigned flags = 0, interior = 0;
+  /* Duplicates: a later element around c[0] holding all of e's nodes. */
+  for (int64_t a = adj->start[c[0]]; a < adj->start[c[0] + 1]; ++a) {
+    ef_index g = adj->elem[a];
+    if (g > e && ef_holds_all(mp, g, c, npe)) {
+      flags |= EF_FACE_ANOMALY;
+      if (r && r->n_duplicate_elements++ == 0) {
+        r->duplicate_ids[0] = mp->element_ids[e];
+        r->duplicate_ids[1] = mp->element_ids[g];
+      }
+    }
+  }
+  /* Faces: the other elements around the face's least-shared node that hold the whole face. */
+  for (int k = 0; k < npe; ++k) {
+    ef_index face[3];
+    int f = 0;
+    for (int j = 0; j < npe; ++j)
+      if (j != k) face[f++] = c[j];
+    ef_index s = face[0];
+    for (int i = 1; i < m; ++i)
+      if (adj->start[face[i] + 1] - adj->start[face[i]] < adj->start[s + 1] - adj->start[s]) s = face[i];
+    int64_t neighbours = 0;
+    ef_index g_first = -1, g_min = (ef_index)e;
+    for (int64_t a = adj->start[s]; a < adj->start[s + 1]; ++a) {
+      ef_index g = adj->elem[a];
+      if (g == e || !ef_holds_all(mp, g, face, m)) continue;
+      if (neighbours++ == 0) g_first = g;
+      if (g < g_min) g_min = g;
+    }
+    if (neighbours == 0) {
+      flags |= 1u << k;
+    } else if (neighbours > 1) {
+      if (g_min == (ef_index)e) {
+        flags |= EF_FACE_ANOMALY;
+        if (r && r->n_overshared_faces++ == 0) r->overshared_id = mp->element_ids[e];
+      }
+    } else if (g_first > e) {
+      interior++;
+      double se = ef_side(mp, face, c[k]), sg = ef_side(mp, face, ef_opposite(mp, g_first, face, m));
+      if ((se > 0.0 && sg > 0.0) || (se < 0.0 && sg < 0.0)) {
+        flags |= EF_FACE_ANOMALY;
+        if (r && r->n_tangled_faces++ == 0) {
+          r->tangled_ids[0] = mp->element_ids[e];
+          r->tangled_ids[1] = mp->element_ids[g_first];
+        }
+      }
+    }
+  }
+  return flags | interior << EF_FACE_INTERIOR_SHIFT;
+}
+
+/* One pass over the elements and their faces; see ef_mesh_check.h.  Blocks of elements are examined in
+ * parallel (each element's measure, quality and face flags into the block's arrays; extreme edges by
+ * min/max), then folded in element order on one thread: sums, first extremes and the boundary face list
+ * come out as the serial loop made them, for any thread count. */
 int ef_mesh_check(ef_model_part mp, const char *const *covered, ef_mesh_report *r) {
   EF_CHECK(mp && r, EF_ERR_PARAMETER, "ef_mesh_check: NULL argument");
   memset(r, 0, sizeof *r);
-  const int npe = mp->nodes_per_element, m = npe - 1;
+  const int npe = mp->nodes_per_element;
   EF_CHECK(mp->n_elements > 0 && (npe == 3 || npe == 4) && npe == mp->dim + 1, EF_ERR_MESH,
            "mesh check: the model part holds no triangles or tetrahedra");
   r->dim = mp->dim;
@@ -204,58 +267,48 @@ int ef_mesh_check(ef_model_part mp, const char *const *covered, ef_mesh_report *
   r->min_measure = r->min_edge = r->min_quality = INFINITY;
   r->n_uncovered_faces = -1;
 
+  enum { BLOCK = 1 << 15 };
+  const int64_t ne = mp->n_elements, block = ne < BLOCK ? ne : BLOCK;
   ef_adjacency adj = {NULL, NULL};
   EF_CALL(ef_adjacency_build(mp, &adj));
   int64_t *bfaces = NULL, nb = 0, cap = 0;
   int err = EF_SUCCESS;
+  double *measures = malloc((size_t)block * sizeof *measures), *qualities = malloc((size_t)block * sizeof *qualities);
+  uint8_t *faces = malloc((size_t)block);
+  if (!measures || !qualities || !faces) err = EF_ERROR(EF_ERR_MEMORY, "mesh check: out of memory");
   double sum_measure = 0.0, sum_quality = 0.0, l2_lo = INFINITY, l2_hi = 0.0;
-  for (int64_t e = 0; e < mp->n_elements && !err; ++e) {
-    const ef_index *c = mp->elements + e * npe;
-    double measure = fabs(ef_model_part_element_measure(mp, e)), lo, hi;
-    double q = ef_quality(mp, e, measure, &lo, &hi);
-    sum_measure += measure;
-    sum_quality += q;
-    if (lo < l2_lo) l2_lo = lo;
-    if (hi > l2_hi) l2_hi = hi;
-    if (measure < r->min_measure) {
-      r->min_measure = measure;
-      r->smallest_element_id = mp->element_ids[e];
-    }
-    if (measure > r->max_measure) r->max_measure = measure;
-    if (q < r->min_quality) {
-      r->min_quality = q;
-      r->worst_element_id = mp->element_ids[e];
-    }
-    if (q < EF_MESH_SLIVER_QUALITY) r->n_slivers++;
-
-    /* Duplicates: a later element around c[0] holding all of e's nodes. */
-    for (int64_t a = adj.start[c[0]]; a < adj.start[c[0] + 1]; ++a) {
-      ef_index g = adj.elem[a];
-      if (g > e && ef_holds_all(mp, g, c, npe)) {
-        if (r->n_duplicate_elements++ == 0) {
-          r->duplicate_ids[0] = mp->element_ids[e];
-          r->duplicate_ids[1] = mp->element_ids[g];
-        }
+  for (int64_t b0 = 0; b0 < ne && !err; b0 += block) {
+    const int64_t b1 = b0 + block < ne ? b0 + block : ne;
+    EF_CORE_FOR(
+        ef_core_parallel(b1 - b0), "omp parallel for schedule(static) reduction(min : l2_lo) reduction(max : l2_hi)",
+        for (int64_t e = b0; e < b1; ++e) {
+          double lo, hi;
+          const double measure = fabs(ef_model_part_element_measure(mp, e));
+          measures[e - b0] = measure;
+          qualities[e - b0] = ef_quality(mp, e, measure, &lo, &hi);
+          if (lo < l2_lo) l2_lo = lo;
+          if (hi > l2_hi) l2_hi = hi;
+          faces[e - b0] = (uint8_t)ef_element_faces(mp, &adj, e, NULL);
+        });
+    for (int64_t e = b0; e < b1 && !err; ++e) {
+      const double measure = measures[e - b0], q = qualities[e - b0];
+      const unsigned flags = faces[e - b0];
+      sum_measure += measure;
+      sum_quality += q;
+      if (measure < r->min_measure) {
+        r->min_measure = measure;
+        r->smallest_element_id = mp->element_ids[e];
       }
-    }
-    /* Faces: the other elements around the face's least-shared node that hold the whole face. */
-    for (int k = 0; k < npe; ++k) {
-      ef_index face[3];
-      int f = 0;
-      for (int j = 0; j < npe; ++j)
-        if (j != k) face[f++] = c[j];
-      ef_index s = face[0];
-      for (int i = 1; i < m; ++i)
-        if (adj.start[face[i] + 1] - adj.start[face[i]] < adj.start[s + 1] - adj.start[s]) s = face[i];
-      int64_t neighbours = 0;
-      ef_index g_first = -1, g_min = (ef_index)e;
-      for (int64_t a = adj.start[s]; a < adj.start[s + 1]; ++a) {
-        ef_index g = adj.elem[a];
-        if (g == e || !ef_holds_all(mp, g, face, m)) continue;
-        if (neighbours++ == 0) g_first = g;
-        if (g < g_min) g_min = g;
+      if (measure > r->max_measure) r->max_measure = measure;
+      if (q < r->min_quality) {
+        r->min_quality = q;
+        r->worst_element_id = mp->element_ids[e];
       }
-      if (neighbours == 0) {
+      if (q < EF_MESH_SLIVER_QUALITY) r->n_slivers++;
+      if (flags & EF_FACE_ANOMALY) ef_element_faces(mp, &adj, e, r);
+      r->n_interior_faces += flags >> EF_FACE_INTERIOR_SHIFT;
+      for (int k = 0; k < npe; ++k) {
+        if (!(flags & (1u << k))) continue;
         if (nb == cap) {
           int64_t grown_cap = cap ? 2 * cap : 1024;
           void *grown = realloc(bfaces, (size_t)grown_cap * sizeof *bfaces);
@@ -267,27 +320,25 @@ int ef_mesh_check(ef_model_part mp, const char *const *covered, ef_mesh_report *
           cap = grown_cap;
         }
         bfaces[nb++] = e * npe + k;
-      } else if (neighbours > 1) {
-        if (g_min == (ef_index)e && r->n_overshared_faces++ == 0) r->overshared_id = mp->element_ids[e];
-      } else if (g_first > e) {
-        r->n_interior_faces++;
-        double se = ef_side(mp, face, c[k]), sg = ef_side(mp, face, ef_opposite(mp, g_first, face, m));
-        if ((se > 0.0 && sg > 0.0) || (se < 0.0 && sg < 0.0)) {
-          if (r->n_tangled_faces++ == 0) {
-            r->tangled_ids[0] = mp->element_ids[e];
-            r->tangled_ids[1] = mp->element_ids[g_first];
-          }
-        }
       }
     }
   }
+  free(measures);
+  free(qualities);
+  free(faces);
   r->n_boundary_faces = nb;
   r->mean_measure = sum_measure / (double)mp->n_elements;
   r->mean_quality = sum_quality / (double)mp->n_elements;
   r->min_edge = sqrt(l2_lo);
   r->max_edge = sqrt(l2_hi);
-  for (int64_t e = 0; e < mp->n_elements && !err; ++e)
-    if (fabs(ef_model_part_element_measure(mp, e)) < EF_MESH_TINY_RATIO * r->mean_measure) r->n_tiny++;
+  const double tiny = EF_MESH_TINY_RATIO * r->mean_measure;
+  int64_t n_tiny = 0;
+  if (!err)
+    EF_CORE_FOR(ef_core_parallel(ne), "omp parallel for schedule(static) reduction(+ : n_tiny)",
+                for (int64_t e = 0; e < ne; ++e) {
+                  if (fabs(ef_model_part_element_measure(mp, e)) < tiny) n_tiny++;
+                });
+  r->n_tiny = n_tiny;
   ef_adjacency_free(&adj);
   if (!err && !(covered && !covered[0])) err = ef_check_coverage(mp, covered, bfaces, nb, r);
   free(bfaces);
