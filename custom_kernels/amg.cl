@@ -1,7 +1,11 @@
 /* amg.cl -- the aggregation multigrid on the device: values refresh, l1-Jacobi smoothing with
  * fused restriction and prolongation, the K-cycle's two flexible-CG steps, and the dense
  * coarsest inverse (Gauss-Jordan, one group, one launch) and solve; the levels below a few
- * thousand rows (refresh and cycle) in one launch of one group each.  Host side:
+ * thousand rows (refresh and cycle) in one launch of one group each.  Launches are what a cycle
+ * on the small levels costs (several microseconds each on a GPU, more than their work), so
+ * neighbours are fused where no grid-wide sum separates them: the K-cycle's second right-hand
+ * side into the next first sweep (amg_down_q), its combination into the post-smoothing above
+ * (amg_post_k), and the restriction into the small levels' launch (amg_small_cycle).  Host side:
  * custom_utilities/opencl/opencl_amg.c; the per-row arithmetic is amg_rows.h, shared with the
  * OpenMP apply (host_amg.c).
  *
@@ -257,14 +261,50 @@ void amg_k_first(const int n, __global const int *restrict rp, __global const in
   }
 }
 
-/* a1 = (v1.rc) / (v1.A v1); q = rc - a1 w1. */
+/* a1 = (v1.rc) / (v1.A v1) from amg_k_first's partials (every group adds them alike). */
+double amg_k_a1(__global const double *part, const int groups, __local double *red) {
+  const double rho1 = amg_sum_partials(part, groups, red), vr = amg_sum_partials(part + groups, groups, red);
+  return rho1 > 0.0 ? vr / rho1 : 0.0;
+}
+
+/* q_i = rc_i - a1 w1_i, the K-cycle's second right-hand side. */
+double amg_k_q(__global const double *rc, __global const double *w1, const double a1, const int i) {
+  return rc[i] - a1 * w1[i];
+}
+
+/* q = rc - a1 w1 (with more than one sweep; one sweep forms q in amg_down_q). */
 __kernel __attribute__((reqd_work_group_size(AMG_WGS, 1, 1)))
 void amg_k_second(const int n, __global const double *restrict w1, __global const double *restrict rc,
                   __global const double *restrict part, const int groups, __global double *restrict q) {
   __local double red[AMG_WGS];
-  const double rho1 = amg_sum_partials(part, groups, red), vr = amg_sum_partials(part + groups, groups, red);
-  const double a1 = rho1 > 0.0 ? vr / rho1 : 0.0;
-  for (int i = get_global_id(0); i < n; i += get_global_size(0)) q[i] = rc[i] - a1 * w1[i];
+  const double a1 = amg_k_a1(part, groups, red);
+  for (int i = get_global_id(0); i < n; i += get_global_size(0)) q[i] = amg_k_q(rc, w1, a1, i);
+}
+
+/* amg_down on the K-cycle's second right-hand side, amg_k_second fused: q = rc - a1 w1 formed
+ * where it is read (the same arithmetic as amg_k_second) and written for the rest of the cycle. */
+__kernel __attribute__((reqd_work_group_size(AMG_WGS, 1, 1)))
+void amg_down_q(const int n, __global const amg_rp_t *restrict rp, __global const int *restrict col,
+                __global const double *restrict val, __global const double *restrict dinv, const double omega,
+                __global const double *restrict rc, __global const double *restrict w1,
+                __global const double *restrict part, const int groups, __global double *restrict q,
+                __global double *restrict x, __global double *restrict res) {
+  __local double red[AMG_WGS];
+  const double a1 = amg_k_a1(part, groups, red);
+  const int i = AMG_ROW(), lane = AMG_LANE();
+  double ax = 0.0;
+  if (i < n)
+    for (amg_rp_t j = rp[i] + lane; j < rp[i + 1]; j += AMG_ROW_LANES) {
+      const int c = col[j];
+      ax += val[j] * (omega * dinv[c] * amg_k_q(rc, w1, a1, c));
+    }
+  ax = amg_lane_sum(ax, red);
+  if (i < n && lane == 0) {
+    const double qi = amg_k_q(rc, w1, a1, i);
+    q[i] = qi;
+    x[i] = omega * dinv[i] * qi;
+    res[i] = qi - ax;
+  }
 }
 
 /* Second step: w2 = A v2; partials of v2.w1, v2.w2, v2.q (part2[g], [G + g], [2G + g]). */
@@ -291,19 +331,59 @@ void amg_k_third(const int n, __global const int *restrict rp, __global const in
   }
 }
 
-/* xc = (a1 - gamma a2 / rho1) v1 + a2 v2, the minimiser of the A-norm error over span(v1, v2). */
-__kernel __attribute__((reqd_work_group_size(AMG_WGS, 1, 1)))
-void amg_k_combine(const int n, __global const double *restrict v1, __global const double *restrict v2,
-                   __global const double *restrict part, __global const double *restrict part2, const int groups,
-                   __global double *restrict xc) {
-  __local double red[AMG_WGS];
+/* The K-cycle's combination coefficients (c1, a2) of xc = c1 v1 + a2 v2, the minimiser of the
+ * A-norm error over span(v1, v2), from amg_k_first's and amg_k_third's partials. */
+double2 amg_k_coefficients(__global const double *part, __global const double *part2, const int groups,
+                           __local double *red) {
   const double rho1 = amg_sum_partials(part, groups, red), vr = amg_sum_partials(part + groups, groups, red);
   const double gam = amg_sum_partials(part2, groups, red), vw = amg_sum_partials(part2 + groups, groups, red);
   const double vq = amg_sum_partials(part2 + 2 * groups, groups, red);
   const double a1 = rho1 > 0.0 ? vr / rho1 : 0.0;
   const double beta = rho1 > 0.0 ? vw - gam * gam / rho1 : 0.0;
   const double a2 = beta > 0.0 ? vq / beta : 0.0, c1 = rho1 > 0.0 ? a1 - gam * a2 / rho1 : 0.0;
-  for (int i = get_global_id(0); i < n; i += get_global_size(0)) xc[i] = c1 * v1[i] + a2 * v2[i];
+  return (double2)(c1, a2);
+}
+
+/* xc_I = c1 v1_I + a2 v2_I. */
+double amg_k_xc(__global const double *v1, __global const double *v2, const double2 k, const int I) {
+  return k.x * v1[I] + k.y * v2[I];
+}
+
+/* xc = c1 v1 + a2 v2 (when the post-smoothing above does not form it: amg_post_k). */
+__kernel __attribute__((reqd_work_group_size(AMG_WGS, 1, 1)))
+void amg_k_combine(const int n, __global const double *restrict v1, __global const double *restrict v2,
+                   __global const double *restrict part, __global const double *restrict part2, const int groups,
+                   __global double *restrict xc) {
+  __local double red[AMG_WGS];
+  const double2 k = amg_k_coefficients(part, part2, groups, red);
+  for (int i = get_global_id(0); i < n; i += get_global_size(0)) xc[i] = amg_k_xc(v1, v2, k, i);
+}
+
+/* y_i = x_i + alpha xc[agg[i]] with xc = c1 v1 + a2 v2 formed here (ef_amg_prolonged's arithmetic). */
+double amg_prolonged_k(__global const double *x, __global const int *agg, __global const double *v1,
+                       __global const double *v2, const double2 k, const double alpha, const int i) {
+  const int a = agg[i];
+  return a >= 0 ? x[i] + alpha * amg_k_xc(v1, v2, k, a) : x[i];
+}
+
+/* amg_post after a K-cycle correction, amg_k_combine fused: xout = y + omega D^-1 (r - A y),
+ * y = xin + alpha P (c1 v1 + a2 v2). */
+__kernel __attribute__((reqd_work_group_size(AMG_WGS, 1, 1)))
+void amg_post_k(const int n, __global const amg_rp_t *restrict rp, __global const int *restrict col,
+                __global const double *restrict val, __global const double *restrict dinv, const double omega,
+                const double alpha, __global const int *restrict agg, __global const double *restrict v1,
+                __global const double *restrict v2, __global const double *restrict part,
+                __global const double *restrict part2, const int groups, __global const double *restrict r,
+                __global const double *restrict xin, __global double *restrict xout) {
+  __local double red[AMG_WGS];
+  const double2 k = amg_k_coefficients(part, part2, groups, red);
+  const int i = AMG_ROW(), lane = AMG_LANE();
+  double ay = 0.0;
+  if (i < n)
+    for (amg_rp_t j = rp[i] + lane; j < rp[i + 1]; j += AMG_ROW_LANES)
+      ay += val[j] * amg_prolonged_k(xin, agg, v1, v2, k, alpha, col[j]);
+  ay = amg_lane_sum(ay, red);
+  if (i < n && lane == 0) xout[i] = amg_prolonged_k(xin, agg, v1, v2, k, alpha, i) + omega * dinv[i] * (r[i] - ay);
 }
 
 /* Sum of v over a group of AMG_SMALL_WGS items in a fixed tree order; every item gets it. */
@@ -573,8 +653,17 @@ __kernel __attribute__((reqd_work_group_size(AMG_SMALL_WGS, 1, 1)))
 void amg_small_cycle(const int nops, __global const int *restrict ops, __global const int *restrict lt,
                      __global const int *restrict ibuf, __global double *dbuf, __global const double *restrict W,
                      const double omega, const double alpha, __global const double *restrict val0,
-                     __global double *vin, __global double *vout) {
+                     __global double *vin, __global double *vout, const int pre_nc, __global const int *restrict pmp,
+                     __global const int *restrict pmem, __global const double *restrict pres, const int pre_off) {
   __local double red[3 * AMG_SMALL_WGS], seg[AMG_SMALL_WGS]; /* seg: amg_small_segment */
+  /* The restriction from the level above into the first small level's right-hand side (amg_restrict
+   * fused; pre_nc 0: none). */
+  for (int I = get_local_id(0); I < pre_nc; I += AMG_SMALL_WGS) {
+    double s = 0.0;
+    for (int m = pmp[I]; m < pmp[I + 1]; ++m) s += pres[pmem[m]];
+    dbuf[pre_off + I] = s;
+  }
+  barrier(CLK_GLOBAL_MEM_FENCE);
   amg_small_ops(nops, ops, lt, ibuf, dbuf, W, omega, alpha, val0, vin, vout, red, seg);
 }
 

@@ -239,13 +239,15 @@ static int run_tiny(const char *cache) {
   st.passes = 2;
   st.kcycle_levels = 1;
   st.small_group = 32; /* oclgrind simulates every item of the one-group kernels at every barrier */
-  /* Every kernel: all levels multi-group (one sweep: the fused first sweep and residual), small
-   * levels from level 1 (K-cycle inside the one-group kernel, two sweeps), all levels in one
-   * group (the caller's fine values read by the one-group kernels). */
+  /* Every kernel: all levels multi-group (one sweep: the fused first sweep and residual, the
+   * K-cycle's q and combination formed in amg_down_q and amg_post_k), small levels from level 1
+   * (K-cycle inside the one-group kernel, two sweeps: amg_k_second, amg_k_combine), small levels
+   * from level 2 below a multi-group K-cycle (one sweep: the restriction inside the one-group
+   * launch), all levels in one group (the caller's fine values read by the one-group kernels). */
   const struct {
     int64_t small_rows;
     int sweeps;
-  } cfg[] = {{0, 1}, {60, 2}, {4096, 2}};
+  } cfg[] = {{0, 1}, {60, 2}, {20, 1}, {4096, 2}};
   const char *only = getenv("EF_AMG_TINY_CONFIG"); /* some configurations (their indices, e.g. "02"), for debugging */
   for (size_t k = 0; k < sizeof cfg / sizeof cfg[0]; ++k) {
     if (only && *only && !strchr(only, (int)('0' + k))) continue;

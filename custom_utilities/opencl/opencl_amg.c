@@ -14,6 +14,9 @@
 #define AMG_LANES 64
 #define AMG_ROW_LANES 4 /* items per row of the row kernels (sweep, residual, post) */
 #define AMG_MAX_GROUPS 256 /* groups of the K-cycle reduction kernels */
+/* The K-cycle's last step (xc = c1 v1 + a2 v2) is formed by the post-smoothing of the level above
+ * (amg_post_k) when that level is at least this one, else launched (amg_k_combine). */
+#define AMG_POST_K_MIN_LEVEL 0
 /* Items of the one-group kernels (small levels, dense coarsest inverse): all a GPU group holds
  * (1024 on NVIDIA: the single group is latency-bound, so more items hide more of it); 256 on
  * other devices (CPU work-items of one group run in loops).  Fewer when the device allows fewer. */
@@ -24,8 +27,8 @@ enum { PH_REFRESH, PH_SMOOTH, PH_RESTRICT, PH_POST, PH_KRYLOV, PH_COARSE, PH_COU
 
 typedef struct {
   cl_program program;
-  cl_kernel refresh, refresh_offsets, refresh_mapped, l1, down, smooth0, sweep, resid, restr, post, k_first, k_second, k_third, k_combine, dense_inv,
-      solve, small_refresh, small_cycle, small_pcg;
+  cl_kernel refresh, refresh_offsets, refresh_mapped, l1, down, down_q, smooth0, sweep, resid, restr, post, post_k,
+      k_first, k_second, k_third, k_combine, dense_inv, solve, small_refresh, small_cycle, small_pcg;
 } amg_kernels;
 
 typedef struct {
@@ -118,7 +121,8 @@ static int amg_kernels_build(ef_cl_context *ctx, int wide, int small_wgs, amg_ke
     cl_kernel *kernel;
   } list[] = {{"amg_refresh", &k->refresh},         {"amg_refresh_offsets", &k->refresh_offsets},
               {"amg_refresh_mapped", &k->refresh_mapped}, {"amg_l1", &k->l1},
-              {"amg_down", &k->down},               {"amg_smooth0", &k->smooth0},
+              {"amg_down", &k->down},               {"amg_down_q", &k->down_q},
+              {"amg_post_k", &k->post_k},           {"amg_smooth0", &k->smooth0},
               {"amg_sweep", &k->sweep},             {"amg_residual", &k->resid},
               {"amg_restrict", &k->restr},          {"amg_post", &k->post},
               {"amg_k_first", &k->k_first},         {"amg_k_second", &k->k_second},
@@ -575,24 +579,36 @@ int ef_cl_amg_refresh(ef_cl_amg *a) {
 }
 
 /* The small levels' operation list in one group: vin / vout are the caller's vectors when the
- * small levels start at level 0 (else unused). */
-static int amg_small(ef_cl_amg *a, cl_mem vin, cl_mem vout) {
+ * small levels start at level 0 (else unused).  With above (level first_small - 1), the launch
+ * first restricts that level's residual (its w2) into the first small level's right-hand side. */
+static int amg_small(ef_cl_amg *a, cl_mem vin, cl_mem vout, const amg_dlevel *above) {
   const double omega = a->h->s.omega, alpha = a->h->s.alpha;
   cl_mem val0 = a->first_small == 0 ? a->lev[0].val : a->dummy;
+  const int pre_nc = above ? a->lev[a->first_small].n : 0, pre_off = above ? a->lev[a->first_small].voff[AV_R] : 0;
+  cl_mem pmp = above ? above->mp : a->dummy, pmem = above ? above->mem : a->dummy, pres = above ? above->w2 : a->dummy;
   cl_kernel k = a->kc.small_cycle;
   AMG_LAUNCH(a, k, (size_t)a->small_wgs, (size_t)a->small_wgs, PH_COARSE, EF_CL_ARG(a->n_ops), EF_CL_ARG(a->ops),
              EF_CL_ARG(a->lt), EF_CL_ARG(a->ibuf), EF_CL_ARG(a->dbuf), EF_CL_ARG(a->W), EF_CL_ARG(omega),
-             EF_CL_ARG(alpha), EF_CL_ARG(val0), EF_CL_ARG(vin), EF_CL_ARG(vout));
+             EF_CL_ARG(alpha), EF_CL_ARG(val0), EF_CL_ARG(vin), EF_CL_ARG(vout), EF_CL_ARG(pre_nc), EF_CL_ARG(pmp),
+             EF_CL_ARG(pmem), EF_CL_ARG(pres), EF_CL_ARG(pre_off));
   return EF_SUCCESS;
 }
 
-static int amg_cycle(ef_cl_amg *a, int l, cl_mem r, cl_mem x);
+/* The K-cycle's second right-hand side q = rc - a1 w1 of a level, for amg_down_q to form. */
+typedef struct {
+  cl_mem rc, w1, part;
+  int groups;
+} amg_kq;
 
-/* Coarse correction on level c for right-hand side rc into xc (amg.h). */
-static int amg_correction(ef_cl_amg *a, int c, cl_mem rc, cl_mem xc) {
+static int amg_cycle(ef_cl_amg *a, int l, cl_mem r, cl_mem x, const amg_kq *kq);
+
+/* Coarse correction on level c (above the small levels) for right-hand side rc into xc (amg.h).
+ * *later: 1 when a K-cycle left its last step, xc = c1 v1 + a2 v2, to the post-smoothing of level
+ * c - 1 (amg_post_k), which reads the correction only there. */
+static int amg_correction(ef_cl_amg *a, int c, cl_mem rc, cl_mem xc, int *later) {
   const ef_amg *h = a->h;
   amg_dlevel *C = &a->lev[c];
-  if (c >= a->first_small) return amg_small(a, a->dummy, a->dummy); /* c == first_small >= 1: rc, xc are in dbuf */
+  *later = 0;
   if (c == h->n_levels - 1) {
     const int nc = C->n;
     cl_kernel k = a->kc.solve;
@@ -600,18 +616,27 @@ static int amg_correction(ef_cl_amg *a, int c, cl_mem rc, cl_mem xc) {
                EF_CL_ARG(xc));
     return EF_SUCCESS;
   }
-  if (h->s.cycle != EF_AMG_CYCLE_K || c > h->s.kcycle_levels) return amg_cycle(a, c, rc, xc);
+  if (h->s.cycle != EF_AMG_CYCLE_K || c > h->s.kcycle_levels) return amg_cycle(a, c, rc, xc, NULL);
   const amg_kernels *K = amg_k(a, c);
   const size_t items = (size_t)C->groups * AMG_WGS;
-  EF_CALL(amg_cycle(a, c, rc, C->v1));
+  EF_CALL(amg_cycle(a, c, rc, C->v1, NULL));
   AMG_LAUNCH(a, K->k_first, items, AMG_WGS, PH_KRYLOV, EF_CL_ARG(C->n), EF_CL_ARG(C->rp), EF_CL_ARG(C->col),
              EF_CL_ARG(C->val), EF_CL_ARG(C->v1), EF_CL_ARG(rc), EF_CL_ARG(C->w1), EF_CL_ARG(C->part));
-  AMG_LAUNCH(a, K->k_second, items, AMG_WGS, PH_KRYLOV, EF_CL_ARG(C->n), EF_CL_ARG(C->w1), EF_CL_ARG(rc),
-             EF_CL_ARG(C->part), EF_CL_ARG(C->groups), EF_CL_ARG(C->q));
-  EF_CALL(amg_cycle(a, c, C->q, C->v2));
+  if (h->s.sweeps == 1) { /* q formed by the cycle's first kernel */
+    const amg_kq kq = {rc, C->w1, C->part, C->groups};
+    EF_CALL(amg_cycle(a, c, C->q, C->v2, &kq));
+  } else {
+    AMG_LAUNCH(a, K->k_second, items, AMG_WGS, PH_KRYLOV, EF_CL_ARG(C->n), EF_CL_ARG(C->w1), EF_CL_ARG(rc),
+               EF_CL_ARG(C->part), EF_CL_ARG(C->groups), EF_CL_ARG(C->q));
+    EF_CALL(amg_cycle(a, c, C->q, C->v2, NULL));
+  }
   AMG_LAUNCH(a, K->k_third, items, AMG_WGS, PH_KRYLOV, EF_CL_ARG(C->n), EF_CL_ARG(C->rp), EF_CL_ARG(C->col),
              EF_CL_ARG(C->val), EF_CL_ARG(C->v2), EF_CL_ARG(C->w1), EF_CL_ARG(C->q), EF_CL_ARG(C->w2),
              EF_CL_ARG(C->part2));
+  if (c - 1 >= AMG_POST_K_MIN_LEVEL) {
+    *later = 1;
+    return EF_SUCCESS;
+  }
   AMG_LAUNCH(a, K->k_combine, items, AMG_WGS, PH_KRYLOV, EF_CL_ARG(C->n), EF_CL_ARG(C->v1), EF_CL_ARG(C->v2),
              EF_CL_ARG(C->part), EF_CL_ARG(C->part2), EF_CL_ARG(C->groups), EF_CL_ARG(xc));
   return EF_SUCCESS;
@@ -627,15 +652,20 @@ static int amg_sweep(ef_cl_amg *a, int l, cl_mem r, cl_mem xin, cl_mem xout) {
   return EF_SUCCESS;
 }
 
-/* One cycle on level l (the host twin is amg_cycle in host_amg.c). */
-static int amg_cycle(ef_cl_amg *a, int l, cl_mem r, cl_mem x) {
+/* One cycle on level l (the host twin is amg_cycle in host_amg.c); with kq (one sweep), r is the
+ * K-cycle's q, formed and written by the first kernel. */
+static int amg_cycle(ef_cl_amg *a, int l, cl_mem r, cl_mem x, const amg_kq *kq) {
   amg_dlevel *L = &a->lev[l], *C = &a->lev[l + 1];
   const amg_kernels *K = amg_k(a, l);
   const int nu = a->h->s.sweeps;
   const double omega = a->h->s.omega, alpha = a->h->s.alpha;
   cl_mem buf[2] = {x, L->t};
   cl_mem cur = buf[(2 * nu - 1) & 1];
-  if (nu == 1) { /* first sweep and residual (into w2) fused */
+  if (kq) { /* one sweep: amg_down on q = rc - a1 w1 */
+    AMG_LAUNCH_ROWS(a, K->down_q, L->n, PH_SMOOTH, EF_CL_ARG(L->n), EF_CL_ARG(L->rp), EF_CL_ARG(L->col),
+                    EF_CL_ARG(L->val), EF_CL_ARG(L->dinv), EF_CL_ARG(omega), EF_CL_ARG(kq->rc), EF_CL_ARG(kq->w1),
+                    EF_CL_ARG(kq->part), EF_CL_ARG(kq->groups), EF_CL_ARG(r), EF_CL_ARG(cur), EF_CL_ARG(L->w2));
+  } else if (nu == 1) { /* first sweep and residual (into w2) fused */
     AMG_LAUNCH_ROWS(a, K->down, L->n, PH_SMOOTH, EF_CL_ARG(L->n), EF_CL_ARG(L->rp), EF_CL_ARG(L->col),
                     EF_CL_ARG(L->val), EF_CL_ARG(L->dinv), EF_CL_ARG(omega), EF_CL_ARG(r), EF_CL_ARG(cur),
                     EF_CL_ARG(L->w2));
@@ -651,13 +681,24 @@ static int amg_cycle(ef_cl_amg *a, int l, cl_mem r, cl_mem x) {
     AMG_LAUNCH_ROWS(a, K->resid, L->n, PH_RESTRICT, EF_CL_ARG(L->n), EF_CL_ARG(L->rp), EF_CL_ARG(L->col),
                     EF_CL_ARG(L->val), EF_CL_ARG(r), EF_CL_ARG(cur), EF_CL_ARG(L->w2));
   }
-  AMG_LAUNCH(a, K->restr, (size_t)C->n, AMG_WGS, PH_RESTRICT, EF_CL_ARG(C->n), EF_CL_ARG(L->mp), EF_CL_ARG(L->mem),
-             EF_CL_ARG(L->w2), EF_CL_ARG(C->r));
-  EF_CALL(amg_correction(a, l + 1, C->r, C->x));
+  int later = 0;
+  if (l + 1 >= a->first_small) { /* the small levels restrict w2 themselves */
+    EF_CALL(amg_small(a, a->dummy, a->dummy, L));
+  } else {
+    AMG_LAUNCH(a, K->restr, (size_t)C->n, AMG_WGS, PH_RESTRICT, EF_CL_ARG(C->n), EF_CL_ARG(L->mp), EF_CL_ARG(L->mem),
+               EF_CL_ARG(L->w2), EF_CL_ARG(C->r));
+    EF_CALL(amg_correction(a, l + 1, C->r, C->x, &later));
+  }
   cl_mem next = buf[(nu - 1) & 1];
-  AMG_LAUNCH_ROWS(a, K->post, L->n, PH_POST, EF_CL_ARG(L->n), EF_CL_ARG(L->rp), EF_CL_ARG(L->col), EF_CL_ARG(L->val),
-                  EF_CL_ARG(L->dinv), EF_CL_ARG(omega), EF_CL_ARG(alpha), EF_CL_ARG(L->agg), EF_CL_ARG(C->x),
-                  EF_CL_ARG(r), EF_CL_ARG(cur), EF_CL_ARG(next));
+  if (later) /* the K-cycle's combination formed here */
+    AMG_LAUNCH_ROWS(a, K->post_k, L->n, PH_POST, EF_CL_ARG(L->n), EF_CL_ARG(L->rp), EF_CL_ARG(L->col),
+                    EF_CL_ARG(L->val), EF_CL_ARG(L->dinv), EF_CL_ARG(omega), EF_CL_ARG(alpha), EF_CL_ARG(L->agg),
+                    EF_CL_ARG(C->v1), EF_CL_ARG(C->v2), EF_CL_ARG(C->part), EF_CL_ARG(C->part2), EF_CL_ARG(C->groups),
+                    EF_CL_ARG(r), EF_CL_ARG(cur), EF_CL_ARG(next));
+  else
+    AMG_LAUNCH_ROWS(a, K->post, L->n, PH_POST, EF_CL_ARG(L->n), EF_CL_ARG(L->rp), EF_CL_ARG(L->col),
+                    EF_CL_ARG(L->val), EF_CL_ARG(L->dinv), EF_CL_ARG(omega), EF_CL_ARG(alpha), EF_CL_ARG(L->agg),
+                    EF_CL_ARG(C->x), EF_CL_ARG(r), EF_CL_ARG(cur), EF_CL_ARG(next));
   cur = next;
   for (int s = nu + 2; s <= 2 * nu; ++s) {
     next = buf[(2 * nu - s) & 1];
@@ -673,9 +714,10 @@ int ef_cl_amg_apply(ef_cl_amg *a, cl_mem r, cl_mem z) {
   a->applies++;
   a->cur = &a->apply_slots;
   a->cur->next = 0;
-  if (a->first_small == 0) return amg_small(a, r, z);
-  if (a->h->n_levels == 1) return amg_correction(a, 0, r, z);
-  return amg_cycle(a, 0, r, z);
+  if (a->first_small == 0) return amg_small(a, r, z, NULL);
+  int later = 0;
+  if (a->h->n_levels == 1) return amg_correction(a, 0, r, z, &later); /* the dense solve */
+  return amg_cycle(a, 0, r, z, NULL);
 }
 
 int ef_cl_amg_solves_whole(const ef_cl_amg *a) { return a && a->first_small == 0 && a->work; }
