@@ -85,6 +85,110 @@ static int ef_check_element_nodes(ef_model_part mp) {
   return EF_SUCCESS;
 }
 
+#ifdef _OPENMP
+/* ef_build_upper_graph on several threads: counts and fills with atomic increments (a row's entries land
+ * in any order), then each row sorted and its repeats dropped on its own, then the rows compacted:
+ * the rows are sorted sets, so the result is the serial one's. */
+static int ef_build_upper_graph_parallel(ef_model_part mp, int64_t **row_ptr_out, ef_index **cols_out) {
+  int err = EF_SUCCESS;
+  const int64_t n = mp->n_nodes, ne = mp->n_elements;
+  const int npe = mp->nodes_per_element;
+  int64_t *row_ptr = NULL, *fill = NULL;
+  ef_index *cols = NULL;
+  EF_CALLOC(row_ptr, n + 1);
+  int in_range = 1;
+#pragma omp parallel for schedule(static) reduction(&& : in_range)
+  for (int64_t e = 0; e < ne; ++e) {
+    const ef_index *v = mp->elements + e * npe;
+    ef_index s[4];
+    int ok = 1;
+    for (int i = 0; i < npe; ++i) {
+      s[i] = v[i];
+      ok &= v[i] >= 0 && v[i] < n;
+    }
+    if (!ok) {
+      in_range = 0;
+      continue;
+    }
+    ef_sort_element_nodes(s, npe);
+    for (int i = 0; i + 1 < npe; ++i) __atomic_fetch_add(&row_ptr[s[i] + 1], npe - 1 - i, __ATOMIC_RELAXED);
+  }
+  if (!in_range) {
+    free(row_ptr);
+    return ef_check_element_nodes(mp); /* the first node index out of range, in element order */
+  }
+  for (int64_t i = 0; i < n; ++i) row_ptr[i + 1] += row_ptr[i];
+  const int64_t total = row_ptr[n];
+  cols = malloc((size_t)(total ? total : 1) * sizeof *cols);
+  fill = malloc((size_t)(n ? n : 1) * sizeof *fill);
+  EF_CHECK_GOTO(cols && fill, EF_ERR_MEMORY, fail, "out of memory building the node graph (%lld pairs)",
+                (long long)total);
+  memcpy(fill, row_ptr, (size_t)n * sizeof *fill);
+  int64_t repeat = ne; /* the first element that repeats a node */
+#pragma omp parallel for schedule(static) reduction(min : repeat)
+  for (int64_t e = 0; e < ne; ++e) {
+    const ef_index *v = mp->elements + e * npe;
+    for (int i = 0; i < npe; ++i)
+      for (int j = i + 1; j < npe; ++j) {
+        ef_index a = v[i], b = v[j];
+        if (a > b) {
+          ef_index t = a;
+          a = b;
+          b = t;
+        }
+        if (a == b) {
+          if (e < repeat) repeat = e;
+          continue;
+        }
+        cols[__atomic_fetch_add(&fill[a], 1, __ATOMIC_RELAXED)] = b;
+      }
+  }
+  if (repeat < ne) {
+    const ef_index *v = mp->elements + repeat * npe;
+    ef_index a = v[0];
+    for (int i = npe - 1; i >= 0; --i)
+      for (int j = npe - 1; j > i; --j)
+        if (v[i] == v[j]) a = v[i]; /* the first equal pair in (i, j) order */
+    err = EF_ERROR(EF_ERR_MESH, "element %lld repeats node index %d",
+                   mp->element_ids ? (long long)mp->element_ids[repeat] : (long long)repeat + 1, (int)a);
+    goto fail;
+  }
+  /* Each row sorted, its repeats dropped; fill[i] becomes its number of distinct entries. */
+#pragma omp parallel for schedule(dynamic, 256)
+  for (int64_t i = 0; i < n; ++i) {
+    ef_index *row = cols + row_ptr[i];
+    const int64_t m = row_ptr[i + 1] - row_ptr[i];
+    ef_sort_index_array(row, m);
+    int64_t u = 0;
+    for (int64_t k = 0; k < m; ++k)
+      if (u == 0 || row[k] != row[u - 1]) row[u++] = row[k];
+    fill[i] = u;
+  }
+  /* Compact the rows towards the front (each moves down, never past an unread one). */
+  int64_t out = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t start = row_ptr[i], u = fill[i];
+    row_ptr[i] = out;
+    if (out != start) memmove(cols + out, cols + start, (size_t)u * sizeof *cols);
+    out += u;
+  }
+  row_ptr[n] = out;
+  free(fill);
+  if (out > 0 && out < total) {
+    ef_index *shrunk = realloc(cols, (size_t)out * sizeof *cols);
+    if (shrunk) cols = shrunk; /* keeping the larger block is harmless */
+  }
+  *row_ptr_out = row_ptr;
+  *cols_out = cols;
+  return EF_SUCCESS;
+fail:
+  free(row_ptr);
+  free(cols);
+  free(fill);
+  return err;
+}
+#endif
+
 /* Upper node graph {(a,b): a<b share an element} as CSR rows keyed by a, columns sorted and unique. */
 static int ef_build_upper_graph(ef_model_part mp, int64_t **row_ptr_out, ef_index **cols_out) {
   int err = EF_SUCCESS;
@@ -98,6 +202,9 @@ static int ef_build_upper_graph(ef_model_part mp, int64_t **row_ptr_out, ef_inde
   EF_CHECK(n >= 0 && ne >= 0, EF_ERR_MESH, "node graph: negative node or element count");
   EF_CHECK(npe == 3 || npe == 4 || ne == 0, EF_ERR_UNSUPPORTED,
            "node graph: elements with %d nodes are not supported (triangles or tetrahedra)", npe);
+#ifdef _OPENMP
+  if (ef_core_parallel(ne)) return ef_build_upper_graph_parallel(mp, row_ptr_out, cols_out);
+#endif
 
   EF_CALLOC(row_ptr, n + 1);
   /* Count every element edge once per element it appears in (duplicates removed below); a node
