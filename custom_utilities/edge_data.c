@@ -14,6 +14,9 @@
 /* Gradients of the barycentric coordinates of a simplex and its measure:
  * grad lambda_k (k = 1..d) are the rows of J^-1, J = [x_1 - x_0, ..., x_d - x_0],
  * grad lambda_0 = -sum_k grad lambda_k; returns the signed determinant of J. */
+#if defined(__GNUC__)
+__attribute__((noinline)) /* one compiled copy: the element cache and a recomputation agree bitwise under any flags */
+#endif
 static double simplex_gradients(int dim, const double *coords, const int32_t *nodes, double g[4][3],
                                 double *measure) {
   const double *x0 = coords + 3 * (int64_t)nodes[0];
@@ -110,13 +113,45 @@ struct ef_edge_source_s {
   int npe;
   int64_t *adj_ptr; /* n_nodes + 1 */
   int64_t *adj;     /* n_elements * npe */
+  double *elem;     /* per element grad lambda_1..dim (dim x dim) and the measure, or NULL (see element_gradients) */
 };
+
+/* Doubles per element in the element cache: grad lambda_k, k = 1..dim (dim components each), and |e|. */
+#define EF_ELEM_CACHE(dim) ((dim) * (dim) + 1)
+
+/* Process-wide limit of the element cache's bytes (ef_edge_data_set_cache_limit). */
+static size_t ef_edge_cache_limit = EF_EDGE_DATA_CACHE_LIMIT_DEFAULT;
+
+size_t ef_edge_data_set_cache_limit(size_t bytes) {
+  const size_t previous = ef_edge_cache_limit;
+  ef_edge_cache_limit = bytes;
+  return previous;
+}
+
+/* simplex_gradients of element e, from the cache when the build kept one: the cache holds simplex_gradients' own
+ * rows 1..dim and measure, and grad lambda_0 is formed by its loop, so the values are bitwise the same. */
+static inline void element_gradients(int dim, const ef_edge_source *src, int64_t e, const int32_t *en, double g[4][3],
+                                     double *measure) {
+  if (!src->elem) {
+    simplex_gradients(dim, src->coords, en, g, measure);
+    return;
+  }
+  const double *c = src->elem + e * EF_ELEM_CACHE(dim);
+  for (int k = 1; k <= dim; ++k)
+    for (int a = 0; a < 3; ++a) g[k][a] = a < dim ? c[(k - 1) * dim + a] : 0.0;
+  *measure = c[dim * dim];
+  for (int a = 0; a < 3; ++a) {
+    g[0][a] = 0.0;
+    for (int k = 1; k <= dim; ++k) g[0][a] -= g[k][a];
+  }
+}
 
 /* Free the source of a structure-only build. */
 void ef_edge_data_release_source(ef_edge_data *ed) {
   if (!ed || !ed->source) return;
   free(ed->source->adj_ptr);
   free(ed->source->adj);
+  free(ed->source->elem);
   free(ed->source);
   ed->source = NULL;
 }
@@ -148,14 +183,18 @@ size_t ef_edge_data_bytes(const ef_edge_data *ed) {
   size_t n = (size_t)ed->n_nodes, e = (size_t)ed->n_edges;
   size_t b = (n + 1) * sizeof(int64_t) + e * sizeof(int32_t) + n * 8 * sizeof(double);
   if (ed->values) b += ef_edge_data_record_bytes(ed);
-  if (ed->source) b += (n + 1 + (size_t)ed->source->n_elements * (size_t)ed->source->npe) * sizeof(int64_t);
+  if (ed->source) {
+    b += (n + 1 + (size_t)ed->source->n_elements * (size_t)ed->source->npe) * sizeof(int64_t);
+    if (ed->source->elem) b += (size_t)ed->source->n_elements * EF_ELEM_CACHE(ed->dim) * sizeof(double);
+  }
   return b;
 }
 
 /* Validate the mesh: index range and non-degenerate elements (measure relative to the
- * longest edge^dim above 1e-14, far below any usable sliver). */
+ * longest edge^dim above 1e-14, far below any usable sliver).  With cache (EF_ELEM_CACHE(dim) doubles
+ * per element) it keeps each valid element's gradients and measure, computed here anyway. */
 static int check_elements(int dim, int64_t n_nodes, const double *coords, int64_t n_elements, int npe,
-                          const int32_t *elements) {
+                          const int32_t *elements, double *cache) {
   int64_t bad_index = INT64_MAX, bad_degenerate = INT64_MAX;
   EF_OMP(omp parallel for schedule(static) reduction(min : bad_index, bad_degenerate))
   for (int64_t e = 0; e < n_elements; ++e) {
@@ -169,6 +208,12 @@ static int check_elements(int dim, int64_t n_nodes, const double *coords, int64_
     }
     double g[4][3], vol;
     simplex_gradients(dim, coords, en, g, &vol);
+    if (cache) {
+      double *c = cache + e * EF_ELEM_CACHE(dim);
+      for (int k = 1; k <= dim; ++k)
+        for (int a = 0; a < dim; ++a) c[(k - 1) * dim + a] = g[k][a];
+      c[dim * dim] = vol;
+    }
     double lmax = 0.0;
     for (int a = 0; a < npe; ++a)
       for (int b = a + 1; b < npe; ++b) {
@@ -207,9 +252,10 @@ static void row_integrals(int dim, const ef_edge_source *src, int64_t i, const i
   if (rec) memset(rec, 0, (size_t)n * (size_t)S * sizeof *rec);
   double mass = 0.0, nd[3] = {0.0, 0.0, 0.0}, hmin = DBL_MAX;
   for (int64_t q = src->adj_ptr[i]; q < src->adj_ptr[i + 1]; ++q) {
-    const int32_t *en = src->elements + src->adj[q] * npe;
+    const int64_t e = src->adj[q];
+    const int32_t *en = src->elements + e * npe;
     double g[4][3], vol;
-    simplex_gradients(dim, src->coords, en, g, &vol);
+    element_gradients(dim, src, e, en, g, &vol);
     int li = 0;
     while (en[li] != (int32_t)i) ++li;
     const double vn = vol * w_node;
@@ -267,10 +313,6 @@ static int edge_data_build(int dim, int64_t n_nodes, const double *coords, int64
   const int ev_pass1 = ef_log_event("setup", "edge data build: row lengths (pass 1)");
   const int ev_pass2 = ef_log_event("setup", structure_only ? "edge data build: columns, node values (pass 2)"
                                                             : "edge data build: columns, node values, records (pass 2)");
-  ef_log_event_begin(ev_check);
-  EF_CALL(check_elements(dim, n_nodes, coords, n_elements, nodes_per_element, elements));
-  ef_log_event_end(ev_check);
-
   const int npe = nodes_per_element, S = EF_EDGE_STRIDE(dim);
   int err = EF_SUCCESS;
   int32_t *markers = NULL, *scratch = NULL;
@@ -280,11 +322,27 @@ static int edge_data_build(int dim, int64_t n_nodes, const double *coords, int64
   ed.stride = S;
   ed.n_nodes = n_nodes;
 
+  /* The element cache: each element's gradients and measure, computed once by the check instead of once per
+   * vertex in pass 2 and again per vertex in ef_edge_data_records; without it (over the limit, or no memory)
+   * they are recomputed there, bitwise the same. */
+  double *cache = NULL;
+  const size_t cache_bytes = (size_t)n_elements * EF_ELEM_CACHE(dim) * sizeof(double);
+  if (cache_bytes <= ef_edge_cache_limit) cache = malloc(cache_bytes);
+  ef_log_event_begin(ev_check);
+  err = check_elements(dim, n_nodes, coords, n_elements, nodes_per_element, elements, cache);
+  ef_log_event_end(ev_check);
+  if (err) {
+    free(cache);
+    return err;
+  }
+
   /* Node -> element adjacency, elements ascending within each node (this fixes the order
    * of every sum below, so the result is independent of the thread count). */
   ef_log_event_begin(ev_adjacency);
   ef_edge_source *src = ed.source = calloc(1, sizeof *ed.source);
+  if (!src) free(cache);
   EF_CHECK_GOTO(src, EF_ERR_MEMORY, fail, "edge data: out of memory for the adjacency");
+  src->elem = cache;
   src->coords = coords;
   src->elements = elements;
   src->n_elements = n_elements;
@@ -293,34 +351,62 @@ static int edge_data_build(int dim, int64_t n_nodes, const double *coords, int64
   src->adj = malloc((size_t)n_elements * (size_t)npe * sizeof *src->adj);
   EF_CHECK_GOTO(src->adj_ptr && src->adj, EF_ERR_MEMORY, fail, "edge data: out of memory for the adjacency");
   int64_t *adj_ptr = src->adj_ptr, *adj = src->adj;
-  for (int64_t q = 0; q < n_elements * npe; ++q) adj_ptr[elements[q] + 1]++;
-  int64_t max_adj = 0;
-  for (int64_t i = 0; i < n_nodes; ++i) {
-    if (adj_ptr[i + 1] == 0) {
-      err = EF_ERROR(EF_ERR_MESH, "edge data: node %lld is used by no element", (long long)i);
-      goto fail;
-    }
-    if (adj_ptr[i + 1] > max_adj) max_adj = adj_ptr[i + 1];
-    adj_ptr[i + 1] += adj_ptr[i];
-  }
-  {
-    int64_t *fill = malloc((size_t)n_nodes * sizeof *fill);
-    EF_CHECK_GOTO(fill, EF_ERR_MEMORY, fail, "edge data: out of memory");
-    memcpy(fill, adj_ptr, (size_t)n_nodes * sizeof *fill);
-    for (int64_t e = 0; e < n_elements; ++e)
-      for (int l = 0; l < npe; ++l) adj[fill[elements[e * npe + l]]++] = e;
-    free(fill);
-  }
 
-  /* One marker array of n ints per thread: O(1) de-duplication of neighbours. */
+  /* One marker array of n ints per thread: here the adjacency's counts, then O(1) de-duplication of
+   * neighbours. */
   int nthreads = 1;
 #ifdef _OPENMP
   nthreads = omp_get_max_threads();
 #endif
-  const int64_t max_nb = max_adj * npe;
   markers = malloc((size_t)nthreads * (size_t)n_nodes * sizeof *markers);
+  EF_CHECK_GOTO(markers, EF_ERR_MEMORY, fail, "edge data: out of memory for %d thread work arrays", nthreads);
+  int64_t max_adj = 0, unused = -1;
+  /* In parallel and deterministic: thread t counts the uses of each node by its contiguous slice of the
+   * elements, the slices' counts become offsets in slice order, and each thread fills its own slice in
+   * ascending order, so elements ascend within each node whatever the thread count. */
+  EF_OMP(omp parallel)
+  {
+    int tid = 0, nt = 1;
+#ifdef _OPENMP
+    tid = omp_get_thread_num();
+    nt = omp_get_num_threads();
+#endif
+    int32_t *cnt = markers + (size_t)tid * (size_t)n_nodes;
+    const int64_t e0 = n_elements * tid / nt, e1 = n_elements * (tid + 1) / nt;
+    memset(cnt, 0, (size_t)n_nodes * sizeof *cnt);
+    for (int64_t q = e0 * npe; q < e1 * npe; ++q) cnt[elements[q]]++;
+    EF_OMP(omp barrier)
+    EF_OMP(omp for schedule(static))
+    for (int64_t i = 0; i < n_nodes; ++i) {
+      int32_t sum = 0; /* a node's elements */
+      for (int t = 0; t < nt; ++t) {
+        int32_t *c = markers + (size_t)t * (size_t)n_nodes + i;
+        const int32_t k = *c;
+        *c = sum;
+        sum += k;
+      }
+      adj_ptr[i + 1] = sum;
+    }
+    EF_OMP(omp single)
+    for (int64_t i = 0; i < n_nodes; ++i) {
+      if (adj_ptr[i + 1] == 0 && unused < 0) unused = i;
+      if (adj_ptr[i + 1] > max_adj) max_adj = adj_ptr[i + 1];
+      adj_ptr[i + 1] += adj_ptr[i];
+    }
+    for (int64_t e = e0; e < e1; ++e)
+      for (int l = 0; l < npe; ++l) {
+        const int32_t j = elements[e * npe + l];
+        adj[adj_ptr[j] + cnt[j]++] = e;
+      }
+  }
+  if (unused >= 0) {
+    err = EF_ERROR(EF_ERR_MESH, "edge data: node %lld is used by no element", (long long)unused);
+    goto fail;
+  }
+
+  const int64_t max_nb = max_adj * npe;
   scratch = malloc((size_t)nthreads * (size_t)max_nb * sizeof *scratch);
-  EF_CHECK_GOTO(markers && scratch, EF_ERR_MEMORY, fail,
+  EF_CHECK_GOTO(scratch, EF_ERR_MEMORY, fail,
                 "edge data: out of memory for %d thread work arrays", nthreads);
 
   ef_log_event_end(ev_adjacency);

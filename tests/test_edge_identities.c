@@ -310,7 +310,8 @@ static void check_structure_only(const ef_test_mesh *m, const char *label) {
          "%s: structure-only arrays differ from the full build's", label);
   EXPECT(ef_edge_data_record_bytes(&sd) == E * S * 8 && ef_edge_data_record_bytes(&ed) == E * S * 8,
          "%s: record bytes", label);
-  const size_t adjacency = (n + 1 + (size_t)m->n_elements * (size_t)(d + 1)) * 8;
+  /* the adjacency and the element cache (the test meshes are far below its default limit) */
+  const size_t adjacency = (n + 1 + (size_t)m->n_elements * (size_t)(d + 1)) * 8 + (size_t)m->n_elements * (d * d + 1) * 8;
   EXPECT(ef_edge_data_bytes(&sd) == ef_edge_data_bytes(&ed) - E * S * 8 + adjacency,
          "%s: host bytes of the structure-only build %zu, full %zu", label, ef_edge_data_bytes(&sd),
          ef_edge_data_bytes(&ed));
@@ -351,6 +352,57 @@ static void check_structure_only(const ef_test_mesh *m, const char *label) {
   ef_edge_data_free(&ed);
 }
 
+/* The element cache changes no bit: full and structure-only builds and the latter's records with the cache and
+ * without it (limit 0, and one byte below its size: the gradients recomputed per vertex) are memcmp-equal; only the
+ * structure-only build's host bytes differ, by the cache's (dim^2 + 1) doubles per element. */
+static void check_element_cache(const ef_test_mesh *m, const char *label) {
+  const int d = m->dim;
+  const size_t cache = (size_t)m->n_elements * (size_t)(d * d + 1) * 8;
+  ef_edge_data a, sa, b[2], sb[2];
+  int err = ef_edge_data_build(d, m->n_nodes, m->coords, m->n_elements, d + 1, m->elements, &a) ||
+            ef_edge_data_build_structure(d, m->n_nodes, m->coords, m->n_elements, d + 1, m->elements, &sa);
+  const size_t limits[2] = {0, cache - 1}, saved = ef_edge_data_set_cache_limit(limits[0]);
+  for (int k = 0; k < 2 && !err; ++k) {
+    ef_edge_data_set_cache_limit(limits[k]);
+    err = ef_edge_data_build(d, m->n_nodes, m->coords, m->n_elements, d + 1, m->elements, &b[k]) ||
+          ef_edge_data_build_structure(d, m->n_nodes, m->coords, m->n_elements, d + 1, m->elements, &sb[k]);
+  }
+  EXPECT(ef_edge_data_set_cache_limit(saved) == cache - 1 && saved == EF_EDGE_DATA_CACHE_LIMIT_DEFAULT,
+         "%s: the cache limit was not kept", label);
+  if (err) {
+    fprintf(stderr, "%s: build failed: %s\n", label, ef_error_message());
+    ++failures;
+    return;
+  }
+  const size_t n = (size_t)a.n_nodes, E = (size_t)a.n_edges, S = (size_t)a.stride;
+  double *rec = malloc(E * S * sizeof *rec);
+  for (int k = 0; k < 2; ++k) {
+    const ef_edge_data *x = &b[k];
+    EXPECT(x->n_edges == a.n_edges && x->max_row == a.max_row && x->measure == a.measure &&
+               !memcmp(x->row_ptr, a.row_ptr, (n + 1) * 8) && !memcmp(x->col, a.col, E * 4) &&
+               !memcmp(x->values, a.values, E * S * 8) && !memcmp(x->mass, a.mass, n * 8) &&
+               !memcmp(x->inv_mass, a.inv_mass, n * 8) && !memcmp(x->nabla_diag, a.nabla_diag, 3 * n * 8) &&
+               !memcmp(x->h, a.h, n * 8) && !memcmp(x->hmin, a.hmin, n * 8) &&
+               !memcmp(sb[k].mass, a.mass, n * 8) && !memcmp(sb[k].hmin, a.hmin, n * 8) &&
+               !memcmp(sb[k].nabla_diag, a.nabla_diag, 3 * n * 8),
+           "%s: the build without the element cache (limit %zu) differs from the one with it", label, limits[k]);
+    EXPECT(ef_edge_data_bytes(&x[0]) == ef_edge_data_bytes(&a) &&
+               ef_edge_data_bytes(&sa) == ef_edge_data_bytes(&sb[k]) + cache,
+           "%s: host bytes with the cache %zu, without %zu (limit %zu), cache %zu", label, ef_edge_data_bytes(&sa),
+           ef_edge_data_bytes(&sb[k]), limits[k], cache);
+    for (int with = 0; with < 2 && rec; ++with) {
+      memset(rec, 0xff, E * S * sizeof *rec);
+      EXPECT(!ef_edge_data_records(with ? &sa : &sb[k], 0, a.n_nodes, rec) && !memcmp(rec, a.values, E * S * 8),
+             "%s: records computed %s the element cache differ", label, with ? "with" : "without");
+    }
+    ef_edge_data_free(&b[k]);
+    ef_edge_data_free(&sb[k]);
+  }
+  free(rec);
+  ef_edge_data_free(&a);
+  ef_edge_data_free(&sa);
+}
+
 /* Build errors: degenerate element and out-of-range node are refused with messages. */
 static void check_errors(void) {
   double xy[4 * 3] = {0, 0, 0, 1, 0, 0, 0, 1, 0, 2, 0, 0};
@@ -375,7 +427,7 @@ static void check_errors(void) {
   ef_edge_data_release_source(NULL);
 }
 
-/* Identities on a jittered 2D and 3D mesh, and the build errors. */
+/* Identities on a jittered 2D and 3D mesh, the structure-only build, the element cache and the build errors. */
 int main(void) {
   ef_test_mesh m2, m3;
   if (ef_test_mesh_2d(13, 11, 1.3, 0.9, 0.25, 7, &m2) || ef_test_mesh_3d(7, 6, 5, 1.0, 0.8, 0.7, 0.2, 11, &m3)) {
@@ -386,6 +438,8 @@ int main(void) {
   check_mesh(&m3, "3D");
   check_structure_only(&m2, "2D");
   check_structure_only(&m3, "3D");
+  check_element_cache(&m2, "2D");
+  check_element_cache(&m3, "3D");
   check_errors();
   ef_test_mesh_free(&m2);
   ef_test_mesh_free(&m3);
