@@ -128,6 +128,13 @@ struct ef_cl_fs_s {
   double *h_fixed;                      /* pinned, 3 * cap_fixed */
   cl_event fixed_write[3];
   double *eval_u, *eval_p;              /* host targets of the callback (3n, n) */
+  /* ef_cl_fs_create's uploads (fs_staging_*): two pinned buffers of stg_bytes taking turns, the pending write from
+   * each, and a pinned block of zeros; released at the end of the creation. */
+  cl_mem stg[2], zero_pin;
+  char *stg_host[2], *zero_host;
+  cl_event stg_written[2];
+  size_t stg_bytes;
+  int stg_next, ev_stg_wait;
   /* Pinned read-back of u, p and the reactions (7n). */
   cl_mem pin_state;
   double *h_state;
@@ -186,10 +193,120 @@ static void fs_release_mem(cl_mem *m) {
   *m = NULL;
 }
 
-/* Zero the first bytes of a buffer by blocking writes from a zero block.  Not
+/* ---------------------------------------------------------------------------
+ * Pinned staging of ef_cl_fs_create's uploads.  A write from pageable memory (CL_MEM_COPY_HOST_PTR, a malloc'ed
+ * block of zeros) runs at 1-2 GB/s on NVIDIA's OpenCL, one from pinned memory near the bus's speed; so while the
+ * executor is created every upload goes through two pinned buffers that take turns (one is filled while the
+ * other's write runs) and every zeroing writes from one pinned block of zeros. */
+
+#define FS_ZERO_BYTES ((size_t)4 << 20)
+
+/* Unmap and release the staging buffers after the writes from them (also on failure; idempotent). */
+static int fs_staging_close(ef_cl_fs *fs) {
+  if (!fs->stg[0] && !fs->stg[1] && !fs->zero_pin) return EF_SUCCESS;
+  cl_command_queue q = fs->ctx->queue;
+  cl_int st = clFinish(q);
+  for (int k = 0; k < 2; ++k) {
+    if (fs->stg_written[k]) clReleaseEvent(fs->stg_written[k]);
+    fs->stg_written[k] = NULL;
+    if (fs->stg_host[k]) clEnqueueUnmapMemObject(q, fs->stg[k], fs->stg_host[k], 0, NULL, NULL);
+    fs->stg_host[k] = NULL;
+  }
+  if (fs->zero_host) clEnqueueUnmapMemObject(q, fs->zero_pin, fs->zero_host, 0, NULL, NULL);
+  fs->zero_host = NULL;
+  cl_int st2 = clFinish(q);
+  for (int k = 0; k < 2; ++k) fs_release_mem(&fs->stg[k]);
+  fs_release_mem(&fs->zero_pin);
+  if (st == CL_SUCCESS) st = st2;
+  EF_CHECK(st == CL_SUCCESS, EF_ERR_OPENCL, "writing to the device failed: %s (%d)", ef_cl_error_name(st), (int)st);
+  return EF_SUCCESS;
+}
+
+/* Two pinned staging buffers of bytes each and the pinned zeros, mapped for writing. */
+static int fs_staging_open(ef_cl_fs *fs, size_t bytes) {
+  const int ev = ef_log_event("setup", "device executor: staging buffers (create, map, release)");
+  ef_log_event_begin(ev);
+  fs->ev_stg_wait = ef_log_event("setup", "device executor: wait for a staging buffer's write");
+  fs->stg_bytes = bytes;
+  fs->stg_next = 0;
+  cl_int st = CL_SUCCESS;
+  for (int k = 0; k < 3 && st == CL_SUCCESS; ++k) {
+    cl_mem *m = k < 2 ? &fs->stg[k] : &fs->zero_pin;
+    char **h = k < 2 ? &fs->stg_host[k] : &fs->zero_host;
+    const size_t b = k < 2 ? bytes : FS_ZERO_BYTES;
+    *m = clCreateBuffer(fs->ctx->context, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, b, NULL, &st);
+    if (st == CL_SUCCESS) *h = clEnqueueMapBuffer(fs->ctx->queue, *m, CL_TRUE, CL_MAP_WRITE, 0, b, 0, NULL, NULL, &st);
+  }
+  if (st != CL_SUCCESS) {
+    fs_staging_close(fs);
+    ef_log_event_end(ev);
+    return EF_ERROR(EF_ERR_OPENCL, "a pinned staging buffer (%zu bytes) failed: %s (%d)", bytes, ef_cl_error_name(st),
+                    (int)st);
+  }
+  memset(fs->zero_host, 0, FS_ZERO_BYTES);
+  ef_log_event_end(ev);
+  return EF_SUCCESS;
+}
+
+/* The next staging buffer, once the write from it that is still pending (two chunks ago) is done. */
+static int fs_staging_take(ef_cl_fs *fs, char **host) {
+  const int k = fs->stg_next;
+  if (fs->stg_written[k]) {
+    ef_log_event_begin(fs->ev_stg_wait);
+    cl_int st = clWaitForEvents(1, &fs->stg_written[k]);
+    ef_log_event_end(fs->ev_stg_wait);
+    clReleaseEvent(fs->stg_written[k]);
+    fs->stg_written[k] = NULL;
+    EF_CHECK(st == CL_SUCCESS, EF_ERR_OPENCL, "writing to the device failed: %s (%d)", ef_cl_error_name(st), (int)st);
+  }
+  *host = fs->stg_host[k];
+  return EF_SUCCESS;
+}
+
+/* Write the first len bytes of the buffer fs_staging_take gave to dst at off (not blocking); the other's turn. */
+static int fs_staging_put(ef_cl_fs *fs, cl_mem dst, size_t off, size_t len) {
+  const int k = fs->stg_next;
+  cl_int st = clEnqueueWriteBuffer(fs->ctx->queue, dst, CL_FALSE, off, len, fs->stg_host[k], 0, NULL,
+                                   &fs->stg_written[k]);
+  if (st == CL_SUCCESS) st = clFlush(fs->ctx->queue);
+  EF_CHECK(st == CL_SUCCESS, EF_ERR_OPENCL, "writing to the device failed: %s (%d)", ef_cl_error_name(st), (int)st);
+  fs->stg_next ^= 1;
+  return EF_SUCCESS;
+}
+
+/* bytes of host to dst through the staging buffers, each piece copied by all threads in 64 KiB parts. */
+static int fs_staging_write(ef_cl_fs *fs, cl_mem dst, size_t bytes, const void *host) {
+  for (size_t off = 0; off < bytes;) {
+    const size_t len = bytes - off < fs->stg_bytes ? bytes - off : fs->stg_bytes;
+    char *to = NULL;
+    EF_CALL(fs_staging_take(fs, &to));
+    const char *from = (const char *)host + off;
+    const int64_t parts = (int64_t)((len + 65535) / 65536);
+    EF_OMP(omp parallel for schedule(static) if (parts > 16))
+    for (int64_t c = 0; c < parts; ++c) {
+      const size_t a = (size_t)c * 65536, b = a + 65536 < len ? a + 65536 : len;
+      memcpy(to + a, from + a, b - a);
+    }
+    EF_CALL(fs_staging_put(fs, dst, off, len));
+    off += len;
+  }
+  return EF_SUCCESS;
+}
+
+/* Zero the first bytes of a buffer by writes from a zero block: during ef_cl_fs_create the pinned one (not
+ * blocking: it never changes), else a blocking write from a malloc'ed one.  Not
  * clEnqueueFillBuffer: oclgrind's uninitialised-value tracking then loses later kernel
  * stores to the buffer, which would hide real reports among false ones. */
 static int fs_zero(ef_cl_fs *fs, cl_mem m, size_t bytes) {
+  if (fs->zero_host) {
+    cl_int st = CL_SUCCESS;
+    for (size_t off = 0; off < bytes && st == CL_SUCCESS; off += FS_ZERO_BYTES) {
+      const size_t len = bytes - off < FS_ZERO_BYTES ? bytes - off : FS_ZERO_BYTES;
+      st = clEnqueueWriteBuffer(fs->ctx->queue, m, CL_FALSE, off, len, fs->zero_host, 0, NULL, NULL);
+    }
+    EF_CHECK(st == CL_SUCCESS, EF_ERR_OPENCL, "clearing a buffer failed: %s (%d)", ef_cl_error_name(st), (int)st);
+    return EF_SUCCESS;
+  }
   const size_t chunk = bytes < ((size_t)4 << 20) ? bytes : ((size_t)4 << 20);
   void *zero = calloc(chunk ? chunk : 1, 1);
   EF_CHECK(zero, EF_ERR_MEMORY, "out of memory");
@@ -203,13 +320,20 @@ static int fs_zero(ef_cl_fs *fs, cl_mem m, size_t bytes) {
   return EF_SUCCESS;
 }
 
-/* A device buffer of bytes, copied from host or zeroed (blocking). */
+/* A device buffer of bytes, copied from host or zeroed: blocking, or through the staging buffers and the pinned
+ * zeros while ef_cl_fs_create holds them (host is copied before the call returns). */
 static int fs_buffer(ef_cl_fs *fs, size_t bytes, const void *host, const char *what, cl_mem *out) {
   ef_cl_context *ctx = fs->ctx;
   EF_CHECK(bytes <= ctx->max_alloc_bytes, EF_ERR_UNSUPPORTED,
            "%s needs one buffer of %.1f MiB but '%s' allows at most %.1f MiB per buffer", what,
            (double)bytes / 1048576.0, ctx->device_name, (double)ctx->max_alloc_bytes / 1048576.0);
   cl_int st;
+  if (host && fs->stg_host[0]) {
+    *out = clCreateBuffer(ctx->context, CL_MEM_READ_WRITE, bytes ? bytes : 8, NULL, &st);
+    EF_CHECK(st == CL_SUCCESS, EF_ERR_OPENCL, "clCreateBuffer for %s (%zu bytes) failed: %s (%d)", what, bytes,
+             ef_cl_error_name(st), (int)st);
+    return fs_staging_write(fs, *out, bytes, host);
+  }
   cl_mem_flags flags = CL_MEM_READ_WRITE | (host ? CL_MEM_COPY_HOST_PTR : 0);
   *out = clCreateBuffer(ctx->context, flags, bytes ? bytes : 8, host ? (void *)host : NULL, &st);
   EF_CHECK(st == CL_SUCCESS, EF_ERR_OPENCL, "clCreateBuffer for %s (%zu bytes) failed: %s (%d)", what, bytes,
@@ -233,7 +357,7 @@ static int fs_buffer_unset(ef_cl_fs *fs, size_t bytes, const char *what, cl_mem 
 }
 
 /* The records of rows [r0, r1) into the new device buffer dst (which holds exactly them), computed or copied
- * by ef_edge_data_records.  Above the staging size, through two pinned staging buffers: the records of the
+ * by ef_edge_data_records, through the two pinned staging buffers (fs_staging_open): the records of the
  * next whole rows that fit are built (all threads) straight into one while the other's write to the device
  * runs, because a write from pageable memory goes at 1-2 GB/s on NVIDIA's OpenCL (0.21-0.25 s for the
  * 349 MB of edge records of the 3D cavity at level 2 on an H100) and one from pinned memory near the bus's
@@ -241,45 +365,12 @@ static int fs_buffer_unset(ef_cl_fs *fs, size_t bytes, const char *what, cl_mem 
 static int fs_upload_records(ef_cl_fs *fs, cl_mem dst, int64_t r0, int64_t r1) {
   const ef_edge_data *ed = fs->ed;
   const int64_t *rp = ed->row_ptr;
-  const size_t rec = (size_t)ed->stride * 8, bytes = (size_t)(rp[r1] - rp[r0]) * rec;
-  size_t chunk = fs->s.staging_bytes > 0 ? (size_t)fs->s.staging_bytes : (size_t)32 << 20;
-  if (chunk < (size_t)ed->max_row * rec) chunk = (size_t)ed->max_row * rec; /* a row is never split */
-  cl_command_queue q = fs->ctx->queue;
-  if (bytes <= chunk) {
-    if (ed->values) {
-      EF_CL_CALL(clEnqueueWriteBuffer(q, dst, CL_TRUE, 0, bytes, ed->values + rp[r0] * ed->stride, 0, NULL, NULL));
-      return EF_SUCCESS;
-    }
-    double *tmp = malloc(bytes ? bytes : 8);
-    EF_CHECK(tmp, EF_ERR_MEMORY, "out of memory for %zu bytes of edge records", bytes);
-    int err = ef_edge_data_records(ed, r0, r1, tmp);
-    cl_int st = err ? CL_SUCCESS : clEnqueueWriteBuffer(q, dst, CL_TRUE, 0, bytes, tmp, 0, NULL, NULL);
-    free(tmp);
-    EF_CALL(err);
-    EF_CHECK(st == CL_SUCCESS, EF_ERR_OPENCL, "writing to the device failed: %s (%d)", ef_cl_error_name(st), (int)st);
-    return EF_SUCCESS;
-  }
-  cl_mem stage[2] = {NULL, NULL};
-  char *host[2] = {NULL, NULL};
-  cl_event written[2] = {NULL, NULL};
-  int err = EF_SUCCESS;
-  /* Phases in the timing table, inside "device executor: edge records to the device". */
-  const int ev_stage = ef_log_event("setup", "edge records: staging buffers (create, map, release)");
+  const size_t rec = (size_t)ed->stride * 8;
+  EF_CHECK(fs->stg_host[0] && fs->stg_bytes >= (size_t)ed->max_row * rec, EF_ERR_PARAMETER,
+           "edge records: no staging buffers of a row's records");
   const int ev_compute = ef_log_event("setup", "edge records: compute into staging (host)");
-  const int ev_wait = ef_log_event("setup", "edge records: wait for the writes");
-  ef_log_event_begin(ev_stage);
-  for (int k = 0; k < 2 && !err; ++k) {
-    cl_int st;
-    stage[k] = clCreateBuffer(fs->ctx->context, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, chunk, NULL, &st);
-    if (st == CL_SUCCESS)
-      host[k] = clEnqueueMapBuffer(q, stage[k], CL_TRUE, CL_MAP_WRITE, 0, chunk, 0, NULL, NULL, &st);
-    if (st != CL_SUCCESS)
-      err = EF_ERROR(EF_ERR_OPENCL, "a pinned staging buffer (%zu bytes) failed: %s (%d)", chunk, ef_cl_error_name(st),
-                     (int)st);
-  }
-  ef_log_event_end(ev_stage);
-  const int64_t max_edges = (int64_t)(chunk / rec);
-  for (int64_t a = r0, k = 0; a < r1 && !err; k ^= 1) {
+  const int64_t max_edges = (int64_t)(fs->stg_bytes / rec);
+  for (int64_t a = r0; a < r1;) {
     int64_t lo = a + 1, hi = r1; /* the last row end b with rp[b] - rp[a] <= max_edges (a row fits: b > a) */
     while (lo < hi) {
       const int64_t mid = lo + (hi - lo + 1) / 2;
@@ -289,40 +380,16 @@ static int fs_upload_records(ef_cl_fs *fs, cl_mem dst, int64_t r0, int64_t r1) {
         hi = mid - 1;
     }
     const int64_t b = lo;
-    if (written[k]) { /* the write from this buffer two chunks ago */
-      ef_log_event_begin(ev_wait);
-      cl_int st = clWaitForEvents(1, &written[k]);
-      ef_log_event_end(ev_wait);
-      clReleaseEvent(written[k]);
-      written[k] = NULL;
-      if (st != CL_SUCCESS) {
-        err = EF_ERROR(EF_ERR_OPENCL, "writing to the device failed: %s (%d)", ef_cl_error_name(st), (int)st);
-        break;
-      }
-    }
+    char *host = NULL;
+    EF_CALL(fs_staging_take(fs, &host)); /* the write from this buffer two chunks ago is done */
     ef_log_event_begin(ev_compute);
-    err = ef_edge_data_records(ed, a, b, (double *)host[k]);
+    const int err = ef_edge_data_records(ed, a, b, (double *)host);
     ef_log_event_end(ev_compute);
-    if (err) break;
-    const size_t off = (size_t)(rp[a] - rp[r0]) * rec, len = (size_t)(rp[b] - rp[a]) * rec;
-    cl_int st = clEnqueueWriteBuffer(q, dst, CL_FALSE, off, len, host[k], 0, NULL, &written[k]);
-    if (st == CL_SUCCESS) st = clFlush(q);
-    if (st != CL_SUCCESS)
-      err = EF_ERROR(EF_ERR_OPENCL, "writing to the device failed: %s (%d)", ef_cl_error_name(st), (int)st);
+    EF_CALL(err);
+    EF_CALL(fs_staging_put(fs, dst, (size_t)(rp[a] - rp[r0]) * rec, (size_t)(rp[b] - rp[a]) * rec));
     a = b;
   }
-  ef_log_event_begin(ev_wait);
-  clFinish(q);
-  ef_log_event_end(ev_wait);
-  ef_log_event_begin(ev_stage);
-  for (int k = 0; k < 2; ++k) {
-    if (written[k]) clReleaseEvent(written[k]);
-    if (host[k]) clEnqueueUnmapMemObject(q, stage[k], host[k], 0, NULL, NULL);
-  }
-  clFinish(q);
-  for (int k = 0; k < 2; ++k) fs_release_mem(&stage[k]);
-  ef_log_event_end(ev_stage);
-  return err;
+  return EF_SUCCESS;
 }
 
 /* A pinned host buffer, mapped once for the executor's life (the host side of fast copies). */
@@ -555,6 +622,7 @@ void ef_cl_fs_settings_default(ef_cl_fs_settings *s) {
 void ef_cl_fs_destroy(ef_cl_fs **pfs) {
   if (!pfs || !*pfs) return;
   ef_cl_fs *fs = *pfs;
+  fs_staging_close(fs); /* a creation that failed */
   if (fs->ctx && fs->ctx->queue) clFinish(fs->ctx->queue);
   fs_collect(fs, NULL);
   free(fs->pend);
@@ -645,9 +713,10 @@ static int fs_matrix_structure(ef_cl_fs *fs) {
   EF_MALLOC(fs->h_row_ptr, n + 1);
   EF_MALLOC(fs->h_col, fs->nnz);
   fs->h_row_ptr[0] = 0;
-  for (int64_t i = 0; i < n; ++i) {
+  EF_OMP(omp parallel for schedule(static))
+  for (int64_t i = 0; i < n; ++i) { /* row i starts at row_ptr_edges[i] + i: rows are independent */
     fs->h_row_ptr[i + 1] = ed->row_ptr[i + 1] + i + 1;
-    int64_t o = fs->h_row_ptr[i];
+    int64_t o = ed->row_ptr[i] + i;
     int placed = 0;
     for (int64_t k = ed->row_ptr[i]; k < ed->row_ptr[i + 1]; ++k) {
       if (!placed && ed->col[k] > i) {
@@ -671,6 +740,7 @@ static int fs_matrix_structure(ef_cl_fs *fs) {
   } else {
     int32_t *rp32 = malloc((size_t)(n + 1) * sizeof *rp32);
     EF_CHECK(rp32, EF_ERR_MEMORY, "out of memory for the matrix row offsets");
+    EF_OMP(omp parallel for schedule(static))
     for (int64_t i = 0; i <= n; ++i) rp32[i] = (int32_t)fs->h_row_ptr[i];
     err = fs_buffer(fs, (size_t)(n + 1) * 4, rp32, "matrix row offsets", &H->row_ptr);
     free(rp32);
@@ -777,6 +847,19 @@ int ef_cl_fs_create(ef_cl_context *ctx, const ef_edge_data *ed, const ef_cl_fs_s
   EF_CHECK_GOTO(fs->row_begin && fs->col_b && fs->ev_b, EF_ERR_MEMORY, fail, "out of memory");
   EF_CALL_GOTO(ef_edge_data_row_blocks(ed, max_doubles, &nb, fs->row_begin), fail);
   fs->assembly_groups = fs->visc_groups = 0;
+  {
+    /* Staging: the asked size (default 32 MiB), at least a row's records, at most what the largest upload needs. */
+    const size_t rec = (size_t)ed->stride * 8;
+    size_t stage = s.staging_bytes > 0 ? (size_t)s.staging_bytes : (size_t)32 << 20, need = (size_t)fs->nnz * 4;
+    for (int b = 0; b < fs->n_blocks; ++b) {
+      const size_t rb = (size_t)(ed->row_ptr[fs->row_begin[b + 1]] - ed->row_ptr[fs->row_begin[b]]) * rec;
+      if (rb > need) need = rb;
+    }
+    if ((size_t)(n + 1) * 8 > need) need = (size_t)(n + 1) * 8;
+    if (stage > need) stage = need;
+    if (stage < (size_t)ed->max_row * rec) stage = (size_t)ed->max_row * rec; /* a row is never split */
+    EF_CALL_GOTO(fs_staging_open(fs, stage), fail);
+  }
   const int ev_records = ef_log_event("setup", "device executor: edge records to the device");
   const int ev_columns = ef_log_event("setup", "edge records: columns to the device");
   ef_log_event_begin(ev_records);
@@ -872,6 +955,7 @@ int ef_cl_fs_create(ef_cl_context *ctx, const ef_edge_data *ed, const ef_cl_fs_s
       EF_CHECK_GOTO(fs->cp_hpart, EF_ERR_MEMORY, fail, "out of memory");
     }
   }
+  EF_CALL_GOTO(fs_staging_close(fs), fail);
   EF_CL_CALL_GOTO(clFinish(ctx->queue), fail);
   *out = fs;
   return EF_SUCCESS;
