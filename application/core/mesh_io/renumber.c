@@ -205,6 +205,32 @@ static int ef_compare_index(const void *pa, const void *pb) {
 
 int64_t ef_index_list_remap(ef_index *list, int64_t n, const ef_index *map, int64_t range, uint8_t *flags) {
   if (n > 0 && (double)n * log2((double)n + 1.0) > (double)range) {
+    /* Long lists on several threads: the flags set (a sorted list of distinct indices through a
+     * permutation sets distinct flags), then the range read back in chunks, each writing its flagged
+     * indices from the count of those before it: the serial result. */
+    enum { MAX_CHUNKS = 256 };
+    int chunks = ef_core_chunks(range < n ? n : range);
+    if (chunks > MAX_CHUNKS) chunks = MAX_CHUNKS;
+    if (chunks > 1) {
+      int64_t start[MAX_CHUNKS + 1];
+      EF_CORE_FOR(1, "omp parallel for schedule(static)", for (int64_t k = 0; k < n; ++k) flags[map[list[k]]] = 1;);
+      EF_CORE_FOR(1, "omp parallel for schedule(static, 1)", for (int c = 0; c < chunks; ++c) {
+        int64_t count = 0;
+        for (int64_t i = range * c / chunks; i < range * (c + 1) / chunks; ++i) count += flags[i];
+        start[c + 1] = count;
+      });
+      start[0] = 0;
+      for (int c = 0; c < chunks; ++c) start[c + 1] += start[c];
+      EF_CORE_FOR(1, "omp parallel for schedule(static, 1)", for (int c = 0; c < chunks; ++c) {
+        int64_t out = start[c];
+        for (int64_t i = range * c / chunks; i < range * (c + 1) / chunks; ++i)
+          if (flags[i]) {
+            flags[i] = 0;
+            list[out++] = (ef_index)i;
+          }
+      });
+      return start[chunks];
+    }
     for (int64_t k = 0; k < n; ++k) flags[map[list[k]]] = 1;
     int64_t out = 0;
     for (int64_t c = 0; c < range && out < n; ++c)
