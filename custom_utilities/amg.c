@@ -102,10 +102,16 @@ static void amg_pairwise(const amg_view *A, double strength, int drop_isolated, 
   }
   int progress = 1;
   for (int round = 0; round < AMG_MATCH_ROUNDS && progress; ++round) {
+    /* A row still unmatched rescans only when its last proposal was matched to another row: the candidates only
+     * shrink, so a proposal still unmatched is still the strongest and the first of the strongest in column order,
+     * and a row that had none still has none (the same proposals as a rescan of every row). */
     EF_OMP(omp parallel for schedule(static))
     for (int64_t i = 0; i < n; ++i) {
-      prop[i] = -1;
-      if (mate[i] != -2) continue;
+      if (mate[i] != -2) {
+        prop[i] = -1;
+        continue;
+      }
+      if (round > 0 && (prop[i] < 0 || mate[prop[i]] == -2)) continue;
       prop[i] = amg_strongest(A, i, thr[i], mate, -2);
     }
     progress = 0;
@@ -213,13 +219,27 @@ static int64_t amg_coarse_row(const amg_view *A, const int32_t *agg, const int32
 
 /* Pattern and values of P^T A P for the aggregate map agg (nc aggregates, members mp/mem; the
  * coarse columns 0..ncol-1, ncol > nc when agg maps ghost columns to coarse ghosts); rows in
- * parallel (OpenMP), each with the same sums in the same order as the refresh. */
+ * parallel (OpenMP), each with the same sums in the same order as the refresh.  One pass over the
+ * members' rows finds each coarse row's columns and sorts them in a scratch list (its place: the
+ * members' entries before it, an upper bound of its length), a second one sums the values. */
 static int amg_galerkin(const amg_view *A, const int32_t *agg, int64_t nc, int64_t ncol, const int32_t *mp,
                         const int32_t *mem, amg_csr *C) {
   memset(C, 0, sizeof *C);
   int err = EF_SUCCESS, failed = 0;
+  int64_t *ub = malloc((size_t)(nc + 1) * sizeof *ub);
+  int32_t *tmp = NULL;
   C->rp = calloc((size_t)nc + 1, sizeof *C->rp);
-  EF_CHECK_GOTO(C->rp, EF_ERR_MEMORY, fail, "AMG: out of memory for a coarse pattern");
+  EF_CHECK_GOTO(C->rp && ub, EF_ERR_MEMORY, fail, "AMG: out of memory for a coarse pattern");
+  ub[0] = 0;
+  EF_OMP(omp parallel for schedule(static))
+  for (int64_t I = 0; I < nc; ++I) {
+    int64_t len = 0;
+    for (int32_t m = mp[I]; m < mp[I + 1]; ++m) len += AMG_RP(A, mem[m] + 1) - AMG_RP(A, mem[m]);
+    ub[I + 1] = len;
+  }
+  for (int64_t I = 0; I < nc; ++I) ub[I + 1] += ub[I];
+  tmp = malloc((size_t)(ub[nc] > 0 ? ub[nc] : 1) * sizeof *tmp);
+  EF_CHECK_GOTO(tmp, EF_ERR_MEMORY, fail, "AMG: out of memory for a coarse pattern");
   EF_OMP(omp parallel)
   {
     int32_t *mark = malloc((size_t)(ncol > 0 ? ncol : 1) * sizeof *mark);
@@ -229,7 +249,11 @@ static int amg_galerkin(const amg_view *A, const int32_t *agg, int64_t nc, int64
     } else {
       for (int64_t I = 0; I < ncol; ++I) mark[I] = -1;
       EF_OMP(omp for schedule(static))
-      for (int64_t I = 0; I < nc; ++I) C->rp[I + 1] = amg_coarse_row(A, agg, mp, mem, I, mark, NULL);
+      for (int64_t I = 0; I < nc; ++I) {
+        const int64_t cnt = amg_coarse_row(A, agg, mp, mem, I, mark, tmp + ub[I]);
+        amg_sort_row(tmp + ub[I], cnt);
+        C->rp[I + 1] = cnt;
+      }
     }
     free(mark);
   }
@@ -242,20 +266,17 @@ static int amg_galerkin(const amg_view *A, const int32_t *agg, int64_t nc, int64
   EF_CHECK_GOTO(C->col && C->val, EF_ERR_MEMORY, fail, "AMG: out of memory for a coarse matrix");
   EF_OMP(omp parallel)
   {
-    int32_t *mark = malloc((size_t)(ncol > 0 ? ncol : 1) * 2 * sizeof *mark);
-    if (!mark) {
+    /* pos[J]: J's place in the row being built (the refresh's binary search, found once per row: the same sums in
+     * the same order); only the row's own columns are read. */
+    int32_t *pos = malloc((size_t)(ncol > 0 ? ncol : 1) * sizeof *pos);
+    if (!pos) {
       EF_OMP(omp atomic write)
       failed = 1;
     } else {
-      for (int64_t I = 0; I < ncol; ++I) mark[I] = -1;
-      /* mark[J]: the row being built; then pos[J]: J's place in it (the refresh's binary
-       * search, found once per row: the same sums in the same order). */
-      int32_t *pos = mark + ncol;
       EF_OMP(omp for schedule(static))
       for (int64_t I = 0; I < nc; ++I) {
         const int64_t cb = C->rp[I], ce = C->rp[I + 1];
-        amg_coarse_row(A, agg, mp, mem, I, mark, C->col + cb);
-        amg_sort_row(C->col + cb, ce - cb);
+        memcpy(C->col + cb, tmp + ub[I], (size_t)(ce - cb) * sizeof *C->col);
         for (int64_t k = cb; k < ce; ++k) pos[C->col[k]] = (int32_t)(k - cb);
         double *cv = C->val + cb;
         for (int32_t m = mp[I]; m < mp[I + 1]; ++m) {
@@ -267,11 +288,15 @@ static int amg_galerkin(const amg_view *A, const int32_t *agg, int64_t nc, int64
         }
       }
     }
-    free(mark);
+    free(pos);
   }
   EF_CHECK_GOTO(!failed, EF_ERR_MEMORY, fail, "AMG: out of memory for a coarse pattern");
+  free(tmp);
+  free(ub);
   return EF_SUCCESS;
 fail:
+  free(tmp);
+  free(ub);
   amg_csr_free(C);
   return err;
 }
