@@ -34,11 +34,40 @@ static int ef_adjacency_build(const ef_model_part mp, ef_adjacency *adj) {
     return EF_ERROR(EF_ERR_MEMORY, "mesh check: out of memory for the node-to-element table (%lld entries)",
                     (long long)entries);
   }
-  for (int64_t k = 0; k < entries; ++k) adj->start[mp->elements[k] + 1]++;
-  for (int64_t v = 0; v < n; ++v) adj->start[v + 1] += adj->start[v];
-  for (int64_t k = 0; k < entries; ++k) adj->elem[adj->start[mp->elements[k]]++] = (ef_index)(k / npe);
-  for (int64_t v = n; v > 0; --v) adj->start[v] = adj->start[v - 1];
-  adj->start[0] = 0;
+  if (!ef_core_parallel(entries)) {
+    for (int64_t k = 0; k < entries; ++k) adj->start[mp->elements[k] + 1]++;
+    for (int64_t v = 0; v < n; ++v) adj->start[v + 1] += adj->start[v];
+    for (int64_t k = 0; k < entries; ++k) adj->elem[adj->start[mp->elements[k]]++] = (ef_index)(k / npe);
+    for (int64_t v = n; v > 0; --v) adj->start[v] = adj->start[v - 1];
+    adj->start[0] = 0;
+    return EF_SUCCESS;
+  }
+  /* On several threads: counts and fills by atomic increments, then each node's elements sorted, so
+   * the table is the serial one's (elements in increasing order around every node). */
+  int64_t *start = adj->start;
+  ef_index *elem = adj->elem;
+  EF_CORE_FOR(1, "omp parallel for schedule(static)", for (int64_t k = 0; k < entries; ++k) {
+    __atomic_fetch_add(&start[mp->elements[k] + 1], 1, __ATOMIC_RELAXED);
+  });
+  for (int64_t v = 0; v < n; ++v) start[v + 1] += start[v];
+  EF_CORE_FOR(1, "omp parallel for schedule(static)", for (int64_t k = 0; k < entries; ++k) {
+    elem[__atomic_fetch_add(&start[mp->elements[k]], 1, __ATOMIC_RELAXED)] = (ef_index)(k / npe);
+  });
+  for (int64_t v = n; v > 0; --v) start[v] = start[v - 1];
+  start[0] = 0;
+  EF_CORE_FOR(1, "omp parallel for schedule(dynamic, 256)", for (int64_t v = 0; v < n; ++v) {
+    ef_index *row = elem + start[v];
+    const int64_t m = start[v + 1] - start[v];
+    for (int64_t i = 1; i < m; ++i) {
+      const ef_index x = row[i];
+      int64_t j = i - 1;
+      while (j >= 0 && row[j] > x) {
+        row[j + 1] = row[j];
+        --j;
+      }
+      row[j + 1] = x;
+    }
+  });
   return EF_SUCCESS;
 }
 

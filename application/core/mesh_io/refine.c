@@ -469,6 +469,32 @@ static int ef_refine_smp_nodes(ef_model_part mp, const int64_t *row_ptr, const e
   if (smp->n_nodes) memcpy(r->nodes, smp->nodes, (size_t)smp->n_nodes * sizeof *r->nodes);
   ef_index *added = r->nodes + smp->n_nodes;
   int64_t n_added = 0;
+  if (ef_core_parallel(smp->n_conditions + smp->n_elements)) {
+    /* On several threads: each edge stamped once (an atomic exchange tells the first), then the stamped
+     * edges read back in edge order: the sorted list the serial code makes. */
+    EF_CORE_FOR(1, "omp parallel for schedule(static) reduction(+ : n_added)",
+                for (int64_t k = 0; k < smp->n_conditions; ++k) {
+                  const ef_index *v = mp->conditions + (int64_t)smp->conditions[k] * npc;
+                  for (int j = 0; j < ncedges; ++j) {
+                    int64_t edge = ef_edge_find(row_ptr, cols, v[cedges[j][0]], v[cedges[j][1]]);
+                    if (edge >= 0 && __atomic_exchange_n(&stamp[edge], stamp_value, __ATOMIC_RELAXED) != stamp_value)
+                      n_added++;
+                  }
+                });
+    EF_CORE_FOR(1, "omp parallel for schedule(static) reduction(+ : n_added)",
+                for (int64_t k = 0; k < smp->n_elements; ++k) {
+                  const ef_index *c = children + (int64_t)smp->elements[k] * per_parent;
+                  for (int j = 0; j < needges; ++j) {
+                    const int64_t edge = (int64_t)c[midpoint_slot[j]] - mp->n_nodes;
+                    if (__atomic_exchange_n(&stamp[edge], stamp_value, __ATOMIC_RELAXED) != stamp_value) n_added++;
+                  }
+                });
+    int64_t pos = 0;
+    for (int64_t edge = 0; edge < n_edges && pos < n_added; ++edge)
+      if (stamp[edge] == stamp_value) added[pos++] = (ef_index)(mp->n_nodes + edge);
+    r->n_nodes = smp->n_nodes + n_added;
+    return EF_SUCCESS;
+  }
   for (int64_t k = 0; k < smp->n_conditions; ++k) {
     const ef_index *v = mp->conditions + (int64_t)smp->conditions[k] * npc;
     for (int j = 0; j < ncedges; ++j) {
