@@ -60,6 +60,11 @@ static int check_device_case(ef_cl_context *ctx, const amg_case *c, const ef_amg
   ASSERT_OK(ef_cl_amg_create(ctx, &A, &M, c->null_space, st, &dev));
   const ef_amg *dh = ef_cl_amg_host(dev);
   ASSERT(dh->n_levels == host->n_levels, "%s: level counts differ", c->name);
+  if (amg_test_tiny) { /* the levels that run_tiny's comment names */
+    printf("tiny hierarchy:");
+    for (int l = 0; l < host->n_levels; ++l) printf(" %lld", (long long)host->lev[l].n);
+    printf(" rows\n");
+  }
   double *buf = malloc((size_t)(host->lev[1 < host->n_levels ? 1 : 0].nnz + host->nc * host->nc + n) * 8);
   ASSERT(buf, "out of memory");
   /* New values: symmetric scaling, on both sides. */
@@ -237,25 +242,28 @@ static int run_tiny(const char *cache) {
   ef_amg_settings_default(&st);
   st.coarse_enough = 4;
   st.passes = 2;
-  st.kcycle_levels = 1;
   st.small_group = 32; /* oclgrind simulates every item of the one-group kernels at every barrier */
-  /* Every kernel: all levels multi-group (one sweep: the fused first sweep and residual, the
-   * K-cycle's q and combination formed in amg_down_q and amg_post_k), small levels from level 1
-   * (K-cycle inside the one-group kernel, two sweeps: amg_k_second, amg_k_combine), small levels
-   * from level 2 below a multi-group K-cycle (one sweep: the restriction inside the one-group
-   * launch), all levels in one group (the caller's fine values read by the one-group kernels). */
+  /* Every kernel: all levels multi-group, one sweep, the K-cycle on levels 1 and 2 (the fused first
+   * sweep and residual; the K-cycle's q formed in amg_down_q; level 2's combination formed by level
+   * 1's amg_post_k, level 1's launched, amg_k_combine); small levels from level 1 (K-cycle inside
+   * the one-group kernel, two sweeps); small levels from level 2 below a multi-group K-cycle with two
+   * sweeps (amg_smooth0, amg_sweep, amg_residual, amg_k_second; the restriction inside the one-group
+   * launch); all levels in one group (the caller's fine values read by the one-group kernels).
+   * The hierarchy: 216, 27, 5, 1 rows (printed). */
   const struct {
     int64_t small_rows;
-    int sweeps;
-  } cfg[] = {{0, 1}, {60, 2}, {20, 1}, {4096, 2}};
+    int sweeps, kcycle_levels;
+  } cfg[] = {{0, 1, 2}, {60, 2, 1}, {20, 2, 1}, {4096, 2, 1}};
   const char *only = getenv("EF_AMG_TINY_CONFIG"); /* some configurations (their indices, e.g. "02"), for debugging */
   for (size_t k = 0; k < sizeof cfg / sizeof cfg[0]; ++k) {
     if (only && *only && !strchr(only, (int)('0' + k))) continue;
     st.small_rows = cfg[k].small_rows;
     st.sweeps = cfg[k].sweeps;
+    st.kcycle_levels = cfg[k].kcycle_levels;
     int it = 0;
     if (check_device_case(ctx, &c, &st, &it)) return 1;
-    printf("tiny (small_rows %lld, %d sweeps): FCG %d iterations\n", (long long)cfg[k].small_rows, cfg[k].sweeps, it);
+    printf("tiny (small_rows %lld, %d sweeps, K-cycle on levels 1..%d): FCG %d iterations\n",
+           (long long)cfg[k].small_rows, cfg[k].sweeps, cfg[k].kcycle_levels, it);
   }
   ef_linear_system_destroy(&c.sys);
   ef_cl_context_destroy(&ctx);

@@ -15,8 +15,10 @@
 #define AMG_ROW_LANES 4 /* items per row of the row kernels (sweep, residual, post) */
 #define AMG_MAX_GROUPS 256 /* groups of the K-cycle reduction kernels */
 /* The K-cycle's last step (xc = c1 v1 + a2 v2) is formed by the post-smoothing of the level above
- * (amg_post_k) when that level is at least this one, else launched (amg_k_combine). */
-#define AMG_POST_K_MIN_LEVEL 0
+ * (amg_post_k) when that level is at least this one, else launched (amg_k_combine).  Not on the
+ * fine level: its many groups each re-adding the partials cost more than the launch (H200, cavity3d
+ * level 3: 36.2-37.7 against 33.6-34.7 ms a step; level 2's solve 7.70 against 7.32 ms). */
+#define AMG_POST_K_MIN_LEVEL 1
 /* Items of the one-group kernels (small levels, dense coarsest inverse): all a GPU group holds
  * (1024 on NVIDIA: the single group is latency-bound, so more items hide more of it); 256 on
  * other devices (CPU work-items of one group run in loops).  Fewer when the device allows fewer. */
