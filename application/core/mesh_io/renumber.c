@@ -177,7 +177,26 @@ done:
 
 /* Cells sorted stably by their smallest node index (a radix sort of (smallest node, cell)): order[new] = old
  * and where[old] = new. */
-static int ef_order_cells(const ef_index *cells, int64_t n_cells, int per, ef_index *order, ef_index *where) {
+static int ef_order_cells(const ef_index *cells, int64_t n_cells, int per, int64_t n_nodes, ef_index *order,
+                          ef_index *where) {
+  if (!ef_core_parallel(n_cells)) { /* one thread: a counting sort by smallest node, one pass each way */
+    int64_t *start = NULL;
+    EF_CALLOC(start, n_nodes + 1);
+    for (int64_t c = 0; c < n_cells; ++c) {
+      ef_index lo = cells[c * per];
+      for (int i = 1; i < per; ++i)
+        if (cells[c * per + i] < lo) lo = cells[c * per + i];
+      where[c] = lo; /* key for now */
+      start[lo + 1]++;
+    }
+    for (int64_t i = 0; i < n_nodes; ++i) start[i + 1] += start[i];
+    for (int64_t c = 0; c < n_cells; ++c) {
+      where[c] = (ef_index)start[where[c]]++;
+      order[where[c]] = (ef_index)c;
+    }
+    free(start);
+    return EF_SUCCESS;
+  }
   int err = EF_SUCCESS;
   uint64_t *key = malloc((size_t)n_cells * sizeof *key);
   EF_CHECK(key, EF_ERR_MEMORY, "out of memory ordering %lld cells", (long long)n_cells);
@@ -361,14 +380,14 @@ int ef_mesh_renumber(ef_model_part mp, const char *method) {
   flags = calloc((size_t)(n_cells_max ? n_cells_max : 1), 1);
   EF_CHECK_GOTO(where && order && flags, EF_ERR_MEMORY, done, "out of memory reordering elements");
   if (mp->n_elements > 0) {
-    EF_CALL_GOTO(ef_order_cells(mp->elements, mp->n_elements, mp->nodes_per_element, order, where), done);
+    EF_CALL_GOTO(ef_order_cells(mp->elements, mp->n_elements, mp->nodes_per_element, n, order, where), done);
     EF_CALL_GOTO(ef_permute_cells(&mp->elements, &mp->element_ids, &mp->element_properties, mp->n_elements,
                                   mp->nodes_per_element, order),
                  done);
     ef_renumber_smp_lists(mp->children, mp->n_children, EF_LIST_ELEMENTS, where, mp->n_elements, flags);
   }
   if (mp->n_conditions > 0) {
-    EF_CALL_GOTO(ef_order_cells(mp->conditions, mp->n_conditions, mp->nodes_per_condition, order, where), done);
+    EF_CALL_GOTO(ef_order_cells(mp->conditions, mp->n_conditions, mp->nodes_per_condition, n, order, where), done);
     EF_CALL_GOTO(ef_permute_cells(&mp->conditions, &mp->condition_ids, &mp->condition_properties,
                                   mp->n_conditions, mp->nodes_per_condition, order),
                  done);
