@@ -86,6 +86,36 @@ static int ef_check_element_nodes(ef_model_part mp) {
 }
 
 #ifdef _OPENMP
+/* Drop the repeats of row[0..m) and sort what is left ascending; returns its length.  Repeats are found
+ * with a small open-addressing table (the rows of a node graph are short, each entry listed once per
+ * element around the edge), so only the distinct entries are sorted; a long row is sorted whole. */
+static int64_t ef_row_unique_sorted(ef_index *row, int64_t m) {
+  enum { TABLE_MAX = 512 };
+  int64_t u = 0;
+  if (m > TABLE_MAX / 2) {
+    ef_sort_index_array(row, m);
+    for (int64_t k = 0; k < m; ++k)
+      if (u == 0 || row[k] != row[u - 1]) row[u++] = row[k];
+    return u;
+  }
+  ef_index table[TABLE_MAX];
+  int bits = 4;
+  while ((INT64_C(1) << bits) < 2 * m) ++bits;
+  const uint32_t mask = (UINT32_C(1) << bits) - 1;
+  for (uint32_t h = 0; h <= mask; ++h) table[h] = -1;
+  for (int64_t k = 0; k < m; ++k) {
+    const ef_index v = row[k];
+    uint32_t h = ((uint32_t)v * UINT32_C(2654435761)) >> (32 - bits);
+    while (table[h] >= 0 && table[h] != v) h = (h + 1) & mask;
+    if (table[h] < 0) {
+      table[h] = v;
+      row[u++] = v;
+    }
+  }
+  ef_sort_indices(row, u);
+  return u;
+}
+
 /* ef_build_upper_graph on several threads: counts and fills with atomic increments (a row's entries land
  * in any order), then each row sorted and its repeats dropped on its own, then the rows compacted:
  * the rows are sorted sets, so the result is the serial one's. */
@@ -156,13 +186,7 @@ static int ef_build_upper_graph_parallel(ef_model_part mp, int64_t **row_ptr_out
   /* Each row sorted, its repeats dropped; fill[i] becomes its number of distinct entries. */
 #pragma omp parallel for schedule(dynamic, 256)
   for (int64_t i = 0; i < n; ++i) {
-    ef_index *row = cols + row_ptr[i];
-    const int64_t m = row_ptr[i + 1] - row_ptr[i];
-    ef_sort_index_array(row, m);
-    int64_t u = 0;
-    for (int64_t k = 0; k < m; ++k)
-      if (u == 0 || row[k] != row[u - 1]) row[u++] = row[k];
-    fill[i] = u;
+    fill[i] = ef_row_unique_sorted(cols + row_ptr[i], row_ptr[i + 1] - row_ptr[i]);
   }
   /* Compact the rows towards the front (each moves down, never past an unread one). */
   int64_t out = 0;
