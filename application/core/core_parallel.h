@@ -1,7 +1,8 @@
 /* core_parallel.h -- OpenMP in the core's mesh phases (refinement, mesh check, renumbering): loops that
  * run in parallel on large meshes and serially, with no OpenMP call at all, on small ones or on one
- * thread.  Every parallel loop here writes disjoint outputs or reduces exactly (min, max, bitwise or,
- * integer counts), so the results do not depend on the thread count. */
+ * thread.  Every parallel loop here writes disjoint outputs, reduces exactly (min, max, bitwise or,
+ * integer counts), or fills rows in any order that are then sorted, so the results do not depend on the
+ * thread count. */
 #ifndef EF_CORE_PARALLEL_H
 #define EF_CORE_PARALLEL_H
 
