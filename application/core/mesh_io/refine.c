@@ -157,21 +157,20 @@ static int ef_build_upper_graph_parallel(ef_model_part mp, int64_t **row_ptr_out
   int64_t repeat = ne; /* the first element that repeats a node */
 #pragma omp parallel for schedule(static) reduction(min : repeat)
   for (int64_t e = 0; e < ne; ++e) {
-    const ef_index *v = mp->elements + e * npe;
-    for (int i = 0; i < npe; ++i)
-      for (int j = i + 1; j < npe; ++j) {
-        ef_index a = v[i], b = v[j];
-        if (a > b) {
-          ef_index t = a;
-          a = b;
-          b = t;
-        }
-        if (a == b) {
-          if (e < repeat) repeat = e;
-          continue;
-        }
-        cols[__atomic_fetch_add(&fill[a], 1, __ATOMIC_RELAXED)] = b;
-      }
+    /* the sorted nodes: row s[i] takes s[i+1..], one atomic increment a row */
+    ef_index s[4];
+    for (int i = 0; i < npe; ++i) s[i] = mp->elements[e * npe + i];
+    ef_sort_element_nodes(s, npe);
+    int repeats = 0;
+    for (int i = 0; i + 1 < npe; ++i) repeats |= s[i] == s[i + 1];
+    if (repeats) {
+      if (e < repeat) repeat = e;
+      continue;
+    }
+    for (int i = 0; i + 1 < npe; ++i) {
+      const int64_t at = __atomic_fetch_add(&fill[s[i]], npe - 1 - i, __ATOMIC_RELAXED);
+      for (int j = i + 1; j < npe; ++j) cols[at + j - i - 1] = s[j];
+    }
   }
   if (repeat < ne) {
     const ef_index *v = mp->elements + repeat * npe;
