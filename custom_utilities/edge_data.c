@@ -114,6 +114,8 @@ struct ef_edge_source_s {
   int64_t *adj_ptr; /* n_nodes + 1 */
   int64_t *adj;     /* n_elements * npe */
   double *elem;     /* per element grad lambda_1..dim (dim x dim) and the measure, or NULL (see element_gradients) */
+  double *ahead;    /* the records of rows [0, ahead_rows), computed ahead (ef_edge_data_records_ahead), or NULL */
+  int64_t ahead_rows;
 };
 
 /* Doubles per element in the element cache: grad lambda_k, k = 1..dim (dim components each), and |e|. */
@@ -152,6 +154,7 @@ void ef_edge_data_release_source(ef_edge_data *ed) {
   free(ed->source->adj_ptr);
   free(ed->source->adj);
   free(ed->source->elem);
+  free(ed->source->ahead);
   free(ed->source);
   ed->source = NULL;
 }
@@ -186,6 +189,8 @@ size_t ef_edge_data_bytes(const ef_edge_data *ed) {
   if (ed->source) {
     b += (n + 1 + (size_t)ed->source->n_elements * (size_t)ed->source->npe) * sizeof(int64_t);
     if (ed->source->elem) b += (size_t)ed->source->n_elements * EF_ELEM_CACHE(ed->dim) * sizeof(double);
+    if (ed->source->ahead)
+      b += (size_t)ed->row_ptr[ed->source->ahead_rows] * (size_t)ed->stride * sizeof(double);
   }
   return b;
 }
@@ -521,6 +526,20 @@ int ef_edge_data_records(const ef_edge_data *ed, int64_t r0, int64_t r1, double 
   EF_CHECK(ed->source, EF_ERR_PARAMETER,
            "edge records: neither kept nor computable (the structure-only build's source was released)");
   const ef_edge_source *src = ed->source;
+  if (r0 < src->ahead_rows) { /* the rows computed ahead: copied, 64 KiB pieces over the threads */
+    const int64_t r = r1 < src->ahead_rows ? r1 : src->ahead_rows;
+    const char *from = (const char *)(src->ahead + e0 * S);
+    char *to = (char *)out;
+    const size_t len = (size_t)(ed->row_ptr[r] - e0) * (size_t)S * sizeof(double);
+    const int64_t pieces = (int64_t)((len + 65535) / 65536);
+    EF_OMP(omp parallel for schedule(static))
+    for (int64_t c = 0; c < pieces; ++c) {
+      const size_t a = (size_t)c * 65536, b = a + 65536 < len ? a + 65536 : len;
+      memcpy(to + a, from + a, b - a);
+    }
+    if (r == r1) return EF_SUCCESS;
+    return ef_edge_data_records(ed, r, r1, out + (ed->row_ptr[r] - e0) * S);
+  }
   EF_OMP(omp parallel for schedule(static))
   for (int64_t i = r0; i < r1; ++i) {
     const int64_t k = ed->row_ptr[i];
@@ -528,6 +547,43 @@ int ef_edge_data_records(const ef_edge_data *ed, int64_t r0, int64_t r1, double 
   }
   return EF_SUCCESS;
 }
+
+/* Records of the first rows computed ahead, in pieces of about 8 MiB, until `stop` says so, max_bytes are
+ * held or every row is done. */
+int ef_edge_data_records_ahead(ef_edge_data *ed, size_t max_bytes, int (*stop)(void *), void *ctx) {
+  EF_CHECK(ed && ed->row_ptr, EF_ERR_PARAMETER, "edge records ahead: missing edge data");
+  ef_edge_source *src = ed->source;
+  if (ed->values || !src || src->ahead) return EF_SUCCESS;
+  const size_t rec = (size_t)ed->stride * sizeof(double), total = (size_t)ed->n_edges * rec;
+  const size_t bytes = total < max_bytes ? total : max_bytes;
+  if (bytes < rec * (size_t)ed->max_row || (stop && stop(ctx))) return EF_SUCCESS;
+  double *ahead = malloc(bytes);
+  if (!ahead) return EF_SUCCESS; /* computed when asked, as without it */
+  const int64_t piece = (int64_t)((size_t)8 << 20) / (int64_t)rec;
+  int64_t rows = 0;
+  while (rows < ed->n_nodes && !(stop && stop(ctx))) {
+    int64_t end = rows + 1; /* whole rows, at least one, about `piece` edges, within `bytes` */
+    while (end < ed->n_nodes && ed->row_ptr[end + 1] - ed->row_ptr[rows] <= piece &&
+           (size_t)ed->row_ptr[end + 1] * rec <= bytes)
+      ++end;
+    if ((size_t)ed->row_ptr[end] * rec > bytes) break;
+    const int err = ef_edge_data_records(ed, rows, end, ahead + ed->row_ptr[rows] * ed->stride);
+    if (err) {
+      free(ahead);
+      return err;
+    }
+    rows = end;
+  }
+  if (rows == 0) {
+    free(ahead);
+    return EF_SUCCESS;
+  }
+  src->ahead = ahead;
+  src->ahead_rows = rows;
+  return EF_SUCCESS;
+}
+
+int64_t ef_edge_data_rows_ahead(const ef_edge_data *ed) { return ed && ed->source ? ed->source->ahead_rows : 0; }
 
 /* Contiguous row blocks whose edge records fit in max_doubles each. */
 int ef_edge_data_row_blocks(const ef_edge_data *ed, int64_t max_doubles, int64_t *n_blocks,

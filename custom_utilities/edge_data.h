@@ -82,6 +82,15 @@ int ef_edge_data_build_structure(int dim, int64_t n_nodes, const double *coords,
  * code (bitwise the same), OpenMP over rows.  Fails when neither is there. */
 int ef_edge_data_records(const ef_edge_data *ed, int64_t r0, int64_t r1, double *out);
 
+/* A structure-only build's records of its first rows computed ahead into a buffer its source keeps (released
+ * with it), which ef_edge_data_records then copies: for a caller with time to spare, e.g. while a device
+ * context is created on another thread.  Pieces of about 8 MiB until stop(ctx) returns nonzero (checked before
+ * each; NULL: never), max_bytes are held, or every row is done; the records are bitwise those computed when
+ * asked.  Does nothing for a build that kept its records, once rows were computed ahead, or when the buffer
+ * cannot be allocated.  ef_edge_data_rows_ahead: how many rows (0: none). */
+int ef_edge_data_records_ahead(ef_edge_data *ed, size_t max_bytes, int (*stop)(void *), void *ctx);
+int64_t ef_edge_data_rows_ahead(const ef_edge_data *ed);
+
 /* The element cache: a build keeps each element's barycentric gradients and measure ((dim^2 + 1) doubles, 80
  * bytes per tetrahedron: 86 MB for the 1.07e6 tetrahedra of the 3D cavity at level 2, ~4.8 GB for a 1e7-node
  * mesh) when they fit in this many bytes, computed once by the element check instead of once per vertex in the

@@ -403,6 +403,57 @@ static void check_element_cache(const ef_test_mesh *m, const char *label) {
   ef_edge_data_free(&sa);
 }
 
+/* Records computed ahead (ef_edge_data_records_ahead): all of them, the rows within half their bytes, none when
+ * told to stop at once; every row range, within, across and past the rows computed ahead, copies the bits of
+ * the full build. */
+static int stop_now(void *unused) {
+  (void)unused;
+  return 1;
+}
+
+static void check_records_ahead(const ef_test_mesh *m, const char *label) {
+  const int d = m->dim;
+  ef_edge_data a;
+  if (ef_edge_data_build(d, m->n_nodes, m->coords, m->n_elements, d + 1, m->elements, &a)) {
+    fprintf(stderr, "%s: build failed: %s\n", label, ef_error_message());
+    ++failures;
+    return;
+  }
+  const size_t E = (size_t)a.n_edges, S = (size_t)a.stride, total = E * S * 8;
+  double *rec = malloc(total);
+  for (int k = 0; k < 3 && rec; ++k) {
+    ef_edge_data sa;
+    if (ef_edge_data_build_structure(d, m->n_nodes, m->coords, m->n_elements, d + 1, m->elements, &sa)) {
+      fprintf(stderr, "%s: build failed: %s\n", label, ef_error_message());
+      ++failures;
+      break;
+    }
+    const size_t before = ef_edge_data_bytes(&sa);
+    EXPECT(!ef_edge_data_records_ahead(&sa, k == 1 ? total / 2 : total, k == 2 ? stop_now : NULL, NULL),
+           "%s: records ahead failed: %s", label, ef_error_message());
+    const int64_t ahead = ef_edge_data_rows_ahead(&sa);
+    EXPECT(k == 0 ? ahead == a.n_nodes : k == 1 ? ahead > 0 && ahead < a.n_nodes && (size_t)a.row_ptr[ahead] * S * 8 <= total / 2
+                                                  : ahead == 0,
+           "%s: %lld of %lld rows computed ahead (case %d)", label, (long long)ahead, (long long)a.n_nodes, k);
+    EXPECT(ef_edge_data_bytes(&sa) == before + (size_t)a.row_ptr[ahead] * S * 8, "%s: host bytes with %lld rows ahead",
+           label, (long long)ahead);
+    const int64_t mid = ahead > 1 ? ahead : a.n_nodes / 2;
+    const int64_t ranges[4][2] = {{0, a.n_nodes}, {1, mid - 1 > 1 ? mid - 1 : 2}, {mid - 1, mid + 1 < a.n_nodes ? mid + 1 : a.n_nodes},
+                                  {mid, a.n_nodes}};
+    for (int r = 0; r < 4; ++r) {
+      const int64_t r0 = ranges[r][0], r1 = ranges[r][1];
+      const size_t len = (size_t)(a.row_ptr[r1] - a.row_ptr[r0]) * S;
+      memset(rec, 0xff, total);
+      EXPECT(!ef_edge_data_records(&sa, r0, r1, rec) && !memcmp(rec, a.values + a.row_ptr[r0] * S, len * 8),
+             "%s: rows [%lld, %lld) with %lld rows computed ahead differ from the full build's", label, (long long)r0,
+             (long long)r1, (long long)ahead);
+    }
+    ef_edge_data_free(&sa);
+  }
+  free(rec);
+  ef_edge_data_free(&a);
+}
+
 /* Build errors: degenerate element and out-of-range node are refused with messages. */
 static void check_errors(void) {
   double xy[4 * 3] = {0, 0, 0, 1, 0, 0, 0, 1, 0, 2, 0, 0};
@@ -440,6 +491,8 @@ int main(void) {
   check_structure_only(&m3, "3D");
   check_element_cache(&m2, "2D");
   check_element_cache(&m3, "3D");
+  check_records_ahead(&m2, "2D");
+  check_records_ahead(&m3, "3D");
   check_errors();
   ef_test_mesh_free(&m2);
   ef_test_mesh_free(&m3);
