@@ -85,6 +85,17 @@ static int ef_check_element_nodes(ef_model_part mp) {
   return EF_SUCCESS;
 }
 
+/* The finished graph to the caller, its columns shrunk from `total` to the `used` entries kept. */
+static void ef_graph_hand_out(int64_t *row_ptr, ef_index *cols, int64_t used, int64_t total, int64_t **row_ptr_out,
+                              ef_index **cols_out) {
+  if (used > 0 && used < total) {
+    ef_index *shrunk = realloc(cols, (size_t)used * sizeof *cols);
+    if (shrunk) cols = shrunk; /* keeping the larger block is harmless */
+  }
+  *row_ptr_out = row_ptr;
+  *cols_out = cols;
+}
+
 #ifdef _OPENMP
 /* Drop the repeats of row[0..m) and sort what is left ascending; returns its length.  Repeats are found
  * with a small open-addressing table (the rows of a node graph are short, each entry listed once per
@@ -197,12 +208,7 @@ static int ef_build_upper_graph_parallel(ef_model_part mp, int64_t **row_ptr_out
   }
   row_ptr[n] = out;
   free(fill);
-  if (out > 0 && out < total) {
-    ef_index *shrunk = realloc(cols, (size_t)out * sizeof *cols);
-    if (shrunk) cols = shrunk; /* keeping the larger block is harmless */
-  }
-  *row_ptr_out = row_ptr;
-  *cols_out = cols;
+  ef_graph_hand_out(row_ptr, cols, out, total, row_ptr_out, cols_out);
   return EF_SUCCESS;
 fail:
   free(row_ptr);
@@ -293,12 +299,7 @@ static int ef_build_upper_graph(ef_model_part mp, int64_t **row_ptr_out, ef_inde
   free(fill);
   fill = NULL;
   row_ptr[n] = out;
-  if (out > 0 && out < total) {
-    ef_index *shrunk = realloc(cols, (size_t)out * sizeof *cols);
-    if (shrunk) cols = shrunk; /* keeping the larger block is harmless */
-  }
-  *row_ptr_out = row_ptr;
-  *cols_out = cols;
+  ef_graph_hand_out(row_ptr, cols, out, total, row_ptr_out, cols_out);
   return EF_SUCCESS;
 fail:
   free(row_ptr);
