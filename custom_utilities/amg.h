@@ -64,7 +64,7 @@ typedef struct {
                             launch per refresh and per visit (0: never); the host ignores it */
   int small_group;       /* device: items of those one-group kernels, rounded up to a power of
                             two and down to the device's limit (0: the
-                            device's, 1024 on GPUs and 256 elsewhere; tests under oclgrind use
+                            device's, 256; tests under oclgrind use
                             fewer); the host ignores it */
   int refresh_direct;    /* device: places of a coarse row that the refresh reads from a byte per
                             fine entry (1..254; 0: 254); it searches the row for the others (tests

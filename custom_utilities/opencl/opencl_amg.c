@@ -19,10 +19,11 @@
  * fine level: its many groups each re-adding the partials cost more than the launch (H200, cavity3d
  * level 3: 36.2-37.7 against 33.6-34.7 ms a step; level 2's solve 7.70 against 7.32 ms). */
 #define AMG_POST_K_MIN_LEVEL 1
-/* Items of the one-group kernels (small levels, dense coarsest inverse): all a GPU group holds
- * (1024 on NVIDIA: the single group is latency-bound, so more items hide more of it); 256 on
- * other devices (CPU work-items of one group run in loops).  Fewer when the device allows fewer. */
-#define AMG_SMALL_WGS_GPU 1024
+/* Items of the one-group kernels (small levels, dense coarsest inverse), on every device; fewer when
+ * the device allows fewer.  Each operation of the one group ends in barriers, whose cost grows with
+ * the group's warps: on an H200 the obstacle's solve (first small level 261 rows) took 2.70-2.76 ms with
+ * 1024 items, 2.09 with 512, 1.78-1.97 with 256 and 1.85-1.90 with 128; cavity3d level 2's (227 rows)
+ * 7.28-7.40, 7.16-7.28, 7.18-7.34 and 7.75-7.78 ms (benchmarks/results/session27_H200_20261128). */
 #define AMG_SMALL_WGS 256
 
 enum { PH_REFRESH, PH_SMOOTH, PH_RESTRICT, PH_POST, PH_KRYLOV, PH_COARSE, PH_COUNT };
@@ -448,8 +449,7 @@ int ef_cl_amg_create_from_maps(ef_cl_context *ctx, const ef_cl_csr *A, const ef_
   {
     size_t wg = ctx->max_work_group_size ? ctx->max_work_group_size : 64;
     a->small_wgs = 1;
-    const int cap = (ctx->device_type & CL_DEVICE_TYPE_GPU) ? AMG_SMALL_WGS_GPU : AMG_SMALL_WGS;
-    const int want = settings->small_group > 0 ? settings->small_group : cap;
+    const int want = settings->small_group > 0 ? settings->small_group : AMG_SMALL_WGS;
     while ((size_t)a->small_wgs * 2 <= wg && a->small_wgs < want) a->small_wgs *= 2;
   }
   EF_CALL_GOTO(amg_kernels_build(ctx, A->row_ptr_64, a->small_wgs, &a->kf), fail);
