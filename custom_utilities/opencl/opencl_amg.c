@@ -21,7 +21,7 @@
 #define AMG_POST_K_MIN_LEVEL 1
 /* Items of the one-group kernels (small levels, dense coarsest inverse), on every device; fewer when
  * the device allows fewer.  Each operation of the one group ends in barriers, whose cost grows with
- * the group's warps: on an H200 the obstacle's solve (first small level 261 rows) took 2.70-2.76 ms with
+ * the group's warps: on an H200 the obstacle's solve (first small level 261 rows) took 2.70-2.77 ms with
  * 1024 items, 2.09 with 512, 1.78-1.97 with 256 and 1.85-1.90 with 128; cavity3d level 2's (227 rows)
  * 7.28-7.40, 7.16-7.28, 7.18-7.34 and 7.75-7.78 ms (benchmarks/results/session27_H200_20261128). */
 #define AMG_SMALL_WGS 256
