@@ -504,18 +504,6 @@ int ef_edge_data_build_structure(int dim, int64_t n_nodes, const double *coords,
   return edge_data_build(dim, n_nodes, coords, n_elements, nodes_per_element, elements, 1, out);
 }
 
-/* to[0..count) = from[0..count), 64 KiB pieces over the threads. */
-static void copy_pieces(double *to, const double *from, size_t count) {
-  const size_t len = count * sizeof(double);
-  const int64_t pieces = (int64_t)((len + 65535) / 65536);
-  EF_OMP(omp parallel for schedule(static))
-  for (int64_t c = 0; c < pieces; ++c) {
-    const size_t a = (size_t)c * 65536, b = a + 65536 < len ? a + 65536 : len;
-    memcpy((char *)to + a, (const char *)from + a, b - a);
-  }
-}
-
-/* Records of rows [r0, r1): copied from the kept array, else row_integrals of each row. */
 int ef_edge_data_records(const ef_edge_data *ed, int64_t r0, int64_t r1, double *out) {
   EF_CHECK(ed && ed->row_ptr && out, EF_ERR_PARAMETER, "edge records: missing edge data or output");
   EF_CHECK(r0 >= 0 && r0 <= r1 && r1 <= ed->n_nodes, EF_ERR_PARAMETER,
@@ -523,7 +511,7 @@ int ef_edge_data_records(const ef_edge_data *ed, int64_t r0, int64_t r1, double 
   const int S = ed->stride;
   const int64_t e0 = ed->row_ptr[r0];
   if (ed->values) {
-    copy_pieces(out, ed->values + e0 * S, (size_t)(ed->row_ptr[r1] - e0) * (size_t)S);
+    ef_omp_copy(out, ed->values + e0 * S, (size_t)(ed->row_ptr[r1] - e0) * (size_t)S * sizeof(double));
     return EF_SUCCESS;
   }
   EF_CHECK(ed->source, EF_ERR_PARAMETER,
@@ -531,7 +519,7 @@ int ef_edge_data_records(const ef_edge_data *ed, int64_t r0, int64_t r1, double 
   const ef_edge_source *src = ed->source;
   if (r0 < src->ahead_rows) { /* the rows computed ahead: copied */
     const int64_t r = r1 < src->ahead_rows ? r1 : src->ahead_rows;
-    copy_pieces(out, src->ahead + e0 * S, (size_t)(ed->row_ptr[r] - e0) * (size_t)S);
+    ef_omp_copy(out, src->ahead + e0 * S, (size_t)(ed->row_ptr[r] - e0) * (size_t)S * sizeof(double));
     if (r == r1) return EF_SUCCESS;
     return ef_edge_data_records(ed, r, r1, out + (ed->row_ptr[r] - e0) * S);
   }

@@ -2,7 +2,9 @@
 #ifndef EF_OMP_H
 #define EF_OMP_H
 
+#include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -19,6 +21,16 @@
 static inline int64_t ef_reduction_block_rows(int64_t n) {
   int64_t b = (n + 1023) / 1024;
   return b < 64 ? 64 : b;
+}
+
+/* to[0..bytes) = from[0..bytes), 64 KiB pieces over the threads (one thread below 1 MiB). */
+static inline void ef_omp_copy(void *to, const void *from, size_t bytes) {
+  const int64_t pieces = (int64_t)((bytes + 65535) / 65536);
+  EF_OMP(omp parallel for schedule(static) if (pieces > 16))
+  for (int64_t c = 0; c < pieces; ++c) {
+    const size_t a = (size_t)c * 65536, b = a + 65536 < bytes ? a + 65536 : bytes;
+    memcpy((char *)to + a, (const char *)from + a, b - a);
+  }
 }
 
 #endif

@@ -274,19 +274,13 @@ static int fs_staging_put(ef_cl_fs *fs, cl_mem dst, size_t off, size_t len) {
   return EF_SUCCESS;
 }
 
-/* bytes of host to dst through the staging buffers, each piece copied by all threads in 64 KiB parts. */
+/* bytes of host to dst through the staging buffers, each piece copied by all threads (ef_omp_copy). */
 static int fs_staging_write(ef_cl_fs *fs, cl_mem dst, size_t bytes, const void *host) {
   for (size_t off = 0; off < bytes;) {
     const size_t len = bytes - off < fs->stg_bytes ? bytes - off : fs->stg_bytes;
     char *to = NULL;
     EF_CALL(fs_staging_take(fs, &to));
-    const char *from = (const char *)host + off;
-    const int64_t parts = (int64_t)((len + 65535) / 65536);
-    EF_OMP(omp parallel for schedule(static) if (parts > 16))
-    for (int64_t c = 0; c < parts; ++c) {
-      const size_t a = (size_t)c * 65536, b = a + 65536 < len ? a + 65536 : len;
-      memcpy(to + a, from + a, b - a);
-    }
+    ef_omp_copy(to, (const char *)host + off, len);
     EF_CALL(fs_staging_put(fs, dst, off, len));
     off += len;
   }

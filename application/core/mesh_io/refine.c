@@ -85,6 +85,20 @@ static int ef_check_element_nodes(ef_model_part mp) {
   return EF_SUCCESS;
 }
 
+/* Element e's nodes into s, sorted ascending (as ef_sort_element_nodes); 0 when one is outside [0, n_nodes),
+ * s then unsorted. */
+static int ef_element_sorted_nodes(ef_model_part mp, int64_t e, ef_index s[4]) {
+  const int npe = mp->nodes_per_element;
+  const ef_index *v = mp->elements + e * npe;
+  int in_range = 1;
+  for (int i = 0; i < npe; ++i) {
+    s[i] = v[i];
+    in_range &= v[i] >= 0 && v[i] < mp->n_nodes;
+  }
+  if (in_range) ef_sort_element_nodes(s, npe);
+  return in_range;
+}
+
 /* The finished graph to the caller, its columns shrunk from `total` to the `used` entries kept. */
 static void ef_graph_hand_out(int64_t *row_ptr, ef_index *cols, int64_t used, int64_t total, int64_t **row_ptr_out,
                               ef_index **cols_out) {
@@ -140,18 +154,11 @@ static int ef_build_upper_graph_parallel(ef_model_part mp, int64_t **row_ptr_out
   int in_range = 1;
 #pragma omp parallel for schedule(static) reduction(&& : in_range)
   for (int64_t e = 0; e < ne; ++e) {
-    const ef_index *v = mp->elements + e * npe;
     ef_index s[4];
-    int ok = 1;
-    for (int i = 0; i < npe; ++i) {
-      s[i] = v[i];
-      ok &= v[i] >= 0 && v[i] < n;
-    }
-    if (!ok) {
+    if (!ef_element_sorted_nodes(mp, e, s)) {
       in_range = 0;
       continue;
     }
-    ef_sort_element_nodes(s, npe);
     for (int i = 0; i + 1 < npe; ++i) __atomic_fetch_add(&row_ptr[s[i] + 1], npe - 1 - i, __ATOMIC_RELAXED);
   }
   if (!in_range) {
@@ -170,8 +177,7 @@ static int ef_build_upper_graph_parallel(ef_model_part mp, int64_t **row_ptr_out
   for (int64_t e = 0; e < ne; ++e) {
     /* the sorted nodes: row s[i] takes s[i+1..], one atomic increment a row */
     ef_index s[4];
-    for (int i = 0; i < npe; ++i) s[i] = mp->elements[e * npe + i];
-    ef_sort_element_nodes(s, npe);
+    ef_element_sorted_nodes(mp, e, s); /* all in range (above) */
     int repeats = 0;
     for (int i = 0; i + 1 < npe; ++i) repeats |= s[i] == s[i + 1];
     if (repeats) {
@@ -239,19 +245,12 @@ static int ef_build_upper_graph(ef_model_part mp, int64_t **row_ptr_out, ef_inde
   /* Count every element edge once per element it appears in (duplicates removed below); a node
    * index out of range is reported by ef_check_element_nodes (the first one, in element order). */
   for (int64_t e = 0; e < ne; ++e) {
-    const ef_index *v = mp->elements + e * npe;
     ef_index s[4];
-    int in_range = 1;
-    for (int i = 0; i < npe; ++i) {
-      s[i] = v[i];
-      in_range &= v[i] >= 0 && v[i] < n;
-    }
-    if (!in_range) {
+    if (!ef_element_sorted_nodes(mp, e, s)) {
       free(row_ptr);
       return ef_check_element_nodes(mp);
     }
     /* The pairs (s[i], s[j > i]) of the sorted nodes have the smaller node s[i]: row s[i] gets npe-1-i. */
-    ef_sort_element_nodes(s, npe);
     for (int i = 0; i + 1 < npe; ++i) row_ptr[s[i] + 1] += npe - 1 - i;
   }
   for (int64_t i = 0; i < n; ++i) row_ptr[i + 1] += row_ptr[i];
